@@ -1,0 +1,268 @@
+package compress
+
+import (
+	"bufio"
+	"compress/bzip2"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/ulikunitz/xz"
+)
+
+// ZstdMaxWindow is the largest Zstandard window NewReader accepts, the same
+// 128 MiB limit as the zstd CLI's default --memory. `zstd -19` uses 8 MiB and
+// even --ultra -22 or --long stay within it; a bigger window in a header is
+// far more likely corruption than a real rootfs, and would cost that much
+// memory.
+const ZstdMaxWindow = 128 << 20
+
+// readBufSize is the buffer NewReader puts in front of the source, so that
+// the decoders, which read in small pieces, do not issue tiny reads to a
+// file or pipe.
+const readBufSize = 64 << 10
+
+// NewReader detects the compression of r with Sniff and returns a reader of
+// the decompressed data along with the codec found. Data without a known
+// signature is passed through as None.
+//
+// Concatenated streams are read as one, as the CLIs and the kernel do
+// (`cat a.gz b.gz`, several xz streams, lz4 legacy frames, zstd frames).
+// Leading skippable frames are discarded. Corrupt or truncated input gives
+// an *Error naming the codec rather than a short read. Note that the lz4
+// legacy format has no checksum and no end marker, so damage to its payload
+// and truncation at a block boundary cannot be detected; the kernel has the
+// same blind spot.
+//
+// Close releases the decoder's buffers; it does not close r.
+func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
+	br := bufio.NewReaderSize(r, readBufSize)
+	if err := discardSkippable(br); err != nil {
+		return nil, None, err
+	}
+	c, err := Sniff(br)
+	if err != nil {
+		return nil, None, err
+	}
+	d, err := newDecoder(c, br)
+	if err != nil {
+		return nil, c, wrapErr(c, err)
+	}
+	return d, c, nil
+}
+
+// newDecoder sets up the decoder for c. Several libraries parse the stream
+// header right away, so this recovers from panics like decoder.Read does.
+func newDecoder(c Codec, br *bufio.Reader) (d *decoder, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			d, err = nil, fmt.Errorf("%w: %v", ErrDecoderPanic, v)
+		}
+	}()
+	d = &decoder{codec: c}
+	switch c {
+	case None:
+		d.r = br
+	case Gzip:
+		// klauspost's reader is multistream by default, like gzip -d.
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		d.r, d.close = zr, zr.Close
+	case Xz:
+		// Multistream and stream padding are the defaults; every check
+		// type (none, CRC32, CRC64, SHA-256) is verified.
+		tail := &tailReader{r: br}
+		zr, err := xz.ReaderConfig{}.NewReader(tail)
+		if err != nil {
+			return nil, err
+		}
+		d.r = &xzReader{zr: zr, tail: tail}
+	case Lz4Legacy, Lz4Frame:
+		// One reader handles both formats, telling them apart by magic.
+		// Concurrency 1 keeps decoding in the caller's goroutine, where a
+		// panic can be recovered; the library's concurrent path also
+		// detects the end of legacy streams differently.
+		zr := lz4.NewReader(br)
+		if err := zr.Apply(lz4.ConcurrencyOption(1)); err != nil {
+			return nil, err
+		}
+		d.r = zr
+		d.close = func() error {
+			zr.Reset(nil) // hands the block buffers back to the pool
+			return nil
+		}
+	case Zstd:
+		// Concurrency 1 decodes in the caller's goroutine, for the same
+		// reason as lz4, and leaves no goroutines behind if a caller
+		// forgets Close.
+		zr, err := zstd.NewReader(br,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(ZstdMaxWindow),
+			zstd.WithDecoderLowmem(true),
+		)
+		if err != nil {
+			return nil, err
+		}
+		d.r = zr
+		d.close = func() error {
+			zr.Close()
+			return nil
+		}
+	case Bzip2:
+		// The standard library reads concatenated streams (pbzip2 output).
+		d.r = bzip2.NewReader(br)
+	default:
+		return nil, fmt.Errorf("no reader for codec %d", uint8(c))
+	}
+	return d, nil
+}
+
+// discardSkippable consumes leading skippable frames, which may be of any
+// size up to 4 GiB and so cannot always be peeked past. Both decoders that
+// could follow accept their absence.
+func discardSkippable(br *bufio.Reader) error {
+	for {
+		b, err := peek(br, 8)
+		if err != nil {
+			return err
+		}
+		if !isSkippable(b) {
+			return nil
+		}
+		if len(b) < 8 {
+			return fmt.Errorf("compress: skippable frame: %w", io.ErrUnexpectedEOF)
+		}
+		n := 8 + int64(binary.LittleEndian.Uint32(b[4:8]))
+		if _, err := io.CopyN(io.Discard, br, n); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("compress: skippable frame: %w", err)
+		}
+	}
+}
+
+// decoder gives every codec the same error behaviour: errors name the codec,
+// stay sticky (some decoders would otherwise resume on garbage) and a panic
+// in a decoder library becomes an error instead of killing the build.
+type decoder struct {
+	codec  Codec
+	r      io.Reader
+	close  func() error
+	err    error
+	closed bool
+}
+
+var errReadClosed = errors.New("read after close")
+
+func (d *decoder) Read(p []byte) (n int, err error) {
+	if d.err != nil {
+		return 0, d.err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			n, err = 0, fmt.Errorf("%w: %v", ErrDecoderPanic, v)
+		}
+		if err != nil {
+			if err != io.EOF {
+				err = wrapErr(d.codec, err)
+			}
+			d.err = err
+		}
+	}()
+	return d.r.Read(p)
+}
+
+func (d *decoder) Close() error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	d.err = wrapErr(d.codec, errReadClosed)
+	if d.close == nil {
+		return nil
+	}
+	return wrapErr(d.codec, d.close())
+}
+
+// xzReader works around ulikunitz/xz taking an end of input inside or just
+// before a block header for the end of the stream (ulikunitz/xz#83, open as
+// of v0.5.17): a file cut at a block boundary would read as complete. A
+// stream only ends properly with a footer, so at EOF the last bytes consumed
+// before any stream padding must be one.
+type xzReader struct {
+	zr   *xz.Reader
+	tail *tailReader
+}
+
+func (x *xzReader) Read(p []byte) (int, error) {
+	n, err := x.zr.Read(p)
+	if err == io.EOF && !x.tail.endsWithFooter() {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// xzFooterLen is the size of an xz stream footer: CRC32, backward size,
+// stream flags, "YZ".
+const xzFooterLen = 12
+
+// tailReader remembers the last xzFooterLen bytes read before any trailing
+// run of zero bytes, which is where a footer sits when stream padding
+// follows it.
+type tailReader struct {
+	r      io.Reader
+	total  int64
+	last   [xzFooterLen]byte // last bytes read
+	footer [xzFooterLen]byte // last bytes up to the last non-zero byte
+	zeros  int64             // zero bytes read since the last non-zero one
+}
+
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.track(p[:n])
+	return n, err
+}
+
+func (t *tailReader) track(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	t.total += int64(len(b))
+	k := len(b) - 1
+	for k >= 0 && b[k] == 0 {
+		k--
+	}
+	if k < 0 {
+		t.push(b)
+		t.zeros += int64(len(b))
+		return
+	}
+	t.push(b[:k+1])
+	t.footer = t.last
+	t.push(b[k+1:])
+	t.zeros = int64(len(b) - 1 - k)
+}
+
+func (t *tailReader) push(b []byte) {
+	if len(b) >= len(t.last) {
+		copy(t.last[:], b[len(b)-len(t.last):])
+		return
+	}
+	copy(t.last[:], t.last[len(b):])
+	copy(t.last[len(t.last)-len(b):], b)
+}
+
+func (t *tailReader) endsWithFooter() bool {
+	f := t.footer[:]
+	return t.total >= xzFooterLen+t.zeros && t.zeros%4 == 0 &&
+		f[10] == 'Y' && f[11] == 'Z' && f[8] == 0 &&
+		crc32.ChecksumIEEE(f[4:10]) == binary.LittleEndian.Uint32(f[0:4])
+}

@@ -1,0 +1,147 @@
+package compress
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+)
+
+// Magic numbers. Every signature is at least four bytes long, so inputs of
+// up to three bytes are always reported as None: they cannot hold any
+// compressed stream, and calling them garbage would be the archive layer's
+// job.
+var (
+	magicXz        = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
+	magicLz4Legacy = []byte{0x02, 0x21, 0x4C, 0x18} // 0x184C2102 little endian
+	magicLz4Frame  = []byte{0x04, 0x22, 0x4D, 0x18} // 0x184D2204
+	magicZstd      = []byte{0x28, 0xB5, 0x2F, 0xFD} // 0xFD2FB528
+	magicLzop      = []byte{0x89, 'L', 'Z', 'O', 0x00, 0x0D, 0x0A, 0x1A, 0x0A}
+
+	bzip2BlockMagic = []byte{0x31, 0x41, 0x59, 0x26, 0x53, 0x59} // BCD pi
+	bzip2EOSMagic   = []byte{0x17, 0x72, 0x45, 0x38, 0x50, 0x90} // BCD sqrt(pi)
+)
+
+// sniffLen is how many bytes Sniff wants to see; the longest signature is
+// that of lzma-alone (13 bytes).
+const sniffLen = 13
+
+// isSkippable reports whether b starts with a skippable frame magic
+// (0x184D2A50 to 0x184D2A5F). LZ4 and Zstandard share that range, so such a
+// frame says nothing about which of the two follows.
+func isSkippable(b []byte) bool {
+	return len(b) >= 4 && b[0]&0xF0 == 0x50 && b[1] == 0x2A && b[2] == 0x4D && b[3] == 0x18
+}
+
+// Sniff reports the codec of the data buffered in br, without consuming any
+// of it. It peeks at no more than 13 bytes, except past leading skippable
+// frames (LZ4 and Zstandard share their magic numbers), where it looks
+// behind them as far as br's buffer allows.
+//
+// Data that matches no signature, including anything shorter than four
+// bytes, is None: whether it is a valid archive is for the caller to decide.
+// Formats that Buildroot can produce but this package cannot read (lzma,
+// lzo) are reported with an error wrapping ErrUnsupported.
+func Sniff(br *bufio.Reader) (Codec, error) {
+	off := 0
+	for {
+		b, err := peek(br, off+sniffLen)
+		if err != nil {
+			return None, err
+		}
+		b = b[off:]
+		if !isSkippable(b) {
+			return sniffBytes(b)
+		}
+		if len(b) < 8 {
+			return None, fmt.Errorf("compress: skippable frame: %w", io.ErrUnexpectedEOF)
+		}
+		size := int64(binary.LittleEndian.Uint32(b[4:8]))
+		next := int64(off) + 8 + size
+		if next+sniffLen > int64(br.Size()) {
+			// NewReader discards skippable frames before sniffing, so
+			// only a direct caller with a small buffer ends up here.
+			return None, fmt.Errorf("compress: cannot look past a %d byte skippable frame with a %d byte buffer", size, br.Size())
+		}
+		off = int(next)
+	}
+}
+
+// peek returns up to n bytes, fewer at the end of the input.
+func peek(br *bufio.Reader, n int) ([]byte, error) {
+	b, err := br.Peek(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("compress: sniff: %w", err)
+	}
+	return b, nil
+}
+
+// sniffBytes matches the signatures against the start of b.
+func sniffBytes(b []byte) (Codec, error) {
+	switch {
+	case len(b) < 4:
+		return None, nil
+	case isGzip(b):
+		return Gzip, nil
+	case bytes.HasPrefix(b, magicXz):
+		return Xz, nil
+	case bytes.HasPrefix(b, magicLz4Legacy):
+		return Lz4Legacy, nil
+	case bytes.HasPrefix(b, magicLz4Frame):
+		return Lz4Frame, nil
+	case bytes.HasPrefix(b, magicZstd):
+		return Zstd, nil
+	case isBzip2(b):
+		return Bzip2, nil
+	case isSkippable(b):
+		// Only skippable frames up to the end of the input: an empty
+		// LZ4 or Zstandard stream, which is no more than empty data.
+		return None, nil
+	case bytes.HasPrefix(b, magicLzop):
+		return None, fmt.Errorf("compress: lzo (lzop) input: %w", ErrUnsupported)
+	case isLzmaAlone(b):
+		return None, fmt.Errorf("compress: lzma (lzma-alone) input: %w", ErrUnsupported)
+	}
+	return None, nil
+}
+
+// isGzip checks the two ID bytes, the only compression method (deflate) and
+// that the reserved flag bits are clear, which gives four bytes of
+// signature like the other formats.
+func isGzip(b []byte) bool {
+	return len(b) >= 4 && b[0] == 0x1F && b[1] == 0x8B && b[2] == 0x08 && b[3]&0xE0 == 0
+}
+
+// isBzip2 wants "BZh", a block size digit and then the magic of either a
+// block or the end of stream: "BZh9" alone is plain text often enough (a tar
+// member name, say) that four bytes would not do.
+func isBzip2(b []byte) bool {
+	if len(b) < 10 || b[0] != 'B' || b[1] != 'Z' || b[2] != 'h' || b[3] < '1' || b[3] > '9' {
+		return false
+	}
+	return bytes.Equal(b[4:10], bzip2BlockMagic) || bytes.Equal(b[4:10], bzip2EOSMagic)
+}
+
+// isLzmaAlone recognises the header of `lzma -N` output, which has no magic
+// number: the properties byte that every preset uses (lc=3 lp=0 pb=2), a
+// dictionary size of 2^n or 2^n+2^(n-1) as the presets make them, and an
+// uncompressed size that is either unknown (all ones) or plausible.
+func isLzmaAlone(b []byte) bool {
+	if len(b) < 13 || b[0] != 0x5D {
+		return false
+	}
+	dict := binary.LittleEndian.Uint32(b[1:5])
+	if dict < 1<<12 {
+		return false
+	}
+	// Clear the top bit and the one below it: a preset size has nothing else.
+	top := uint32(1) << (31 - bits.LeadingZeros32(dict))
+	if rest := dict &^ top; rest != 0 && rest != top>>1 {
+		return false
+	}
+	size := binary.LittleEndian.Uint64(b[5:13])
+	return size == ^uint64(0) || size < 1<<48
+}

@@ -1,0 +1,192 @@
+package compress
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/ulikunitz/xz"
+)
+
+// WriterOptions tune NewWriter. The zero value gives what Buildroot's
+// fs/common.mk produces: `gzip -9 -n`, `xz -9 -C crc32`, `lz4 -l -9`,
+// `zstd -19`.
+type WriterOptions struct {
+	// Level is the codec's compression level, on the scale of its CLI;
+	// 0 selects Buildroot's choice. Accepted ranges:
+	//   gzip 1-9 (default 9)
+	//   xz   1-9 (default 9): the dictionary size of `xz -N`, since
+	//        ulikunitz/xz has one match finder and no other knob
+	//   lz4  1-12 (default 9): 1-2 use the fast compressor, 3-9 the
+	//        high-compression one at that depth; 10-12 are treated as 9,
+	//        as pierrec/lz4 has no optimal parser
+	//   zstd 1-22 (default 19), mapped onto klauspost's four encoder
+	//        levels: 1-2 fastest, 3-5 default, 6-9 better, 10+ best
+	Level int
+
+	// Threads is the number of goroutines compressing; 0 means 1.
+	// Output for a given Threads is reproducible, but zstd output with
+	// more than one thread differs from its one-thread output, since
+	// the input is then cut into independently matched sections. lz4
+	// output does not depend on Threads. gzip and xz ignore it: their
+	// encoders are single-threaded.
+	Threads int
+}
+
+// xzDictSizes are the dictionary sizes of the xz presets -1 to -9.
+var xzDictSizes = [...]int{1: 1 << 20, 2: 2 << 20, 3: 4 << 20, 4: 4 << 20, 5: 8 << 20, 6: 8 << 20, 7: 16 << 20, 8: 32 << 20, 9: 64 << 20}
+
+var lz4Levels = [...]lz4.CompressionLevel{
+	1: lz4.Fast, 2: lz4.Fast,
+	3: lz4.Level3, 4: lz4.Level4, 5: lz4.Level5, 6: lz4.Level6, 7: lz4.Level7, 8: lz4.Level8, 9: lz4.Level9,
+	10: lz4.Level9, 11: lz4.Level9, 12: lz4.Level9,
+}
+
+// Default levels, those of Buildroot.
+const (
+	defaultGzipLevel = 9
+	defaultXzLevel   = 9
+	defaultLz4Level  = 9
+	defaultZstdLevel = 19
+)
+
+// NewWriter returns a writer that compresses to w with codec c. The output
+// is a function of the input and opt only (no names, no timestamps), so that
+// rebuilding an image gives the same bytes.
+//
+// xz output uses CRC32 checks, because the kernel's xz decoder rejects the
+// CRC64 default; lz4 Lz4Legacy output is the legacy format the kernel reads.
+// Writing bzip2 is not supported.
+//
+// Close flushes and terminates the stream; it does not close w.
+func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error) {
+	threads := opt.Threads
+	switch {
+	case threads < 0:
+		return nil, fmt.Errorf("%v: negative thread count %d", c, threads)
+	case threads == 0:
+		threads = 1
+	}
+	level := func(def, hi int) (int, error) {
+		switch {
+		case opt.Level == 0:
+			return def, nil
+		case opt.Level < 1 || opt.Level > hi:
+			return 0, fmt.Errorf("%v: level %d out of range 1-%d", c, opt.Level, hi)
+		}
+		return opt.Level, nil
+	}
+
+	var zw io.WriteCloser
+	switch c {
+	case None:
+		return &encoder{codec: c, w: nopWriteCloser{w}}, nil
+	case Gzip:
+		lvl, err := level(defaultGzipLevel, 9)
+		if err != nil {
+			return nil, err
+		}
+		g, err := gzip.NewWriterLevel(w, lvl)
+		if err != nil {
+			return nil, wrapErr(c, err)
+		}
+		// The zero Header already means no name and mtime 0, as `gzip -n`;
+		// nothing to set, but nothing may be added either.
+		zw = g
+	case Xz:
+		lvl, err := level(defaultXzLevel, 9)
+		if err != nil {
+			return nil, err
+		}
+		cfg := xz.WriterConfig{
+			// The kernel's decoder (lib/xz) supports no CRC64 or SHA-256.
+			CheckSum: xz.CRC32,
+			DictCap:  xzDictSizes[lvl],
+		}
+		x, err := cfg.NewWriter(w)
+		if err != nil {
+			return nil, wrapErr(c, err)
+		}
+		zw = x
+	case Lz4Legacy, Lz4Frame:
+		lvl, err := level(defaultLz4Level, 12)
+		if err != nil {
+			return nil, err
+		}
+		l := lz4.NewWriter(w)
+		opts := []lz4.Option{
+			lz4.CompressionLevelOption(lz4Levels[lvl]),
+			lz4.ConcurrencyOption(threads),
+		}
+		if c == Lz4Legacy {
+			opts = append(opts, lz4.LegacyOption(true))
+		} else {
+			// What `lz4` writes by default: 4 MiB independent blocks
+			// and a content checksum.
+			opts = append(opts, lz4.BlockSizeOption(lz4.Block4Mb), lz4.ChecksumOption(true))
+		}
+		if err := l.Apply(opts...); err != nil {
+			return nil, wrapErr(c, err)
+		}
+		zw = l
+	case Zstd:
+		lvl, err := level(defaultZstdLevel, 22)
+		if err != nil {
+			return nil, err
+		}
+		z, err := zstd.NewWriter(w,
+			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(lvl)),
+			zstd.WithEncoderConcurrency(threads),
+			// Split the input into sections for the threads; with a
+			// single thread this has no effect and the output is the
+			// plain sequential one.
+			zstd.WithConcurrentBlocks(threads > 1),
+			zstd.WithEncoderCRC(true),
+			// An empty archive must still be a valid .zst file.
+			zstd.WithZeroFrames(true),
+		)
+		if err != nil {
+			return nil, wrapErr(c, err)
+		}
+		zw = z
+	case Bzip2:
+		return nil, fmt.Errorf("bzip2: writing is %w (no Go encoder; use gzip, xz, lz4-legacy or zstd)", ErrUnsupported)
+	default:
+		return nil, fmt.Errorf("compress: no writer for %v", c)
+	}
+	return &encoder{codec: c, w: zw}, nil
+}
+
+var errWriteClosed = errors.New("write after close")
+
+// encoder names the codec in errors and makes Close idempotent, which not
+// every library's writer is.
+type encoder struct {
+	codec  Codec
+	w      io.WriteCloser
+	closed bool
+	err    error // result of the first Close
+}
+
+func (e *encoder) Write(p []byte) (int, error) {
+	if e.closed {
+		return 0, wrapErr(e.codec, errWriteClosed)
+	}
+	n, err := e.w.Write(p)
+	return n, wrapErr(e.codec, err)
+}
+
+func (e *encoder) Close() error {
+	if !e.closed {
+		e.closed = true
+		e.err = wrapErr(e.codec, e.w.Close())
+	}
+	return e.err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
