@@ -1,0 +1,142 @@
+// Package archivetest builds the fixture trees and finds the external tools
+// that the tests of rootfs-trim share. It imports nothing of the project,
+// so that any package's tests can use it.
+package archivetest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RequireToolsEnv names the variable that CI sets: with it, a missing
+// external tool fails the test instead of skipping it, so that an
+// interoperability test can never pass by not running.
+const RequireToolsEnv = "ROOTFS_TRIM_REQUIRE_TOOLS"
+
+// RequireTool skips t when name is not on PATH, or fails it under CI.
+func RequireTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv(RequireToolsEnv) == "1" {
+			t.Fatalf("%s is not installed, and %s=1 forbids skipping", name, RequireToolsEnv)
+		}
+		t.Skipf("%s is not installed", name)
+	}
+}
+
+// ToolMissing is RequireTool for callers without a testing.TB (testscript
+// conditions): it returns an error under CI, ok=false when skipping is fine.
+func ToolMissing(name string) (missing bool, err error) {
+	if _, lerr := exec.LookPath(name); lerr == nil {
+		return false, nil
+	}
+	if os.Getenv(RequireToolsEnv) == "1" {
+		return true, fmt.Errorf("%s is not installed, and %s=1 forbids skipping", name, RequireToolsEnv)
+	}
+	return true, nil
+}
+
+// FixtureTime is the mtime of everything in a fixture tree, so listings of
+// different runs compare equal.
+var FixtureTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// MakeRootfsTree builds, at root (which must not exist), a small rootfs with
+// every kind of entry a real one has: setuid and setgid binaries, a sticky
+// directory, relative and absolute symlinks, a hard-link group of three,
+// names with spaces and UTF-8, a fifo, and, when running as root, device
+// nodes like the console Buildroot creates and a file owned by 1000:100.
+func MakeRootfsTree(root string) error {
+	dirs := []string{"", "bin", "dev", "etc", "etc/cni", "etc/cni/net.d", "opt", "opt/cni", "opt/cni/bin",
+		"tmp", "usr", "usr/bin", "usr/lib", "usr/share", "usr/share/doc with space", "usr/share/ünïcødé"}
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+	}
+	files := map[string]string{
+		"etc/cni/net.d/.keep":                     "",
+		"etc/cni/net.d/87-podman-bridge.conflist": `{"cniVersion":"0.4.0","name":"podman"}` + "\n",
+		"etc/crictl.yaml":                         "runtime-endpoint: unix:///var/run/crio/crio.sock\n",
+		"opt/cni/bin/bridge":                      repeat("\x7fELF bridge ", 3000),
+		"usr/bin/busybox":                         repeat("\x7fELF busybox ", 1001),
+		"usr/lib/libc.so.6":                       repeat("libc", 2049),
+		"usr/share/doc with space/README":         "odd name\n",
+		"usr/share/ünïcødé/fichier":               "utf-8\n",
+		"usr/bin/mkfs.ext4":                       "e2fsprogs\n",
+		"etc/empty":                               "",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, l := range []string{"usr/bin/mkfs.ext2", "usr/bin/mkfs.ext3"} {
+		if err := os.Link(filepath.Join(root, "usr/bin/mkfs.ext4"), filepath.Join(root, l)); err != nil {
+			return err
+		}
+	}
+	for name, target := range map[string]string{
+		"bin/sh":          "../usr/bin/busybox",
+		"usr/bin/bridge":  "../../opt/cni/bin/bridge",
+		"etc/mtab":        "/proc/self/mounts",
+		"usr/lib/libc.so": "libc.so.6",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			return err
+		}
+	}
+	for name, mode := range map[string]uint32{"usr/bin/busybox": 0o4755, "usr/bin/mkfs.ext4": 0o2755, "tmp": 0o1777} {
+		// syscall, not os.Chmod: os.FileMode spells setuid differently.
+		if err := syscall.Chmod(filepath.Join(root, name), mode); err != nil {
+			return err
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "dev/initctl"), 0o600); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		if err := unix.Mknod(filepath.Join(root, "dev/console"), unix.S_IFCHR|0o622, int(unix.Mkdev(5, 1))); err != nil {
+			return err
+		}
+		if err := unix.Mknod(filepath.Join(root, "dev/sda"), unix.S_IFBLK|0o660, int(unix.Mkdev(8, 0))); err != nil {
+			return err
+		}
+		if err := os.Lchown(filepath.Join(root, "usr/share/doc with space/README"), 1000, 100); err != nil {
+			return err
+		}
+	}
+	// Exact modes despite the umask that mknod and mkfifo applied.
+	for name, mode := range map[string]uint32{"dev/console": 0o622, "dev/sda": 0o660, "dev/initctl": 0o600} {
+		if err := syscall.Chmod(filepath.Join(root, name), mode); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return SetTimes(root, FixtureTime)
+}
+
+// SetTimes sets the mtime and atime of everything under root, symlinks
+// included (without following them), to t.
+func SetTimes(root string, t time.Time) error {
+	ts := unix.NsecToTimespec(t.UnixNano())
+	return filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+	})
+}
+
+func repeat(s string, n int) string {
+	b := make([]byte, 0, len(s)*n)
+	for range n {
+		b = append(b, s...)
+	}
+	return string(b)
+}

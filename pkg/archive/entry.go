@@ -1,0 +1,247 @@
+// Package archive reads and writes rootfs archives (cpio newc/crc, tar,
+// directory trees) as one stream of entries, without losing any field a
+// rootfs entry has.
+//
+// The shape follows archive/tar: a Reader yields an Entry with Next and its
+// data with Read; a Writer takes an Entry with WriteHeader and its data with
+// Write. Every format maps onto the same Entry so that a transform (strip,
+// relocate, add) is written once and works on all of them.
+package archive
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Type is what an entry is. The values are stable: they appear in JSON.
+type Type uint8
+
+const (
+	TypeRegular Type = iota + 1
+	TypeDir
+	TypeSymlink
+	// TypeHardlink is a tar hard link: a name for the earlier entry named by
+	// Linkname. cpio has no such type; there a hard link is a regular file
+	// whose (dev, inode) it shares with others and whose Nlink is >= 2.
+	TypeHardlink
+	TypeChar
+	TypeBlock
+	TypeFifo
+	TypeSocket
+	// TypeTrailer is the TRAILER!!! record that ends a cpio archive member.
+	// It is surfaced as an entry, not swallowed, because the kernel accepts
+	// several concatenated members and a lossless cpio rewrite must put each
+	// boundary (and the padding after it) back where it was. Writers for
+	// other formats ignore it.
+	TypeTrailer
+)
+
+var typeNames = [...]string{
+	TypeRegular:  "file",
+	TypeDir:      "dir",
+	TypeSymlink:  "symlink",
+	TypeHardlink: "hardlink",
+	TypeChar:     "char",
+	TypeBlock:    "block",
+	TypeFifo:     "fifo",
+	TypeSocket:   "socket",
+	TypeTrailer:  "trailer",
+}
+
+func (t Type) String() string {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// Letter is the first column of an `ls -l` listing.
+func (t Type) Letter() byte {
+	switch t {
+	case TypeDir:
+		return 'd'
+	case TypeSymlink:
+		return 'l'
+	case TypeHardlink:
+		return 'h'
+	case TypeChar:
+		return 'c'
+	case TypeBlock:
+		return 'b'
+	case TypeFifo:
+		return 'p'
+	case TypeSocket:
+		return 's'
+	case TypeTrailer:
+		return 'T'
+	}
+	return '-'
+}
+
+// Unix file type bits, as in <sys/stat.h>; cpio stores them in c_mode.
+const (
+	modeTypeMask = 0o170000
+	modeSocket   = 0o140000
+	modeSymlink  = 0o120000
+	modeRegular  = 0o100000
+	modeBlock    = 0o060000
+	modeDir      = 0o040000
+	modeChar     = 0o020000
+	modeFifo     = 0o010000
+
+	// PermMask covers the permission bits plus setuid, setgid and sticky.
+	PermMask = 0o7777
+)
+
+// Entry is one member of a rootfs archive with every field a rootfs entry
+// can carry. Fields a format cannot express are zero when read from it.
+type Entry struct {
+	// Name is exactly as stored: ".", "etc" and "./etc" stay distinct so
+	// an untouched entry is written back byte for byte. Use Clean to compare.
+	Name string
+	Type Type
+	// Mode holds the permission bits with setuid, setgid and sticky
+	// (Mode & PermMask); the file type lives in Type.
+	Mode    uint32
+	UID     int
+	GID     int
+	ModTime time.Time
+	// Size is the number of data bytes that follow the header. For a cpio
+	// hard-link member that does not carry the group's data it is 0.
+	Size int64
+	// Linkname is the target of a symlink, or for TypeHardlink the name of
+	// the entry it links to.
+	Linkname string
+
+	// Inode and Nlink identify hard-link groups in cpio: members with
+	// Nlink >= 2 and the same (DevMajor, DevMinor, Inode) are one file.
+	Inode uint64
+	Nlink uint32
+	// DevMajor and DevMinor name the filesystem the entry came from.
+	DevMajor, DevMinor uint32
+	// RdevMajor and RdevMinor are the device a char or block node stands for.
+	RdevMajor, RdevMinor uint32
+
+	// Check is the cpio crc (070702) checksum as stored.
+	Check uint32
+	// Pad counts the zero bytes that followed a trailer before the next
+	// member or the end of the input (GNU cpio pads to 512 bytes).
+	Pad int64
+	// Offset is the byte offset of the header in the uncompressed input,
+	// for error messages; -1 when unknown (directory trees).
+	Offset int64
+
+	// Format holds what a same-format writer needs to reproduce the entry
+	// exactly (tar's PAX records, user and group names, header format). It is
+	// never needed to interpret the entry.
+	Format any
+}
+
+// HardLinkKey identifies the file a cpio hard-link member belongs to.
+type HardLinkKey struct {
+	DevMajor, DevMinor uint32
+	Inode              uint64
+}
+
+// LinkKey returns the hard-link group of e and whether e belongs to one, the
+// way the kernel decides it: a non-directory with Nlink >= 2.
+func (e *Entry) LinkKey() (HardLinkKey, bool) {
+	if e.Nlink < 2 || e.Type == TypeDir || e.Type == TypeTrailer || e.Type == TypeHardlink {
+		return HardLinkKey{}, false
+	}
+	return HardLinkKey{e.DevMajor, e.DevMinor, e.Inode}, true
+}
+
+// Clone returns a copy of e that shares nothing mutable with it.
+func (e *Entry) Clone() *Entry {
+	c := *e
+	return &c
+}
+
+// UnixMode returns the stat(2) st_mode of e: type bits and permission bits.
+func (e *Entry) UnixMode() uint32 {
+	var t uint32
+	switch e.Type {
+	case TypeRegular, TypeHardlink:
+		t = modeRegular
+	case TypeDir:
+		t = modeDir
+	case TypeSymlink:
+		t = modeSymlink
+	case TypeChar:
+		t = modeChar
+	case TypeBlock:
+		t = modeBlock
+	case TypeFifo:
+		t = modeFifo
+	case TypeSocket:
+		t = modeSocket
+	}
+	return t | e.Mode&PermMask
+}
+
+// typeFromUnixMode maps the file type bits of a stat(2) st_mode to a Type.
+func typeFromUnixMode(m uint32) (Type, bool) {
+	switch m & modeTypeMask {
+	case modeRegular:
+		return TypeRegular, true
+	case modeDir:
+		return TypeDir, true
+	case modeSymlink:
+		return TypeSymlink, true
+	case modeChar:
+		return TypeChar, true
+	case modeBlock:
+		return TypeBlock, true
+	case modeFifo:
+		return TypeFifo, true
+	case modeSocket:
+		return TypeSocket, true
+	}
+	return 0, false
+}
+
+// Reader yields the entries of an archive in order. After Next returns an
+// entry, Read returns its data; unread data is skipped by the next Next.
+// Next returns io.EOF after the last entry.
+type Reader interface {
+	Next() (*Entry, error)
+	io.Reader
+}
+
+// Writer writes entries in order. WriteHeader starts an entry; Write gives
+// exactly Entry.Size bytes of data; Close ends the archive (for cpio, writes
+// the trailer if the stream did not end on one) without closing the
+// underlying writer.
+type Writer interface {
+	WriteHeader(*Entry) error
+	io.Writer
+	Close() error
+}
+
+// ModeString renders type and permissions as `ls -l` does, setuid, setgid
+// and sticky included ("-rwsr-xr-x", "drwxrwxrwt").
+func (e *Entry) ModeString() string {
+	b := []byte{e.Type.Letter(), '-', '-', '-', '-', '-', '-', '-', '-', '-'}
+	const rwx = "rwxrwxrwx"
+	for i := 0; i < 9; i++ {
+		if e.Mode&(1<<uint(8-i)) != 0 {
+			b[1+i] = rwx[i]
+		}
+	}
+	special := func(bit uint32, pos int, set, unset byte) {
+		if e.Mode&bit == 0 {
+			return
+		}
+		if b[pos] == 'x' {
+			b[pos] = set
+		} else {
+			b[pos] = unset
+		}
+	}
+	special(0o4000, 3, 's', 'S')
+	special(0o2000, 6, 's', 'S')
+	special(0o1000, 9, 't', 'T')
+	return string(b)
+}

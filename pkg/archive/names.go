@@ -1,0 +1,77 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// ErrUnsafePath reports a name that would leave the root of the archive.
+var ErrUnsafePath = errors.New("unsafe path")
+
+// PathMax is the kernel's PATH_MAX. The initramfs unpacker silently skips a
+// name or symlink target longer than this, so we refuse them loudly instead.
+const PathMax = 4096
+
+// Clean returns the canonical form of an archive name: relative to the root,
+// no "./" prefix, no trailing slash, "." for the root itself.
+//
+// It uses package path, not filepath: archive names are always
+// slash-separated, whatever the host. Names that are absolute or climb out of
+// the root with ".." are refused rather than rewritten, because silently
+// turning "/etc/x" into "etc/x" would let two different entries collide.
+func Clean(name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("%w: empty name", ErrUnsafePath)
+	}
+	if strings.HasPrefix(name, "/") {
+		return "", fmt.Errorf("%w: %q is absolute", ErrUnsafePath, name)
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return "", fmt.Errorf("%w: %q contains a NUL byte", ErrUnsafePath, name)
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%w: %q has a .. component", ErrUnsafePath, name)
+		}
+	}
+	return path.Clean(name), nil
+}
+
+// CleanRule normalises a path the way a user writes it in a rule or on the
+// command line, where "/etc/x", "etc/x" and "./etc/x" all mean the same file.
+func CleanRule(p string) (string, error) {
+	trimmed := strings.TrimLeft(p, "/")
+	if trimmed == "" {
+		return ".", nil
+	}
+	return Clean(trimmed)
+}
+
+// SymlinkEscapes reports whether a symlink at name (a cleaned archive path)
+// pointing at target resolves, lexically, outside the root. Absolute targets
+// are resolved against the root, as they are inside the booted system, so
+// they never escape; a relative target with enough ".." does.
+func SymlinkEscapes(name, target string) bool {
+	if strings.HasPrefix(target, "/") {
+		return false
+	}
+	depth := strings.Count(path.Dir(name), "/")
+	if path.Dir(name) != "." {
+		depth++
+	}
+	for _, part := range strings.Split(target, "/") {
+		switch part {
+		case "", ".":
+		case "..":
+			depth--
+			if depth < 0 {
+				return true
+			}
+		default:
+			depth++
+		}
+	}
+	return false
+}

@@ -1,0 +1,380 @@
+package archive
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// The newc header: a 6-byte magic and thirteen 8-digit hex fields, 110 bytes,
+// followed by the NUL-terminated name; header+name and the data are each
+// padded to a multiple of 4 bytes.
+const (
+	newcHeaderLen = 110
+	magicNewc     = "070701"
+	magicCRC      = "070702"
+	magicOldASCII = "070707"
+	trailerName   = "TRAILER!!!"
+)
+
+var newcFields = [13]string{"ino", "mode", "uid", "gid", "nlink", "mtime", "filesize",
+	"devmajor", "devminor", "rdevmajor", "rdevminor", "namesize", "check"}
+
+// CpioVariant is the flavour of a cpio archive's headers.
+type CpioVariant uint8
+
+const (
+	Newc CpioVariant = iota // 070701
+	CRC                     // 070702: the header carries a sum of the data bytes
+)
+
+func (v CpioVariant) magic() string {
+	if v == CRC {
+		return magicCRC
+	}
+	return magicNewc
+}
+
+// FormatError describes malformed input: which entry, at which byte offset of
+// the uncompressed stream, and what is wrong.
+type FormatError struct {
+	Offset int64
+	Entry  string // empty when the header could not be parsed far enough
+	Err    error
+}
+
+func (e *FormatError) Error() string {
+	if e.Entry != "" {
+		return fmt.Sprintf("entry %q at offset %d: %v", e.Entry, e.Offset, e.Err)
+	}
+	return fmt.Sprintf("offset %d: %v", e.Offset, e.Err)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// ErrChecksum reports a 070702 entry whose data does not sum to its header.
+var ErrChecksum = errors.New("bad data checksum")
+
+// CpioReader reads newc and crc cpio archives, including several archives
+// concatenated with zero padding between them, as the kernel accepts.
+type CpioReader struct {
+	r   *bufio.Reader
+	off int64 // bytes consumed from r
+
+	cur       *Entry
+	remaining int64 // unread data bytes of cur
+	dataPad   int   // padding after cur's data
+	sum       uint32
+	summing   bool
+
+	sawTrailer bool // the last entry returned ended a member
+	entries    int  // entries in the current member
+	err        error
+}
+
+// NewCpioReader returns a reader of the newc or crc cpio archive in r.
+func NewCpioReader(r io.Reader) *CpioReader {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &CpioReader{r: br, sawTrailer: true}
+}
+
+// Next advances to the next entry; trailers are entries of TypeTrailer.
+func (cr *CpioReader) Next() (*Entry, error) {
+	if cr.err != nil {
+		return nil, cr.err
+	}
+	e, err := cr.next()
+	if err != nil {
+		cr.err = err
+		return nil, err
+	}
+	return e, nil
+}
+
+func (cr *CpioReader) next() (*Entry, error) {
+	if err := cr.finishEntry(); err != nil {
+		return nil, err
+	}
+	start := cr.off
+	var hdr [newcHeaderLen]byte
+	n, err := io.ReadFull(cr.r, hdr[:])
+	cr.off += int64(n)
+	if err == io.EOF && cr.sawTrailer {
+		return nil, io.EOF
+	}
+	if err != nil {
+		if cr.sawTrailer && allZero(hdr[:n]) {
+			// Padding shorter than a header after the last trailer.
+			return nil, io.EOF
+		}
+		return nil, &FormatError{Offset: start, Err: fmt.Errorf("truncated header: %w", io.ErrUnexpectedEOF)}
+	}
+	magic := string(hdr[:6])
+	var variant CpioVariant
+	switch magic {
+	case magicNewc:
+		variant = Newc
+	case magicCRC:
+		variant = CRC
+	case magicOldASCII:
+		return nil, &FormatError{Offset: start, Err: errors.New("old portable ASCII cpio (070707) is not supported: the kernel refuses it too; rebuild with -H newc")}
+	default:
+		return nil, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %q: not a newc or crc cpio header", printable(hdr[:6]))}
+	}
+	var f [13]uint32
+	for i := range f {
+		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
+		if !ok {
+			return nil, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %q", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
+		}
+		f[i] = v
+	}
+	ino, mode, uid, gid, nlink, mtime, size := f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+	namesize := f[11]
+	if namesize == 0 {
+		return nil, &FormatError{Offset: start, Err: errors.New("name size is 0")}
+	}
+	if namesize > PathMax+1 {
+		return nil, &FormatError{Offset: start, Err: fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", namesize-1, PathMax)}
+	}
+	nameBuf := make([]byte, pad4(newcHeaderLen+int64(namesize))-newcHeaderLen)
+	n, err = io.ReadFull(cr.r, nameBuf)
+	cr.off += int64(n)
+	if err != nil {
+		return nil, &FormatError{Offset: start, Err: fmt.Errorf("truncated name: %w", io.ErrUnexpectedEOF)}
+	}
+	if nameBuf[namesize-1] != 0 {
+		return nil, &FormatError{Offset: start, Err: errors.New("name is not NUL-terminated")}
+	}
+	name := string(nameBuf[:namesize-1])
+	if name == "" {
+		return nil, &FormatError{Offset: start, Err: errors.New("empty name")}
+	}
+	for _, c := range nameBuf[:namesize-1] {
+		if c == 0 {
+			return nil, &FormatError{Offset: start, Err: fmt.Errorf("name %q contains a NUL byte", printable([]byte(name)))}
+		}
+	}
+
+	e := &Entry{
+		Name:      name,
+		Mode:      mode & PermMask,
+		UID:       int(uid),
+		GID:       int(gid),
+		ModTime:   time.Unix(int64(mtime), 0).UTC(),
+		Size:      int64(size),
+		Inode:     uint64(ino),
+		Nlink:     nlink,
+		DevMajor:  f[7],
+		DevMinor:  f[8],
+		RdevMajor: f[9],
+		RdevMinor: f[10],
+		Check:     f[12],
+		Offset:    start,
+		Format:    variant,
+	}
+	if name == trailerName {
+		e.Type = TypeTrailer
+		e.Mode = mode // kept whole: a trailer's mode has no type to split off
+		if size != 0 {
+			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("trailer has %d data bytes", size)}
+		}
+		pad, err := cr.skipZeros()
+		if err != nil {
+			return nil, &FormatError{Offset: cr.off, Err: err}
+		}
+		e.Pad = pad
+		cr.sawTrailer = true
+		cr.entries = 0
+		return e, nil
+	}
+	t, ok := typeFromUnixMode(mode)
+	if !ok {
+		return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("unknown file type in mode %#o", mode)}
+	}
+	e.Type = t
+	cr.sawTrailer = false
+	cr.entries++
+	cr.cur = e
+	cr.remaining = int64(size)
+	cr.dataPad = int(pad4(int64(size)) - int64(size))
+	cr.sum = 0
+	// The kernel and GNU cpio sum regular files only: a symlink's target
+	// is data too, but its check is 0.
+	cr.summing = variant == CRC && t == TypeRegular
+
+	switch t {
+	case TypeSymlink:
+		if size > PathMax {
+			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", size, PathMax)}
+		}
+		target := make([]byte, size)
+		if _, err := io.ReadFull(cr, target); err != nil {
+			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("reading symlink target: %w", err)}
+		}
+		e.Linkname = string(target)
+		e.Size = 0
+	case TypeDir, TypeChar, TypeBlock, TypeFifo, TypeSocket:
+		if size != 0 {
+			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("%s has %d data bytes", t, size)}
+		}
+	}
+	return e, nil
+}
+
+// Read reads the data of the current entry.
+func (cr *CpioReader) Read(p []byte) (int, error) {
+	if cr.err != nil {
+		return 0, cr.err
+	}
+	if cr.cur == nil || cr.remaining == 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > cr.remaining {
+		p = p[:cr.remaining]
+	}
+	n, err := cr.r.Read(p)
+	cr.off += int64(n)
+	cr.remaining -= int64(n)
+	if cr.summing {
+		cr.sum = sumBytes(cr.sum, p[:n])
+	}
+	if err == io.EOF && cr.remaining > 0 {
+		err = &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: fmt.Errorf("truncated data, %d bytes missing: %w", cr.remaining, io.ErrUnexpectedEOF)}
+		cr.err = err
+		return n, err
+	}
+	if err != nil && err != io.EOF {
+		cr.err = err
+		return n, err
+	}
+	if cr.remaining == 0 {
+		if err := cr.verify(); err != nil {
+			cr.err = err
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (cr *CpioReader) verify() error {
+	if cr.summing && cr.sum != cr.cur.Check {
+		cr.summing = false
+		return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: fmt.Errorf("%w: header says %#x, data sums to %#x", ErrChecksum, cr.cur.Check, cr.sum)}
+	}
+	cr.summing = false
+	return nil
+}
+
+// finishEntry skips what is left of the current entry's data (summing it
+// when the archive is 070702, so a skipped entry is still verified) and the
+// padding after it.
+func (cr *CpioReader) finishEntry() error {
+	if cr.cur == nil {
+		return nil
+	}
+	if cr.remaining > 0 {
+		if _, err := io.Copy(io.Discard, struct{ io.Reader }{cr}); err != nil {
+			return err
+		}
+	} else if cr.summing {
+		if err := cr.verify(); err != nil {
+			return err
+		}
+	}
+	if cr.remaining > 0 {
+		return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: io.ErrUnexpectedEOF}
+	}
+	if cr.dataPad > 0 {
+		n, err := cr.r.Discard(cr.dataPad)
+		cr.off += int64(n)
+		if err != nil {
+			return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: fmt.Errorf("truncated padding: %w", io.ErrUnexpectedEOF)}
+		}
+	}
+	cr.cur = nil
+	return nil
+}
+
+// skipZeros consumes the zero bytes that follow a trailer. The next member,
+// if any, must start 4-byte aligned, as the kernel requires.
+func (cr *CpioReader) skipZeros() (int64, error) {
+	var n int64
+	for {
+		buf, err := cr.r.Peek(1)
+		if len(buf) == 0 {
+			if err == io.EOF {
+				return n, nil
+			}
+			return n, err
+		}
+		if buf[0] != 0 {
+			if cr.off%4 != 0 {
+				return n, errors.New("next archive member is not 4-byte aligned")
+			}
+			return n, nil
+		}
+		// Discard runs of zeros a buffer at a time.
+		avail := cr.r.Buffered()
+		chunk, _ := cr.r.Peek(avail)
+		k := 0
+		for k < len(chunk) && chunk[k] == 0 {
+			k++
+		}
+		cr.r.Discard(k)
+		cr.off += int64(k)
+		n += int64(k)
+	}
+}
+
+func parseHex8(b []byte) (uint32, bool) {
+	var v uint32
+	for _, c := range b {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(d)
+	}
+	return v, true
+}
+
+func sumBytes(sum uint32, p []byte) uint32 {
+	for _, c := range p {
+		sum += uint32(c)
+	}
+	return sum
+}
+
+func pad4(n int64) int64 { return (n + 3) &^ 3 }
+
+func allZero(p []byte) bool {
+	for _, c := range p {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// printable quotes bytes from a hostile header safely for an error message.
+func printable(b []byte) string {
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	q := strconv.Quote(string(b))
+	return q[1 : len(q)-1]
+}
