@@ -1,0 +1,371 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DirReader reads a directory tree as entries, in the order and with the
+// conventions of Buildroot's `find . | LC_ALL=C sort | cpio -o -H newc`.
+type DirReader struct {
+	root    *os.Root
+	path    string
+	entries []dirItem
+	i       int // index of the entry Next returns next
+
+	// The entry whose data Read returns. The caller owns the *Entry it was
+	// given and may change it, so what Read needs is copied here.
+	curName   string
+	curID     fileID
+	remaining int64
+	file      *os.File // opened lazily by the first Read
+}
+
+// fileID is where a file lives on the host: st_dev and st_ino.
+type fileID struct{ dev, ino uint64 }
+
+type dirItem struct {
+	e  *Entry
+	id fileID
+}
+
+// NewDirReader lists the tree under root without following symlinks, as
+// Buildroot's `find . | LC_ALL=C sort | cpio -o -H newc --reproducible`
+// (GNU cpio 2.13) would archive it:
+//
+//   - names come bytewise sorted by full path ("a-c" before "a/b"), "." first,
+//     without a "./" prefix ("etc", "etc/f");
+//   - inode numbers are assigned from 0 in that sorted order and
+//     DevMajor/DevMinor are 0, so nothing depends on the host filesystem;
+//   - a group of hard-linked regular files is held back to the position of
+//     its last member, the earlier members come first in reverse order with
+//     Size 0, and the last member carries the data. Nlink is the number of
+//     members in the tree, not st_nlink: a link from outside does not make a
+//     group (there GNU cpio differs, and defers such files to the end).
+//
+// The whole tree is walked and sorted up front, since groups need their last
+// member known before the first is emitted. Offset is -1.
+//
+// The reader holds a directory handle (and at most one file) until Next
+// returns io.EOF or Close is called.
+func NewDirReader(root string) (Reader, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	d := &DirReader{root: r, path: root}
+	if err := d.scan(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// scan walks the tree, sorts it and fills in the hard-link fields.
+func (d *DirReader) scan() error {
+	var items []dirItem
+	rootItem, err := d.statAt(".", func(fn func(fd int) error) error {
+		f, err := d.root.Open(".")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return withFd(f, fn)
+	}, ".")
+	if err != nil {
+		return err
+	}
+	if rootItem.e.Type != TypeDir {
+		return fmt.Errorf("%s: not a directory", d.path)
+	}
+	if err := d.walk(".", &items); err != nil {
+		return err
+	}
+	// Go compares strings bytewise, which is LC_ALL=C sort order: "a-c"
+	// sorts before "a/b" because '-' < '/'. A parent is a prefix of its
+	// children, so it always comes first.
+	slices.SortFunc(items, func(a, b dirItem) int { return strings.Compare(a.e.Name, b.e.Name) })
+	items = append([]dirItem{rootItem}, items...)
+	d.entries = cpioOrder(items)
+	return nil
+}
+
+// cpioOrder numbers the items and puts hard-link groups where GNU cpio
+// writes them, so that archiving the entries gives Buildroot's image.
+func cpioOrder(items []dirItem) []dirItem {
+	// Only members inside the tree count: a file linked from outside is a
+	// plain file here.
+	type group struct {
+		members []dirItem
+		n       int
+		inode   uint64
+	}
+	groups := map[fileID]*group{}
+	for _, it := range items {
+		if it.e.Type == TypeRegular && it.e.Nlink >= 2 {
+			g := groups[it.id]
+			if g == nil {
+				g = &group{}
+				groups[it.id] = g
+			}
+			g.n++
+		}
+	}
+	out := make([]dirItem, 0, len(items))
+	var inode uint64
+	for _, it := range items {
+		e := it.e
+		g := groups[it.id]
+		if e.Type != TypeRegular || e.Nlink < 2 || g.n < 2 {
+			if e.Type == TypeRegular {
+				e.Nlink = 1
+			}
+			e.Inode = inode
+			inode++
+			out = append(out, it)
+			continue
+		}
+		// GNU cpio numbers a file when it first sees it, in input order.
+		if len(g.members) == 0 {
+			g.inode = inode
+			inode++
+		}
+		e.Inode, e.Nlink = g.inode, uint32(g.n)
+		g.members = append(g.members, it)
+		if len(g.members) < g.n {
+			continue
+		}
+		// The last member: GNU cpio now writes the held-back members,
+		// most recent first, without data, then this one with it.
+		for i := len(g.members) - 2; i >= 0; i-- {
+			g.members[i].e.Size = 0
+			out = append(out, g.members[i])
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// walk lists dir (a cleaned name) and recurses into its subdirectories.
+func (d *DirReader) walk(dir string, items *[]dirItem) error {
+	f, err := d.root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.display(dir), err)
+	}
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", d.display(dir), err)
+	}
+	// Names are sorted globally later; sort here only so that the walk (and
+	// its error, if any) is deterministic.
+	slices.Sort(names)
+	var subdirs []string
+	for _, n := range names {
+		name := n
+		if dir != "." {
+			name = dir + "/" + n
+		}
+		it, err := d.statAt(n, func(fn func(fd int) error) error { return withFd(f, fn) }, name)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		*items = append(*items, it)
+		if it.e.Type == TypeDir {
+			subdirs = append(subdirs, name)
+		}
+	}
+	// Close before recursing so that a deep tree does not hold one
+	// descriptor per level.
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", d.display(dir), err)
+	}
+	for _, sub := range subdirs {
+		if err := d.walk(sub, items); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statAt lstats base relative to a directory descriptor and builds the
+// entry for name.
+func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, name string) (dirItem, error) {
+	var st unix.Stat_t
+	var target string
+	err := inDir(func(fd int) error {
+		if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "lstat", Path: name, Err: err}
+		}
+		if uint32(st.Mode)&modeTypeMask != modeSymlink {
+			return nil
+		}
+		buf := make([]byte, PathMax+1)
+		n, err := unix.Readlinkat(fd, base, buf)
+		if err != nil {
+			return &os.PathError{Op: "readlink", Path: name, Err: err}
+		}
+		target = string(buf[:n])
+		return nil
+	})
+	if err != nil {
+		return dirItem{}, fmt.Errorf("%s: %w", d.display(name), err)
+	}
+	t, ok := typeFromUnixMode(uint32(st.Mode))
+	if !ok {
+		return dirItem{}, fmt.Errorf("%s: unknown file type %#o", d.display(name), uint32(st.Mode)&modeTypeMask)
+	}
+	e := &Entry{
+		Name:     name,
+		Type:     t,
+		Mode:     uint32(st.Mode) & PermMask,
+		UID:      int(st.Uid),
+		GID:      int(st.Gid),
+		ModTime:  time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
+		Linkname: target,
+		Nlink:    1,
+		Offset:   -1,
+	}
+	switch t {
+	case TypeRegular:
+		e.Size = st.Size
+		// Kept for grouping; scan replaces it by the count in the tree.
+		e.Nlink = uint32(st.Nlink)
+	case TypeDir:
+		e.Nlink = uint32(st.Nlink)
+	case TypeChar, TypeBlock:
+		e.RdevMajor, e.RdevMinor = unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
+	}
+	return dirItem{e: e, id: fileID{uint64(st.Dev), uint64(st.Ino)}}, nil
+}
+
+// withFd runs fn with f's descriptor without switching f to blocking mode,
+// as f.Fd would.
+func withFd(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// display is how a name appears in errors: the path on the host.
+func (d *DirReader) display(name string) string {
+	if name == "." {
+		return d.path
+	}
+	return path.Join(d.path, name)
+}
+
+// Next returns the next entry; io.EOF after the last, which also releases
+// the directory handle.
+func (d *DirReader) Next() (*Entry, error) {
+	if err := d.closeFile(); err != nil {
+		return nil, err
+	}
+	d.curName, d.remaining = "", 0
+	if d.i >= len(d.entries) {
+		d.Close()
+		return nil, io.EOF
+	}
+	it := d.entries[d.i]
+	d.entries[d.i] = dirItem{} // the caller owns the entry now
+	d.i++
+	d.curName, d.curID, d.remaining = it.e.Name, it.id, it.e.Size
+	return it.e, nil
+}
+
+// Read reads the data of the current entry, opening the file on first use.
+func (d *DirReader) Read(p []byte) (int, error) {
+	if d.remaining <= 0 {
+		return 0, io.EOF
+	}
+	if d.file == nil {
+		if err := d.open(); err != nil {
+			return 0, err
+		}
+	}
+	if int64(len(p)) > d.remaining {
+		p = p[:d.remaining]
+	}
+	n, err := d.file.Read(p)
+	d.remaining -= int64(n)
+	if err == io.EOF {
+		if d.remaining > 0 {
+			return n, fmt.Errorf("%s: file shrank while reading, %d bytes missing: %w", d.display(d.curName), d.remaining, io.ErrUnexpectedEOF)
+		}
+		err = nil
+	}
+	if err != nil {
+		return n, fmt.Errorf("%s: %w", d.display(d.curName), err)
+	}
+	if d.remaining == 0 {
+		// Release the descriptor as soon as the data is done.
+		if err := d.closeFile(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (d *DirReader) open() error {
+	if d.root == nil {
+		return fmt.Errorf("%s: reader is closed", d.display(d.curName))
+	}
+	f, err := d.root.Open(d.curName)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.display(d.curName), err)
+	}
+	// The walk saw a regular file; make sure that is still what we read (a
+	// swap for a symlink or a device would otherwise go unnoticed).
+	var st unix.Stat_t
+	err = withFd(f, func(fd int) error { return unix.Fstat(fd, &st) })
+	if err == nil && (uint64(st.Dev) != d.curID.dev || uint64(st.Ino) != d.curID.ino) {
+		err = errors.New("file was replaced while reading the tree")
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", d.display(d.curName), err)
+	}
+	d.file = f
+	return nil
+}
+
+func (d *DirReader) closeFile() error {
+	if d.file == nil {
+		return nil
+	}
+	err := d.file.Close()
+	d.file = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.display(d.curName), err)
+	}
+	return nil
+}
+
+// Close releases the open file and the directory handle. Reading to
+// io.EOF does the same; Close is for a reader abandoned half way.
+func (d *DirReader) Close() error {
+	err := d.closeFile()
+	if d.root != nil {
+		if cerr := d.root.Close(); err == nil {
+			err = cerr
+		}
+		d.root = nil
+	}
+	d.entries = nil
+	return err
+}

@@ -1,0 +1,442 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DirWriterOptions configures NewDirWriter.
+type DirWriterOptions struct {
+	// Owners applies each entry's UID and GID even when not running as
+	// root (it then fails for ids the caller may not give away). As root
+	// owners are always applied.
+	Owners bool
+	// SkipDevices skips char and block devices, recording them in Skipped,
+	// when not running as root; otherwise they are an error there.
+	SkipDevices bool
+	// CreateParents creates missing parent directories (0755, owned by the
+	// caller). By default a missing parent is an error, because the kernel
+	// silently drops such an entry when it unpacks an initramfs.
+	CreateParents bool
+}
+
+// DirWriter unpacks entries into a directory tree. Every path is resolved
+// through an os.Root, so a symlink written earlier (x -> /etc) can never make
+// a later entry (x/passwd) land outside the tree.
+type DirWriter struct {
+	root   *os.Root
+	path   string
+	opts   DirWriterOptions
+	owners bool // apply UID/GID
+	mknod  bool // may create device nodes
+
+	// The entry being written. Regular files get their owner, mode and
+	// mtime only once their data is complete: writing clears setuid, and
+	// changes the mtime.
+	cur       *Entry // clone; nil when there is none
+	curName   string // cleaned
+	file      *os.File
+	remaining int64
+
+	links   map[HardLinkKey]string // cpio hard-link group -> first member
+	dirs    []*dirMeta             // in order of first appearance
+	dirByNm map[string]*dirMeta
+	skipped []*Entry
+	closed  bool
+}
+
+// dirMeta is what is applied to a directory at Close, after its children.
+type dirMeta struct {
+	name    string
+	mode    uint32
+	modTime time.Time
+}
+
+// NewDirWriter returns a Writer that creates the entries under root, which
+// must be an existing directory.
+func NewDirWriter(root string, opts DirWriterOptions) (Writer, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	euid := os.Geteuid()
+	return &DirWriter{
+		root:    r,
+		path:    root,
+		opts:    opts,
+		owners:  opts.Owners || euid == 0,
+		mknod:   euid == 0,
+		links:   map[HardLinkKey]string{},
+		dirByNm: map[string]*dirMeta{},
+	}, nil
+}
+
+// Skipped returns the entries that were not created: sockets, which cannot
+// be meaningfully created from an archive, and devices when SkipDevices is
+// set and the writer is not root.
+func (w *DirWriter) Skipped() []*Entry { return w.skipped }
+
+// WriteHeader creates the entry. TypeTrailer entries are ignored except that
+// they end the scope of cpio hard-link groups, as in the kernel.
+func (w *DirWriter) WriteHeader(e *Entry) error {
+	if w.closed {
+		return fmt.Errorf("entry %q: writer is closed", e.Name)
+	}
+	if err := w.finish(); err != nil {
+		return err
+	}
+	if e.Type == TypeTrailer {
+		clear(w.links)
+		return nil
+	}
+	name, err := Clean(e.Name)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	if err := w.create(name, e); err != nil {
+		// Nothing of a failed entry is finished later.
+		if w.file != nil {
+			w.file.Close()
+		}
+		w.cur, w.file = nil, nil
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	return nil
+}
+
+func (w *DirWriter) create(name string, e *Entry) error {
+	// Data of anything but a regular file has no place on disk; accept it
+	// (as the Writer contract says Size bytes follow) and drop it.
+	w.cur, w.curName, w.remaining = e.Clone(), name, e.Size
+
+	switch e.Type {
+	case TypeSocket:
+		w.skip(e)
+		return nil
+	case TypeChar, TypeBlock:
+		if !w.mknod {
+			if w.opts.SkipDevices {
+				w.skip(e)
+				return nil
+			}
+			return errors.New("creating a device node needs root (or skip devices)")
+		}
+	case TypeRegular, TypeDir, TypeSymlink, TypeHardlink, TypeFifo:
+	default:
+		return fmt.Errorf("cannot create entry of %s", e.Type)
+	}
+
+	if name == "." {
+		if e.Type != TypeDir {
+			return fmt.Errorf("the root can only be a directory, not a %s", e.Type)
+		}
+		return w.dir(name, e, true)
+	}
+	if err := w.checkParent(path.Dir(name)); err != nil {
+		return err
+	}
+	exists, err := w.clearPath(name, e.Type == TypeDir)
+	if err != nil {
+		return err
+	}
+
+	switch e.Type {
+	case TypeDir:
+		return w.dir(name, e, exists)
+	case TypeRegular:
+		return w.regular(name, e)
+	case TypeHardlink:
+		target, err := Clean(e.Linkname)
+		if err != nil {
+			return fmt.Errorf("hard link target: %w", err)
+		}
+		// A link shares the target's inode: its own owner, mode and mtime
+		// (tar stores copies) must not be applied over the target's.
+		return w.root.Link(target, name)
+	case TypeSymlink:
+		if e.Linkname == "" {
+			return errors.New("symlink has no target")
+		}
+		// The target is stored, never followed: os.Root resolves later
+		// names without leaving the tree.
+		if err := w.root.Symlink(e.Linkname, name); err != nil {
+			return err
+		}
+		return w.applyMeta(name, e, false)
+	default: // char, block, fifo
+		if key, ok := e.LinkKey(); ok {
+			if first, ok := w.links[key]; ok {
+				if err := w.root.Link(first, name); err != nil {
+					return err
+				}
+				return w.applyMeta(name, e, true)
+			}
+			w.links[key] = name
+		}
+		dev := unix.Mkdev(e.RdevMajor, e.RdevMinor)
+		err := w.inParent(name, func(fd int, base string) error {
+			// The mode is fixed by applyMeta; umask and setuid do not
+			// matter here.
+			if err := unix.Mknodat(fd, base, e.UnixMode()&^0o7000, int(dev)); err != nil {
+				return &os.PathError{Op: "mknod", Path: name, Err: err}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return w.applyMeta(name, e, true)
+	}
+}
+
+func (w *DirWriter) skip(e *Entry) {
+	w.skipped = append(w.skipped, e.Clone())
+}
+
+// checkParent makes sure the parent of an entry exists and is a directory.
+// Stat follows symlinks, but os.Root only inside the tree: a parent that is
+// a symlink leading out (absolute, or with too many "..") is an error here.
+func (w *DirWriter) checkParent(parent string) error {
+	if parent == "." {
+		return nil
+	}
+	fi, err := w.root.Stat(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !w.opts.CreateParents {
+			return fmt.Errorf("parent directory %q does not exist (the kernel would drop this entry)", parent)
+		}
+		return w.root.MkdirAll(parent, 0o755)
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("parent %q is not a directory", parent)
+	}
+	return nil
+}
+
+// clearPath removes what is at name so that it can be created anew, and
+// reports whether a directory that is to stay is there. Lstat and Remove do
+// not follow a symlink at name: the link itself is replaced.
+func (w *DirWriter) clearPath(name string, wantDir bool) (exists bool, err error) {
+	fi, err := w.root.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if fi.IsDir() {
+		if wantDir {
+			return true, nil
+		}
+		return false, fmt.Errorf("a directory is in the way")
+	}
+	return false, w.root.Remove(name)
+}
+
+// dir creates a directory. Its mode and mtime wait until Close: its
+// children change the mtime, and a read-only mode would keep a non-root
+// writer from creating them.
+func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
+	if !exists {
+		if err := w.root.Mkdir(name, 0o700); err != nil {
+			return err
+		}
+	}
+	if w.owners {
+		if err := w.inParent(name, func(fd int, base string) error {
+			return chownAt(fd, base, name, e)
+		}); err != nil {
+			return err
+		}
+	}
+	m := w.dirByNm[name]
+	if m == nil {
+		m = &dirMeta{name: name}
+		w.dirByNm[name] = m
+		w.dirs = append(w.dirs, m)
+	}
+	// A later duplicate wins, as when tar extracts.
+	m.mode, m.modTime = e.Mode&PermMask, e.ModTime
+	return nil
+}
+
+// regular creates (or, for a later cpio hard-link member, links) a regular
+// file and leaves it open for its data.
+func (w *DirWriter) regular(name string, e *Entry) error {
+	if key, ok := e.LinkKey(); ok {
+		if first, ok := w.links[key]; ok {
+			if err := w.root.Link(first, name); err != nil {
+				return err
+			}
+			if e.Size == 0 {
+				return nil // metadata is applied by finish
+			}
+			// This member carries the group's data into the shared file,
+			// which may already have its final, read-only mode.
+			if err := w.inParent(name, func(fd int, base string) error {
+				if err := unix.Fchmodat(fd, base, 0o600, 0); err != nil {
+					return &os.PathError{Op: "chmod", Path: name, Err: err}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			f, err := w.root.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				return err
+			}
+			w.file = f
+			return nil
+		}
+		w.links[key] = name
+	}
+	// O_EXCL: clearPath removed what was there, so anything found now is
+	// not ours to write through. 0600 until the exact mode is set.
+	f, err := w.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	w.file = f
+	return nil
+}
+
+// Write writes data of the current entry.
+func (w *DirWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if w.cur == nil {
+		return 0, errors.New("write outside an entry")
+	}
+	if int64(len(p)) > w.remaining {
+		return 0, fmt.Errorf("entry %q: more than its %d bytes of data", w.cur.Name, w.cur.Size)
+	}
+	if w.file == nil {
+		w.remaining -= int64(len(p))
+		return len(p), nil
+	}
+	n, err := w.file.Write(p)
+	w.remaining -= int64(n)
+	if err != nil {
+		return n, fmt.Errorf("entry %q: %w", w.cur.Name, err)
+	}
+	return n, nil
+}
+
+// finish completes the current entry: checks its data is all there, closes
+// its file and applies the metadata of a regular file.
+func (w *DirWriter) finish() error {
+	if w.cur == nil {
+		return nil
+	}
+	e, name, f := w.cur, w.curName, w.file
+	w.cur, w.file = nil, nil
+	var err error
+	if f != nil {
+		err = f.Close()
+	}
+	if w.remaining > 0 {
+		return fmt.Errorf("entry %q: data ends %d bytes short of %d", e.Name, w.remaining, e.Size)
+	}
+	if err == nil && e.Type == TypeRegular {
+		err = w.applyMeta(name, e, true)
+	}
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	return nil
+}
+
+// applyMeta sets owner, then mode (chown clears setuid and setgid), then
+// mtime, without following a symlink at name.
+func (w *DirWriter) applyMeta(name string, e *Entry, chmod bool) error {
+	return w.inParent(name, func(fd int, base string) error {
+		if w.owners {
+			if err := chownAt(fd, base, name, e); err != nil {
+				return err
+			}
+		}
+		if chmod {
+			// fchmodat cannot refuse to follow a symlink on older kernels;
+			// base is what was just created here, never a symlink.
+			if err := unix.Fchmodat(fd, base, e.Mode&PermMask, 0); err != nil {
+				return &os.PathError{Op: "chmod", Path: name, Err: err}
+			}
+		}
+		return mtimeAt(fd, base, name, e.ModTime)
+	})
+}
+
+func chownAt(fd int, base, name string, e *Entry) error {
+	if err := unix.Fchownat(fd, base, e.UID, e.GID, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lchown", Path: name, Err: err}
+	}
+	return nil
+}
+
+// mtimeAt sets atime and mtime to t, so that the tree does not depend on
+// when it was written.
+func mtimeAt(fd int, base, name string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	ts, err := unix.TimeToTimespec(t)
+	if err != nil {
+		return fmt.Errorf("mtime %v: %w", t, err)
+	}
+	if err := unix.UtimesNanoAt(fd, base, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lutimes", Path: name, Err: err}
+	}
+	return nil
+}
+
+// inParent runs fn on the directory holding name, opened through the root,
+// with name's last component: the *at system calls then act inside the
+// tree whatever symlinks the path holds. For "." it is the root itself.
+func (w *DirWriter) inParent(name string, fn func(fd int, base string) error) error {
+	parent, base := path.Dir(name), path.Base(name)
+	if name == "." {
+		parent, base = ".", "."
+	}
+	d, err := w.root.Open(parent)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return withFd(d, func(fd int) error { return fn(fd, base) })
+}
+
+// Close finishes the last entry, then applies directory modes and mtimes,
+// children before parents, and releases the root. The tree stays.
+func (w *DirWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	err := w.finish()
+	for i := len(w.dirs) - 1; i >= 0; i-- {
+		m := w.dirs[i]
+		merr := w.inParent(m.name, func(fd int, base string) error {
+			if err := unix.Fchmodat(fd, base, m.mode, 0); err != nil {
+				return &os.PathError{Op: "chmod", Path: m.name, Err: err}
+			}
+			return mtimeAt(fd, base, m.name, m.modTime)
+		})
+		if merr != nil && err == nil {
+			err = fmt.Errorf("directory %q: %w", m.name, merr)
+		}
+	}
+	w.closed = true
+	if cerr := w.root.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
