@@ -1,0 +1,63 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"rootfs-trim": func() { os.Exit(cli.Main(os.Args[1:])) },
+	})
+}
+
+// TestScripts runs the command-line scenarios in testdata/script: each
+// .txtar file runs the real binary and compares its output and files.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ROOTFS_TRIM_REQUIRE_TOOLS", os.Getenv(archivetest.RequireToolsEnv))
+			env.Setenv("TZ", "UTC")
+			env.Setenv("LC_ALL", "C.UTF-8")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// mkrootfs DIR: the shared fixture tree (devices only as root).
+			"mkrootfs": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: mkrootfs DIR")
+				}
+				ts.Check(archivetest.MakeRootfsTree(ts.MkAbs(args[0])))
+			},
+		},
+		// [tool:NAME] holds when NAME is installed; under CI
+		// (ROOTFS_TRIM_REQUIRE_TOOLS=1) a missing tool is an error, so
+		// `[!tool:cpio] skip` can never hide an interoperability test there.
+		// [root] holds when running as root (device nodes, ownership).
+		Condition: func(cond string) (bool, error) {
+			if tool, ok := strings.CutPrefix(cond, "tool:"); ok {
+				missing, err := archivetest.ToolMissing(tool)
+				return !missing, err
+			}
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
+}

@@ -1,0 +1,326 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+)
+
+// Action is what a copy does with one entry.
+type Action uint8
+
+const (
+	Keep Action = iota
+	Drop
+)
+
+// CopyOptions configures Copy.
+type CopyOptions struct {
+	// Decide is asked once for every entry except trailers. Nil keeps all.
+	Decide func(*Entry) (Action, error)
+	// Dest is the kind of the destination: it decides how hard links are
+	// expressed (cpio: shared inode, data on the last member; tar: data on
+	// the first, then links by name).
+	Dest Kind
+	// Links must be set when a tar source is copied to cpio: cpio needs each
+	// group's size in its first member, which a tar stream only reveals
+	// later. See ScanLinks.
+	Links *LinkScan
+}
+
+// Copy streams every entry of src into dst, dropping what Decide says.
+//
+// A cpio hard-link group is handled as one unit: its members are held back
+// (headers only; the data rides on one member, in GNU cpio the last) until the
+// group is complete, then written together with the data on a member that
+// is kept. Dropping the member that carried the data therefore never leaves
+// the others empty. Held-back members come out at the position of the
+// group's last member; parents still precede children.
+//
+// A cpio-to-cpio copy with no Decide passes every entry through untouched,
+// so an archive written by GNU cpio comes out byte for byte.
+func Copy(dst Writer, src Reader, opt CopyOptions) error {
+	c := &copier{dst: dst, src: src, opt: opt, groups: map[HardLinkKey]*linkGroup{}}
+	c.regroup = opt.Decide != nil || !opt.Dest.IsCpio()
+	return c.run()
+}
+
+type copier struct {
+	dst     Writer
+	src     Reader
+	opt     CopyOptions
+	regroup bool
+
+	groups  map[HardLinkKey]*linkGroup
+	pending []*linkGroup // in order of first appearance, for deterministic flushing
+
+	// tar sources: names kept so far, to check a link's target, and the
+	// inode numbering when going to cpio.
+	keptNames map[string]*Entry
+	nextInode uint64
+}
+
+type linkGroup struct {
+	key     HardLinkKey
+	members []*Entry
+	keep    []bool
+	seen    uint32
+}
+
+func (c *copier) run() error {
+	for {
+		e, err := c.src.Next()
+		if err == io.EOF {
+			return c.flushAll()
+		}
+		if err != nil {
+			return err
+		}
+		if err := c.handle(e); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *copier) decide(e *Entry) (Action, error) {
+	if c.opt.Decide == nil {
+		return Keep, nil
+	}
+	return c.opt.Decide(e)
+}
+
+func (c *copier) handle(e *Entry) error {
+	if e.Type == TypeTrailer {
+		// A member boundary resets the kernel's hard-link table, so a group
+		// never spans it: whatever is still pending is complete as it is.
+		if err := c.flushAll(); err != nil {
+			return err
+		}
+		if !c.opt.Dest.IsCpio() {
+			return nil
+		}
+		return c.dst.WriteHeader(e)
+	}
+	if key, ok := e.LinkKey(); ok && c.regroup {
+		return c.addToGroup(key, e)
+	}
+	act, err := c.decide(e)
+	if err != nil {
+		return err
+	}
+	if e.Type == TypeHardlink || c.opt.Links != nil {
+		return c.handleTarStyle(e, act)
+	}
+	if act == Drop {
+		return nil
+	}
+	return c.emit(e, c.src)
+}
+
+func (c *copier) emit(e *Entry, data io.Reader) error {
+	if err := c.dst.WriteHeader(e); err != nil {
+		return err
+	}
+	if e.Size > 0 {
+		n, err := io.CopyN(c.dst, data, e.Size)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("entry %q: data ends after %d of %d bytes: %w", e.Name, n, e.Size, io.ErrUnexpectedEOF)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *copier) addToGroup(key HardLinkKey, e *Entry) error {
+	act, err := c.decide(e)
+	if err != nil {
+		return err
+	}
+	g := c.groups[key]
+	if g == nil {
+		g = &linkGroup{key: key}
+		c.groups[key] = g
+		c.pending = append(c.pending, g)
+	}
+	g.members = append(g.members, e)
+	g.keep = append(g.keep, act == Keep)
+	g.seen++
+	if e.Size > 0 || g.seen >= e.Nlink {
+		return c.flushGroup(g, e)
+	}
+	return nil
+}
+
+// flushGroup writes a complete group. carrier is the member whose data is
+// next in src, or nil when no member had data.
+func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
+	delete(c.groups, g.key)
+	for i, p := range c.pending {
+		if p == g {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			break
+		}
+	}
+	var kept []*Entry
+	for i, m := range g.members {
+		if g.keep[i] {
+			kept = append(kept, m.Clone())
+		}
+	}
+	var size int64
+	var data io.Reader = eofReader{}
+	if carrier != nil && carrier.Size > 0 {
+		size, data = carrier.Size, c.src
+	}
+	if len(kept) == 0 {
+		return nil // the data, unread, is skipped by the next Next
+	}
+	touched := len(kept) != len(g.members)
+	if !c.opt.Dest.IsCpio() && c.opt.Dest != KindDir {
+		// tar: the first member carries the data, the rest link to it.
+		first := kept[0]
+		first.Size = size
+		first.Nlink = uint32(len(kept))
+		if err := c.emit(first, data); err != nil {
+			return err
+		}
+		for _, m := range kept[1:] {
+			m.Type, m.Linkname, m.Size, m.Nlink = TypeHardlink, first.Name, 0, uint32(len(kept))
+			if err := c.dst.WriteHeader(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, m := range kept {
+		if touched {
+			m.Nlink = uint32(len(kept))
+		}
+		m.Size = 0
+		if i == len(kept)-1 {
+			m.Size = size
+			if err := c.emit(m, data); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := c.dst.WriteHeader(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *copier) flushAll() error {
+	for len(c.pending) > 0 {
+		if err := c.flushGroup(c.pending[0], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handleTarStyle copies entries of a source whose hard links are by name.
+func (c *copier) handleTarStyle(e *Entry, act Action) error {
+	if c.keptNames == nil {
+		c.keptNames = map[string]*Entry{}
+	}
+	clean, err := Clean(e.Name)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	if e.Type == TypeHardlink {
+		target, err := Clean(e.Linkname)
+		if err != nil {
+			return fmt.Errorf("hard link %q: target: %w", e.Name, err)
+		}
+		t, ok := c.keptNames[target]
+		if act == Drop {
+			return nil
+		}
+		if !ok {
+			return fmt.Errorf("hard link %q: target %q is not in the output (missing from the input, or dropped)", e.Name, e.Linkname)
+		}
+		if c.opt.Dest.IsCpio() {
+			m := e.Clone()
+			m.Type, m.Linkname, m.Size = TypeRegular, "", 0
+			m.Mode = t.Mode
+			m.Inode, m.Nlink = t.Inode, t.Nlink
+			return c.dst.WriteHeader(m)
+		}
+		return c.dst.WriteHeader(e)
+	}
+	if act == Drop {
+		return nil
+	}
+	out := e
+	if c.opt.Dest.IsCpio() && c.opt.Links != nil {
+		out = e.Clone()
+		c.nextInode++
+		out.Inode = c.nextInode
+		out.Nlink = 1
+		switch e.Type {
+		case TypeDir:
+			out.Nlink = 2 + c.opt.Links.subdirs[clean]
+		case TypeRegular:
+			if n := c.opt.Links.links[clean]; n > 0 {
+				out.Nlink = uint32(n) + 1
+			}
+		}
+	}
+	c.keptNames[clean] = out
+	return c.emit(out, c.src)
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// LinkScan is what a first pass over a tar stream learns for cpio output:
+// how many kept hard links name each file, and how many subdirectories each
+// directory has (a directory's link count).
+type LinkScan struct {
+	links   map[string]int
+	subdirs map[string]uint32
+}
+
+// ScanLinks reads the headers of a tar-style source and counts, for every
+// kept file, the kept hard links to it.
+func ScanLinks(src Reader, decide func(*Entry) (Action, error)) (*LinkScan, error) {
+	s := &LinkScan{links: map[string]int{}, subdirs: map[string]uint32{}}
+	for {
+		e, err := src.Next()
+		if err == io.EOF {
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if decide != nil {
+			if act, err := decide(e); err != nil {
+				return nil, err
+			} else if act == Drop {
+				continue
+			}
+		}
+		name, err := Clean(e.Name)
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		switch e.Type {
+		case TypeHardlink:
+			target, err := Clean(e.Linkname)
+			if err != nil {
+				return nil, fmt.Errorf("hard link %q: target: %w", e.Name, err)
+			}
+			s.links[target]++
+		case TypeDir:
+			if name != "." {
+				s.subdirs[path.Dir(name)]++
+			}
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package archive
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// Kind is the container format of an archive, apart from its compression.
+type Kind uint8
+
+const (
+	KindCpio    Kind = iota + 1 // newc, 070701
+	KindCpioCRC                 // crc, 070702
+	KindTar
+	KindDir
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindCpio:
+		return "newc"
+	case KindCpioCRC:
+		return "crc"
+	case KindTar:
+		return "tar"
+	case KindDir:
+		return "dir"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// ParseKind accepts the names used by --format.
+func ParseKind(s string) (Kind, error) {
+	switch strings.ToLower(s) {
+	case "newc", "cpio":
+		return KindCpio, nil
+	case "crc":
+		return KindCpioCRC, nil
+	case "tar", "pax", "ustar", "gnutar":
+		return KindTar, nil
+	case "dir", "directory":
+		return KindDir, nil
+	}
+	return 0, fmt.Errorf("unknown format %q (want newc, crc, tar or dir)", s)
+}
+
+// IsCpio reports whether k is one of the cpio variants.
+func (k Kind) IsCpio() bool { return k == KindCpio || k == KindCpioCRC }
+
+// Format is what Open detected, and what Create is asked to write.
+type Format struct {
+	Kind  Kind
+	Codec compress.Codec
+	// Tar is the header format for tar output when the entries do not say
+	// (tar.FormatUnknown lets archive/tar choose the smallest that fits).
+	Tar tar.Format
+}
+
+func (f Format) String() string {
+	s := f.Kind.String()
+	if f.Kind == KindTar && f.Tar != tar.FormatUnknown {
+		s = "tar (" + strings.ToLower(f.Tar.String()) + ")"
+	}
+	if f.Kind != KindDir {
+		s += ", " + f.Codec.String()
+	}
+	return s
+}
+
+// Input is an open archive or tree.
+type Input struct {
+	Reader
+	Path   string
+	Format Format
+	// Size is the size of the file on disk (compressed), 0 for a tree.
+	Size int64
+
+	file    *os.File
+	counter *countingReader
+	decomp  io.Closer
+}
+
+// Consumed reports how many bytes of the file on disk have been read, for
+// progress reporting.
+func (in *Input) Consumed() int64 {
+	if in.counter == nil {
+		return 0
+	}
+	return in.counter.n
+}
+
+// Close releases the input.
+func (in *Input) Close() error {
+	var err error
+	if in.decomp != nil {
+		err = in.decomp.Close()
+	}
+	if in.file != nil {
+		if cerr := in.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Open opens a directory tree or an archive file, detecting compression and
+// format from the content, never from the name.
+func Open(path string) (*Input, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		r, err := NewDirReader(path)
+		if err != nil {
+			return nil, err
+		}
+		return &Input{Reader: r, Path: path, Format: Format{Kind: KindDir}}, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file or directory", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in, err := openStream(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	in.Path, in.Size, in.file = path, fi.Size(), f
+	return in, nil
+}
+
+func openStream(f io.Reader) (*Input, error) {
+	counter := &countingReader{r: f, h: sha256.New()}
+	dr, codec, err := compress.NewReader(counter)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(dr, 64<<10)
+	format, err := sniffContainer(br)
+	if err != nil {
+		dr.Close()
+		if codec != compress.None {
+			return nil, fmt.Errorf("%s payload: %w", codec, err)
+		}
+		return nil, err
+	}
+	format.Codec = codec
+	in := &Input{Format: format, counter: counter, decomp: dr}
+	switch format.Kind {
+	case KindTar:
+		in.Reader = NewTarReader(br)
+	default:
+		in.Reader = NewCpioReader(br)
+	}
+	return in, nil
+}
+
+// ErrUnknownFormat reports content that is neither cpio nor tar.
+var ErrUnknownFormat = errors.New("unknown archive format")
+
+func sniffContainer(br *bufio.Reader) (Format, error) {
+	head, err := br.Peek(512)
+	if len(head) == 0 {
+		if err == io.EOF || err == nil {
+			return Format{}, errors.New("empty input")
+		}
+		return Format{}, err
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte(magicNewc)):
+		return Format{Kind: KindCpio}, nil
+	case bytes.HasPrefix(head, []byte(magicCRC)):
+		return Format{Kind: KindCpioCRC}, nil
+	case bytes.HasPrefix(head, []byte(magicOldASCII)):
+		return Format{}, fmt.Errorf("%w: old portable ASCII cpio (070707); the kernel refuses it, rebuild with -H newc", ErrUnknownFormat)
+	case len(head) >= 2 && (head[0] == 0xc7 && head[1] == 0x71 || head[0] == 0x71 && head[1] == 0xc7):
+		return Format{}, fmt.Errorf("%w: binary cpio; the kernel refuses it, rebuild with -H newc", ErrUnknownFormat)
+	}
+	if len(head) == 512 {
+		switch {
+		case bytes.Equal(head[257:265], []byte("ustar  \x00")):
+			return Format{Kind: KindTar, Tar: tar.FormatGNU}, nil
+		case bytes.Equal(head[257:263], []byte("ustar\x00")):
+			// PAX and USTAR share the magic; PAX shows as extended headers,
+			// which archive/tar reports per entry.
+			if head[156] == 'x' || head[156] == 'g' {
+				return Format{Kind: KindTar, Tar: tar.FormatPAX}, nil
+			}
+			return Format{Kind: KindTar, Tar: tar.FormatUSTAR}, nil
+		case validV7Checksum(head):
+			return Format{Kind: KindTar}, nil
+		}
+	}
+	return Format{}, fmt.Errorf("%w: starts with %q", ErrUnknownFormat, printable(head[:min(len(head), 8)]))
+}
+
+// validV7Checksum recognises pre-POSIX tar headers, which have no magic.
+func validV7Checksum(h []byte) bool {
+	field := bytes.Trim(h[148:156], " \x00")
+	if len(field) == 0 {
+		return false
+	}
+	var want int64
+	for _, c := range field {
+		if c < '0' || c > '7' {
+			return false
+		}
+		want = want*8 + int64(c-'0')
+	}
+	var sum int64
+	for i, c := range h {
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		sum += int64(c)
+	}
+	return sum == want
+}
+
+// countingReader counts and hashes what is read from the file on disk, for
+// progress and for the manifest's input digest.
+type countingReader struct {
+	r io.Reader
+	n int64
+	h hash.Hash
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	return n, err
+}
+
+// Digest returns "sha256:<hex>" of the whole input file. Decompressors may
+// stop short of the end (trailing padding after the last frame), so the
+// rest of the file is read first. For a tree it returns "".
+func (in *Input) Digest() (string, error) {
+	if in.counter == nil {
+		return "", nil
+	}
+	if _, err := io.Copy(io.Discard, in.counter); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(in.counter.h.Sum(nil)), nil
+}
+
+// NewWriterFor returns an entry writer of kind k over w (already compressed
+// as wanted). For KindDir use NewDirWriter.
+func NewWriterFor(w io.Writer, f Format) (Writer, error) {
+	switch f.Kind {
+	case KindCpio:
+		return NewCpioWriter(w, Newc), nil
+	case KindCpioCRC:
+		return NewCpioWriter(w, CRC), nil
+	case KindTar:
+		return NewTarWriter(w, f.Tar), nil
+	}
+	return nil, fmt.Errorf("no stream writer for %s", f.Kind)
+}

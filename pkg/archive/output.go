@@ -1,0 +1,209 @@
+package archive
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// OutputOptions configures Create.
+type OutputOptions struct {
+	Compress compress.WriterOptions
+	Dir      DirWriterOptions
+}
+
+// Output is an archive or tree being written. Nothing appears at Path until
+// Commit: the content goes to a temporary file (or directory) beside it,
+// renamed into place when complete, so a failure or an interrupt never
+// leaves a partial output behind and never clobbers an existing one.
+type Output struct {
+	Writer
+	Path   string
+	Format Format
+
+	tmp     string
+	file    *os.File
+	buf     *bufio.Writer
+	comp    io.WriteCloser
+	counter *countingWriter
+	done    bool
+}
+
+// Written reports the bytes written to disk so far (compressed).
+func (o *Output) Written() int64 {
+	if o.counter == nil {
+		return 0
+	}
+	return o.counter.n
+}
+
+// Create starts writing f at path.
+func Create(path string, f Format, opt OutputOptions) (*Output, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if f.Kind == KindDir {
+			return nil, fmt.Errorf("%s: already exists; a tree is only written to a new directory", path)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: exists and is not a regular file; refusing to replace it", path)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	o := &Output{Path: path, Format: f}
+	if f.Kind == KindDir {
+		tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
+		if err != nil {
+			return nil, err
+		}
+		w, err := NewDirWriter(tmp, opt.Dir)
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		o.tmp, o.Writer = tmp, w
+		return o, nil
+	}
+	file, err := os.CreateTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	o.tmp, o.file = file.Name(), file
+	o.counter = &countingWriter{w: file, h: sha256.New()}
+	o.buf = bufio.NewWriterSize(o.counter, 256<<10)
+	o.comp, err = compress.NewWriter(o.buf, f.Codec, opt.Compress)
+	if err != nil {
+		o.Abort()
+		return nil, err
+	}
+	o.Writer, err = NewWriterFor(o.comp, f)
+	if err != nil {
+		o.Abort()
+		return nil, err
+	}
+	return o, nil
+}
+
+// Commit finishes the archive and renames it into place.
+func (o *Output) Commit() error {
+	if o.done {
+		return errors.New("output already finished")
+	}
+	if err := o.finish(); err != nil {
+		o.Abort()
+		return fmt.Errorf("writing %s: %w", o.Path, err)
+	}
+	o.done = true
+	if err := os.Rename(o.tmp, o.Path); err != nil {
+		o.removeTemp()
+		return err
+	}
+	return syncDir(filepath.Dir(o.Path))
+}
+
+func (o *Output) finish() error {
+	if err := o.Writer.Close(); err != nil {
+		return err
+	}
+	if o.file == nil {
+		return nil
+	}
+	if err := o.comp.Close(); err != nil {
+		return err
+	}
+	if err := o.buf.Flush(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; an image is meant to be read by others.
+	if err := o.file.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := o.file.Sync(); err != nil {
+		return err
+	}
+	err := o.file.Close()
+	o.file = nil
+	return err
+}
+
+// Abort discards everything written. It is safe to call after Commit, when
+// it does nothing, so callers can defer it.
+func (o *Output) Abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	o.removeTemp()
+}
+
+func (o *Output) removeTemp() {
+	if o.file != nil {
+		o.file.Close()
+		o.file = nil
+	}
+	if o.tmp != "" {
+		os.RemoveAll(o.tmp)
+	}
+}
+
+// TempPath is where the output is being written until Commit; for signal
+// handlers that must remove it.
+func (o *Output) TempPath() string { return o.tmp }
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// Some filesystems refuse fsync on a directory; the rename is done.
+	_ = d.Sync()
+	return nil
+}
+
+// countingWriter counts and hashes what goes to disk.
+type countingWriter struct {
+	w io.Writer
+	n int64
+	h hash.Hash
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	return n, err
+}
+
+// Digest returns "sha256:<hex>" of the file written, after Commit; "" for
+// a tree.
+func (o *Output) Digest() string {
+	if o.counter == nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(o.counter.h.Sum(nil))
+}
+
+// SameFile reports whether a and b name the same existing file.
+func SameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(fa, fb)
+}

@@ -1,0 +1,165 @@
+// Package cli is the rootfs-trim command line: flag parsing, output and exit
+// codes. The work itself lives in the other packages.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Exit codes: "found problems" is a result, not a failure of the tool.
+const (
+	ExitOK       = 0
+	ExitFindings = 1
+	ExitError    = 2
+)
+
+// Env is what a command sees of the world; tests substitute it.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// IsTerminal reports whether stderr is a terminal (progress display).
+	IsTerminal bool
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// errFindings makes a command exit 1 without printing anything more: the
+// command has already reported what it found.
+var errFindings = errors.New("findings reported")
+
+// usageError is a mistake on the command line: printed with a pointer to
+// -h, exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// Main runs the command line and returns the exit code.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, IsTerminal: isTerminal(os.Stderr)}
+	return Run(ctx, env, args)
+}
+
+// Run runs one command line in env and returns the exit code.
+func Run(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 {
+		printUsage(env.Stderr)
+		return ExitError
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		printUsage(env.Stdout)
+		return ExitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "rootfs-trim: unknown command %q\n", name)
+		printUsage(env.Stderr)
+		return ExitError
+	}
+	err := c.run(ctx, env, args[1:])
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errFindings):
+		return ExitFindings
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(env.Stderr, "rootfs-trim %s: %v\nRun 'rootfs-trim %s -h' for usage.\n", name, err, name)
+		return ExitError
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(env.Stderr, "rootfs-trim %s: interrupted; nothing was written\n", name)
+		return ExitError
+	}
+	fmt.Fprintf(env.Stderr, "rootfs-trim %s: %v\n", name, err)
+	return ExitError
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `rootfs-trim strips container-runtime configuration that packages must not
+ship from a Buildroot rootfs, and defers it to boot time.
+
+Usage:
+  rootfs-trim <command> [flags] [arguments]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Run 'rootfs-trim <command> -h' for a command's flags.
+Exit status: 0 success, 1 findings (audit, check), 2 usage, input or I/O error.
+`)
+}
+
+// newFlagSet returns a flag set whose usage text is the command's own.
+func newFlagSet(env *Env, name, synopsis, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: rootfs-trim %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimSpace(help)+"\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, allowing flags after the positional arguments
+// (people type `list rootfs.cpio --json`).
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

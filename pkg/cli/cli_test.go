@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
+	code := Run(context.Background(), e, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// Exit codes are part of the interface: 0 success, 1 findings, 2 anything
+// that stopped the tool from doing its job.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage")
+	os.WriteFile(garbage, []byte("not an archive at all, not even close"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want int
+		err  string
+	}{
+		{"no command", nil, ExitError, "Usage:"},
+		{"unknown command", []string{"frobnicate"}, ExitError, `unknown command "frobnicate"`},
+		{"help", []string{"--help"}, ExitOK, ""},
+		{"command help", []string{"list", "-h"}, ExitOK, "Usage: rootfs-trim list"},
+		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: -frob"},
+		{"missing argument", []string{"list"}, ExitError, "want exactly one ARCHIVE or DIR"},
+		{"missing file", []string{"list", filepath.Join(dir, "nope")}, ExitError, "no such file"},
+		{"garbage", []string{"list", garbage}, ExitError, "unknown archive format"},
+		{"repack one argument", []string{"repack", garbage}, ExitError, "want IN and OUT"},
+		{"apply without rules", []string{"apply", dir}, ExitError, "--rules DIR is required"},
+		{"bad SOURCE_DATE_EPOCH", []string{"apply", "--rules", "../../rules", dir}, ExitError, "SOURCE_DATE_EPOCH"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, map[string]string{"SOURCE_DATE_EPOCH": "yesterday"}, tc.args...)
+			if code != tc.want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.want, stderr)
+			}
+			if !strings.Contains(stdout+stderr, tc.err) {
+				t.Errorf("output does not mention %q:\n%s%s", tc.err, stdout, stderr)
+			}
+		})
+	}
+}
+
+// Every command's -h names the command and its flags, and the main usage
+// lists every command.
+func TestHelpIsComplete(t *testing.T) {
+	_, usage, _ := run(t, nil, "--help")
+	for name := range commands {
+		if !strings.Contains(usage, "\n  "+name+" ") {
+			t.Errorf("main usage does not list %s", name)
+		}
+		code, _, stderr := run(t, nil, name, "-h")
+		if code != ExitOK || !strings.Contains(stderr, "Usage: rootfs-trim "+name) {
+			t.Errorf("%s -h: exit %d:\n%s", name, code, stderr)
+		}
+	}
+}

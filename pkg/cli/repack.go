@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+func init() {
+	register(&command{name: "repack", summary: "rewrite an archive or tree in another format or compression", run: runRepack})
+}
+
+const repackHelp = `
+Streams IN (a cpio newc/crc or tar archive, compressed or not, or a directory)
+into OUT. Without flags OUT has IN's format and compression, and a newc archive
+made by GNU cpio comes out byte for byte. OUT is written to a temporary file
+beside it and renamed into place when complete; a directory OUT must not exist.
+
+Formats: newc, crc, tar, dir. Compression: none, gzip, xz (CRC32 check, as the
+kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
+`
+
+func runRepack(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "repack", "[--format F] [--compress C] [--level N] IN OUT", repackHelp)
+	format := fs.String("format", "", "output format: newc, crc, tar or dir (default: as IN)")
+	codec := fs.String("compress", "", "output compression (default: as IN)")
+	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want IN and OUT, got %d arguments", len(pos))
+	}
+	inPath, outPath := pos[0], pos[1]
+	if archive.SameFile(inPath, outPath) {
+		return usagef("OUT %s is the same file as IN", outPath)
+	}
+	in, err := archive.Open(inPath)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+
+	out := in.Format
+	if *format != "" {
+		if out.Kind, err = archive.ParseKind(*format); err != nil {
+			return usagef("--format: %v", err)
+		}
+	}
+	if *codec != "" {
+		if out.Codec, err = compress.ParseCodec(*codec); err != nil {
+			return usagef("--compress: %v", err)
+		}
+	}
+	if out.Kind == archive.KindDir {
+		if *codec != "" && out.Codec != compress.None {
+			return usagef("--compress %s makes no sense with a directory output", *codec)
+		}
+		out.Codec = compress.None
+	}
+	if !out.Codec.CanWrite() {
+		return usagef("cannot write %s output; choose another --compress", out.Codec)
+	}
+	return repack(ctx, in, outPath, out, compress.WriterOptions{Level: *level})
+}
+
+func repack(ctx context.Context, in *archive.Input, outPath string, f archive.Format, copt compress.WriterOptions) error {
+	opt := archive.CopyOptions{Dest: f.Kind}
+	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
+		scan, err := scanLinks(in.Path, nil)
+		if err != nil {
+			return err
+		}
+		opt.Links = scan
+	}
+	o, err := archive.Create(outPath, f, archive.OutputOptions{Compress: copt})
+	if err != nil {
+		return err
+	}
+	defer o.Abort()
+	if err := archive.Copy(o, withContext(ctx, in), opt); err != nil {
+		return fmt.Errorf("%s: %w", in.Path, err)
+	}
+	return o.Commit()
+}
+
+// scanLinks makes the first of two passes over a tar archive that is being
+// turned into cpio; see archive.ScanLinks.
+func scanLinks(path string, decide func(*archive.Entry) (archive.Action, error)) (*archive.LinkScan, error) {
+	in, err := archive.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	s, err := archive.ScanLinks(in, decide)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
