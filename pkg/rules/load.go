@@ -1,0 +1,565 @@
+package rules
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+)
+
+// Runtimes and CNIs that conditions may name. They are the choices of
+// minikube's --container-runtime and --cni; "custom" is a CNI the cluster
+// installs itself.
+var (
+	Runtimes = []string{"containerd", "crio", "docker"}
+	CNIs     = []string{"bridge", "kindnet", "flannel", "cilium", "calico", "none", "custom"}
+)
+
+// LoadError lists every problem found in a rule directory, each at its
+// file:line, so a user fixes them all in one go.
+type LoadError struct {
+	Problems []string
+}
+
+func (e *LoadError) Error() string {
+	return strings.Join(e.Problems, "\n")
+}
+
+// Load reads every *.yaml file of dir (not recursively: files/ and
+// templates/ hold the sources they refer to), validates and compiles them.
+func Load(dir string) (*Set, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: no rule files (*.yaml)", dir)
+	}
+	sort.Strings(names)
+	l := &loader{set: &Set{Dir: dir, byName: map[string]*Package{}}, dir: dir,
+		ruleNames: map[string]Pos{}, digestFiles: map[string]bool{}}
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		l.digestFiles[name] = true
+		l.file(name, data)
+	}
+	l.crossCheck()
+	if len(l.problems) > 0 {
+		return nil, &LoadError{Problems: l.problems}
+	}
+	sort.Slice(l.set.Packages, func(i, j int) bool { return l.set.Packages[i].Name < l.set.Packages[j].Name })
+	if l.set.Digest, err = digest(dir, l.digestFiles); err != nil {
+		return nil, err
+	}
+	return l.set, nil
+}
+
+type loader struct {
+	set         *Set
+	dir         string
+	problems    []string
+	ruleNames   map[string]Pos
+	digestFiles map[string]bool
+}
+
+func (l *loader) errorf(pos Pos, format string, args ...any) {
+	l.problems = append(l.problems, pos.String()+": "+fmt.Sprintf(format, args...))
+}
+
+// located is a scalar with the line it was written on.
+type located struct {
+	V    string
+	Line int
+}
+
+func (s *located) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a single value, not a %s", n.Line, kindName(n.Kind))
+	}
+	s.V, s.Line = n.Value, n.Line
+	return nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	}
+	return "value"
+}
+
+type rawDoc struct {
+	Policy    []rawForbid   `yaml:"policy"`
+	Keep      []rawKeep     `yaml:"keep"`
+	Package   located       `yaml:"package"`
+	Aliases   []located     `yaml:"aliases"`
+	Rules     []rawRule     `yaml:"rules"`
+	Add       []rawAdd      `yaml:"add"`
+	Templates []rawTemplate `yaml:"templates"`
+}
+
+type rawForbid struct {
+	Name   located   `yaml:"name"`
+	Forbid []located `yaml:"forbid"`
+	Allow  []located `yaml:"allow"`
+	Types  []located `yaml:"types"`
+	Reason located   `yaml:"reason"`
+	Link   located   `yaml:"link"`
+}
+
+type rawKeep struct {
+	Path   located `yaml:"path"`
+	Reason located `yaml:"reason"`
+}
+
+type rawRule struct {
+	Name      located   `yaml:"name"`
+	Match     []located `yaml:"match"`
+	Action    located   `yaml:"action"`
+	To        located   `yaml:"to"`
+	Existing  located   `yaml:"existing"`
+	Runtime   located   `yaml:"runtime"`
+	CNI       located   `yaml:"cni"`
+	MustMatch *bool     `yaml:"must_match"`
+	Waive     located   `yaml:"waive"`
+	Reason    located   `yaml:"reason"`
+	Link      located   `yaml:"link"`
+}
+
+type rawAdd struct {
+	Path   located `yaml:"path"`
+	Source located `yaml:"source"`
+	Mode   located `yaml:"mode"`
+	Reason located `yaml:"reason"`
+}
+
+type rawTemplate struct {
+	Name    located   `yaml:"name"`
+	Source  located   `yaml:"source"`
+	Dest    located   `yaml:"dest"`
+	Runtime []located `yaml:"runtime"`
+	CNI     []located `yaml:"cni"`
+	Mode    located   `yaml:"mode"`
+	Reason  located   `yaml:"reason"`
+}
+
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+func (l *loader) file(name string, data []byte) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var doc rawDoc
+	err := dec.Decode(&doc)
+	if err == io.EOF {
+		l.errorf(Pos{name, 1}, "empty rule file")
+		return
+	}
+	if err != nil {
+		l.yamlError(name, err)
+		return
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		l.errorf(Pos{name, extra.Line}, "one YAML document per rule file")
+		return
+	}
+	for _, f := range doc.Policy {
+		l.forbid(name, f)
+	}
+	for _, k := range doc.Keep {
+		pos := Pos{name, k.Path.Line}
+		p, err := archive.CleanRule(k.Path.V)
+		if err != nil || k.Path.V == "" {
+			l.errorf(pos, "keep: bad path %q", k.Path.V)
+			continue
+		}
+		if k.Reason.V == "" {
+			l.errorf(pos, "keep %s: a reason is required", p)
+		}
+		l.set.Keep = append(l.set.Keep, &Keep{Path: p, Reason: k.Reason.V, Pos: pos})
+	}
+	for _, t := range doc.Templates {
+		l.template(name, t)
+	}
+	if doc.Package.V == "" {
+		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 {
+			l.errorf(Pos{name, 1}, "rules, add and aliases need a package: line")
+		}
+		return
+	}
+	l.pkg(name, doc)
+}
+
+// yamlError turns the decoder's "line N: ..." messages into file:line ones.
+func (l *loader) yamlError(name string, err error) {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		for _, m := range te.Errors {
+			l.lineMessage(name, m)
+		}
+		return
+	}
+	l.lineMessage(name, err.Error())
+}
+
+func (l *loader) lineMessage(name, m string) {
+	if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+		line, _ := strconv.Atoi(sm[1])
+		msg := sm[2]
+		if fm := regexp.MustCompile(`^field (\S+) not found in type \S+$`).FindStringSubmatch(msg); fm != nil {
+			msg = fmt.Sprintf("unknown key %q", fm[1])
+		}
+		l.errorf(Pos{name, line}, "%s", msg)
+		return
+	}
+	l.errorf(Pos{name, 1}, "%s", strings.TrimPrefix(m, "yaml: "))
+}
+
+func (l *loader) patterns(pos Pos, what string, raw []located) []Pattern {
+	var ps []Pattern
+	for _, r := range raw {
+		p, err := ParsePattern(r.V)
+		if err != nil {
+			l.errorf(Pos{pos.File, r.Line}, "%s: %v", what, err)
+			continue
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func (l *loader) claimName(pos Pos, kind, name string) bool {
+	if name == "" {
+		l.errorf(pos, "%s without a name", kind)
+		return false
+	}
+	if prev, ok := l.ruleNames[name]; ok {
+		l.errorf(pos, "duplicate name %q (first defined at %s)", name, prev)
+		return false
+	}
+	l.ruleNames[name] = pos
+	return true
+}
+
+func (l *loader) forbid(file string, r rawForbid) {
+	pos := Pos{file, r.Name.Line}
+	if !l.claimName(pos, "policy item", r.Name.V) {
+		return
+	}
+	f := &Forbid{Name: r.Name.V, Reason: r.Reason.V, Link: r.Link.V, Pos: pos}
+	if len(r.Forbid) == 0 {
+		l.errorf(pos, "policy %s: forbid: %v", f.Name, errNoPattern)
+	}
+	f.Paths = l.patterns(pos, "policy "+f.Name+": forbid", r.Forbid)
+	f.Allow = l.patterns(pos, "policy "+f.Name+": allow", r.Allow)
+	for _, t := range r.Types {
+		switch et := EntryType(t.V); et {
+		case TypeFile, TypeSymlink, TypeDir, TypeOther:
+			f.Types = append(f.Types, et)
+		default:
+			l.errorf(Pos{file, t.Line}, "policy %s: unknown type %q (want file, symlink, dir or other)", f.Name, t.V)
+		}
+	}
+	if f.Reason == "" {
+		l.errorf(pos, "policy %s: a reason is required", f.Name)
+	}
+	l.set.Policy = append(l.set.Policy, f)
+}
+
+func (l *loader) pkg(file string, doc rawDoc) {
+	pos := Pos{file, doc.Package.Line}
+	p := &Package{Name: doc.Package.V, Pos: pos}
+	for _, n := range append([]located{doc.Package}, doc.Aliases...) {
+		if prev, ok := l.set.byName[n.V]; ok {
+			l.errorf(Pos{file, n.Line}, "package name %q is already used by package %s at %s", n.V, prev.Name, prev.Pos)
+			continue
+		}
+		l.set.byName[n.V] = p
+		if n != doc.Package {
+			p.Aliases = append(p.Aliases, n.V)
+		}
+	}
+	for _, rr := range doc.Rules {
+		if r := l.rule(file, p, rr); r != nil {
+			p.Rules = append(p.Rules, r)
+		}
+	}
+	for _, ra := range doc.Add {
+		if a := l.addition(file, p, ra); a != nil {
+			p.Adds = append(p.Adds, a)
+		}
+	}
+	l.set.Packages = append(l.set.Packages, p)
+}
+
+func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
+	pos := Pos{file, rr.Name.Line}
+	if !l.claimName(pos, "rule", rr.Name.V) {
+		return nil
+	}
+	r := &Rule{Name: rr.Name.V, Package: p.Name, Reason: rr.Reason.V, Link: rr.Link.V, Pos: pos,
+		Runtime: rr.Runtime.V, CNI: rr.CNI.V, Waiver: rr.Waive.V, MustMatch: true}
+	if rr.MustMatch != nil {
+		r.MustMatch = *rr.MustMatch
+	}
+	if len(rr.Match) == 0 {
+		l.errorf(pos, "rule %s: match: %v", r.Name, errNoPattern)
+	}
+	r.Paths = l.patterns(pos, "rule "+r.Name+": match", rr.Match)
+	act, ok := actionNames[rr.Action.V]
+	if !ok {
+		l.errorf(Pos{file, max(rr.Action.Line, pos.Line)}, "rule %s: action %q: want strip, defer or relocate", r.Name, rr.Action.V)
+	}
+	r.Action = act
+	if r.Reason == "" {
+		l.errorf(pos, "rule %s: a reason is required: say which problem it prevents", r.Name)
+	}
+	switch act {
+	case Relocate:
+		if rr.To.V == "" {
+			l.errorf(pos, "rule %s: relocate needs to:", r.Name)
+			break
+		}
+		to, err := archive.CleanRule(rr.To.V)
+		if err != nil || to == "." {
+			l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad path %q", r.Name, rr.To.V)
+			break
+		}
+		if strings.HasSuffix(rr.To.V, "/") {
+			to += "/"
+		}
+		r.To = to
+		if len(r.Paths) > 1 && !strings.HasSuffix(r.To, "/") {
+			l.errorf(Pos{file, rr.To.Line}, "rule %s: several paths relocate to one file; end to: with / to keep their names", r.Name)
+		}
+		for _, pt := range r.Paths {
+			if _, lit := pt.Literal(); !lit && !strings.HasSuffix(r.To, "/") {
+				l.errorf(Pos{file, rr.To.Line}, "rule %s: a glob relocates into a directory; end to: with /", r.Name)
+			}
+		}
+		switch rr.Existing.V {
+		case "", "error":
+		case "strip":
+			r.Existing = ExistingStrip
+		default:
+			l.errorf(Pos{file, rr.Existing.Line}, "rule %s: existing: %q: want error or strip", r.Name, rr.Existing.V)
+		}
+	case Defer:
+		if r.Runtime == "" && r.CNI == "" {
+			l.errorf(pos, "rule %s: defer needs runtime: or cni: (when does the boot step put it back?)", r.Name)
+		}
+		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, Runtimes)
+		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, CNIs)
+	}
+	if act != Relocate && (rr.To.V != "" || rr.Existing.V != "") {
+		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate", r.Name)
+	}
+	if act != Defer && (r.Runtime != "" || r.CNI != "") {
+		l.errorf(Pos{file, rr.Runtime.Line + rr.CNI.Line}, "rule %s: runtime:/cni: only go with action defer", r.Name)
+	}
+	return r
+}
+
+func (l *loader) checkChoice(pos Pos, rule, what, v string, allowed []string) {
+	if v == "" {
+		return
+	}
+	for _, a := range allowed {
+		if a == v {
+			return
+		}
+	}
+	l.errorf(pos, "rule %s: %s %q: want one of %s", rule, what, v, strings.Join(allowed, ", "))
+}
+
+func (l *loader) source(pos Pos, what, src string) (string, bool) {
+	if src == "" {
+		l.errorf(pos, "%s: source: is required", what)
+		return "", false
+	}
+	clean, err := archive.Clean(src)
+	if err != nil || path.IsAbs(src) {
+		l.errorf(pos, "%s: source %q must be a path inside the rules directory", what, src)
+		return "", false
+	}
+	full := filepath.Join(l.dir, filepath.FromSlash(clean))
+	fi, err := os.Lstat(full)
+	if err != nil {
+		l.errorf(pos, "%s: source %s: %v", what, src, errors.Unwrap(err))
+		return "", false
+	}
+	if !fi.Mode().IsRegular() {
+		l.errorf(pos, "%s: source %s is not a regular file", what, src)
+		return "", false
+	}
+	l.digestFiles[full] = true
+	return full, true
+}
+
+func parseMode(s string, def uint32) (uint32, error) {
+	if s == "" {
+		return def, nil
+	}
+	m, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || m > 0o7777 {
+		return 0, fmt.Errorf("mode %q: want octal permissions such as \"0644\"", s)
+	}
+	return uint32(m), nil
+}
+
+func (l *loader) addition(file string, p *Package, ra rawAdd) *Addition {
+	pos := Pos{file, ra.Path.Line}
+	dest, err := archive.CleanRule(ra.Path.V)
+	if err != nil || dest == "." {
+		l.errorf(pos, "add: bad path %q", ra.Path.V)
+		return nil
+	}
+	what := "add " + dest
+	src, ok := l.source(Pos{file, max(ra.Source.Line, pos.Line)}, what, ra.Source.V)
+	if !ok {
+		return nil
+	}
+	mode, err := parseMode(ra.Mode.V, 0o644)
+	if err != nil {
+		l.errorf(Pos{file, ra.Mode.Line}, "%s: %v", what, err)
+	}
+	if ra.Reason.V == "" {
+		l.errorf(pos, "%s: a reason is required", what)
+	}
+	return &Addition{Path: dest, Source: src, Mode: mode, Package: p.Name, Reason: ra.Reason.V, Pos: pos}
+}
+
+func (l *loader) template(file string, rt rawTemplate) {
+	pos := Pos{file, rt.Name.Line}
+	if !l.claimName(pos, "template", rt.Name.V) {
+		return
+	}
+	t := &Template{Name: rt.Name.V, Reason: rt.Reason.V, Pos: pos}
+	dest, err := archive.CleanRule(rt.Dest.V)
+	switch {
+	case rt.Dest.V == "":
+		l.errorf(pos, "template %s: dest: is required", t.Name)
+	case err != nil:
+		l.errorf(Pos{file, rt.Dest.Line}, "template %s: dest: %v", t.Name, err)
+	case !strings.HasPrefix(dest, "etc/"):
+		l.errorf(Pos{file, rt.Dest.Line}, "template %s: dest %q is outside /etc; the boot step only writes configuration", t.Name, rt.Dest.V)
+	}
+	t.Dest = dest
+	src, ok := l.source(Pos{file, max(rt.Source.Line, pos.Line)}, "template "+t.Name, rt.Source.V)
+	if ok {
+		t.Source = src
+		data, err := os.ReadFile(src)
+		if err == nil {
+			if _, err := template.New(t.Name).Option("missingkey=error").Funcs(TemplateFuncs).Parse(string(data)); err != nil {
+				l.errorf(Pos{file, rt.Source.Line}, "template %s: %v", t.Name, err)
+			}
+		}
+	}
+	for _, v := range rt.Runtime {
+		l.checkChoice(Pos{file, v.Line}, t.Name, "runtime", v.V, Runtimes)
+		t.When.Runtimes = append(t.When.Runtimes, v.V)
+	}
+	for _, v := range rt.CNI {
+		l.checkChoice(Pos{file, v.Line}, t.Name, "cni", v.V, CNIs)
+		t.When.CNIs = append(t.When.CNIs, v.V)
+	}
+	if t.Mode, err = parseMode(rt.Mode.V, 0o644); err != nil {
+		l.errorf(Pos{file, rt.Mode.Line}, "template %s: %v", t.Name, err)
+	}
+	if t.Reason == "" {
+		l.errorf(pos, "template %s: a reason is required", t.Name)
+	}
+	l.set.Templates = append(l.set.Templates, t)
+}
+
+// crossCheck finds conflicts between rules of different places: one path
+// claimed with different outcomes, additions colliding, relocations onto
+// forbidden paths.
+func (l *loader) crossCheck() {
+	rules := l.set.Rules()
+	for i, a := range rules {
+		for _, b := range rules[i+1:] {
+			if a.Package == b.Package {
+				continue
+			}
+			if p, ok := overlap(a.Paths, b.Paths); ok && (a.Action != b.Action || a.To != b.To || a.Tag() != b.Tag()) {
+				l.errorf(b.Pos, "rule %s conflicts with rule %s (%s): both match %s but do different things", b.Name, a.Name, a.Pos, p)
+			}
+		}
+		if a.Action == Relocate && !strings.HasSuffix(a.To, "/") {
+			if hits := l.set.ForbiddenBy(a.To, TypeFile); len(hits) > 0 {
+				l.errorf(a.Pos, "rule %s relocates to %s, which policy %s forbids", a.Name, a.To, hits[0].Name)
+			}
+		}
+	}
+	seen := map[string]*Addition{}
+	for _, a := range l.set.Additions() {
+		if prev, ok := seen[a.Path]; ok {
+			l.errorf(a.Pos, "add %s: already added at %s", a.Path, prev.Pos)
+		}
+		seen[a.Path] = a
+		if hits := l.set.ForbiddenBy(a.Path, TypeFile); len(hits) > 0 {
+			l.errorf(a.Pos, "add %s: policy %s forbids that path", a.Path, hits[0].Name)
+		}
+	}
+}
+
+// overlap reports a path that patterns of both lists match, checking the
+// literal ones against the other side (glob-against-glob intersection is
+// undecidable in general and left to the run-time checks).
+func overlap(a, b []Pattern) (string, bool) {
+	for _, p := range a {
+		if lit, ok := p.Literal(); ok && matchAny(b, lit) {
+			return lit, true
+		}
+	}
+	for _, p := range b {
+		if lit, ok := p.Literal(); ok && matchAny(a, lit) {
+			return lit, true
+		}
+	}
+	return "", false
+}
+
+func digest(dir string, files map[string]bool) (string, error) {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			return "", err
+		}
+		rel, err := filepath.Rel(dir, n)
+		if err != nil {
+			return "", err
+		}
+		// Paths relative to the rules directory: the digest must not
+		// depend on where the checkout lives.
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

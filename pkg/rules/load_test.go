@@ -1,0 +1,195 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The rules the project ships must load cleanly.
+func TestShippedRulesLoad(t *testing.T) {
+	set, err := Load(filepath.Join("..", "..", "rules"))
+	if err != nil {
+		t.Fatalf("shipped rules: %v", err)
+	}
+	for _, pkg := range []string{"podman", "crio-bin", "cri-o", "containerd-bin", "cri-containerd-cni", "cri-dockerd", "buildkit", "*"} {
+		if set.Lookup(pkg) == nil {
+			t.Errorf("no rules for package %s", pkg)
+		}
+	}
+	if !strings.HasPrefix(set.Digest, "sha256:") {
+		t.Errorf("digest %q", set.Digest)
+	}
+	for _, r := range set.Rules() {
+		if r.Reason == "" || r.Link == "" {
+			t.Errorf("rule %s (%s) has no reason or link", r.Name, r.Pos)
+		}
+	}
+}
+
+func TestPatterns(t *testing.T) {
+	tests := []struct {
+		pattern string
+		match   []string
+		nomatch []string
+		err     string
+	}{
+		{pattern: "etc/cni/net.d/*", match: []string{"etc/cni/net.d/a.conf", "etc/cni/net.d/.keep"}, nomatch: []string{"etc/cni/net.d", "etc/cni/net.d/sub/a"}},
+		{pattern: "/etc/crictl.yaml", match: []string{"etc/crictl.yaml"}},
+		{pattern: "./etc/crictl.yaml", match: []string{"etc/crictl.yaml"}, nomatch: []string{"usr/etc/crictl.yaml"}},
+		{pattern: "etc/cni/**", match: []string{"etc/cni", "etc/cni/net.d/x/y"}},
+		{pattern: "etc/systemd/system/*.{service,socket}", match: []string{"etc/systemd/system/a.socket"}, nomatch: []string{"etc/systemd/system/multi-user.target.wants/a.service"}},
+		{pattern: "etc/cni**", err: "** must be a whole path segment"},
+		{pattern: "etc//x", err: "empty path segment"},
+		{pattern: "etc/../x", err: `".." segment`},
+		{pattern: "etc/[x", err: "not a valid glob"},
+		{pattern: "**", err: "whole rootfs"},
+		{pattern: "/", err: "root itself"},
+		{pattern: " etc/x", err: "spaces"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pattern, func(t *testing.T) {
+			p, err := ParsePattern(tc.pattern)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tc.match {
+				if !p.Match(m) {
+					t.Errorf("%s does not match %s", tc.pattern, m)
+				}
+			}
+			for _, m := range tc.nomatch {
+				if p.Match(m) {
+					t.Errorf("%s matches %s", tc.pattern, m)
+				}
+			}
+		})
+	}
+}
+
+func writeRules(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const okPolicy = `policy:
+  - name: cni
+    forbid: ["etc/cni/net.d/*"]
+    reason: first config wins
+`
+
+// Every rule-file mistake is reported at its file:line.
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"unknown key", map[string]string{"a.yaml": okPolicy + "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    actoin: strip\n    reason: x\n"},
+			[]string{`a.yaml:9: unknown key "actoin"`}},
+		{"missing action", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    reason: x\n"},
+			[]string{`a.yaml:3: rule r: action "": want strip, defer or relocate`}},
+		{"bad glob", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match:\n      - etc/cni**\n    action: strip\n    reason: x\n"},
+			[]string{`a.yaml:5: rule r: match: pattern "etc/cni**": ** must be a whole path segment`}},
+		{"duplicate rule", map[string]string{
+			"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    reason: x\n",
+			"b.yaml": "package: q\nrules:\n  - name: r\n    match: [etc/y]\n    action: strip\n    reason: x\n"},
+			[]string{`b.yaml:3: duplicate name "r" (first defined at `}},
+		{"conflict", map[string]string{
+			"a.yaml": "package: p\nrules:\n  - name: r1\n    match: [etc/x]\n    action: strip\n    reason: x\n",
+			"b.yaml": "package: q\nrules:\n  - name: r2\n    match: [\"etc/*\"]\n    action: relocate\n    to: usr/\n    reason: x\n"},
+			[]string{`b.yaml:3: rule r2 conflicts with rule r1 (`, `both match etc/x`}},
+		{"duplicate package", map[string]string{
+			"a.yaml": "package: p\naliases: [q]\n",
+			"b.yaml": "package: q\n"},
+			[]string{`b.yaml:1: package name "q" is already used by package p`}},
+		{"missing reason", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n"},
+			[]string{`a.yaml:3: rule r: a reason is required`}},
+		{"defer without condition", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: defer\n    reason: x\n"},
+			[]string{`a.yaml:3: rule r: defer needs runtime: or cni:`}},
+		{"unknown runtime", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: defer\n    runtime: rkt\n    reason: x\n"},
+			[]string{`a.yaml:6: rule r: runtime "rkt": want one of containerd, crio, docker`}},
+		{"add collides with policy", map[string]string{"a.yaml": okPolicy + "package: p\nadd:\n  - path: /etc/cni/net.d/x.conf\n    source: f\n    reason: x\n", "f": "x"},
+			[]string{`a.yaml:7: add etc/cni/net.d/x.conf: policy cni forbids that path`}},
+		{"missing source", map[string]string{"a.yaml": "package: p\nadd:\n  - path: etc/x\n    source: nope\n    reason: x\n"},
+			[]string{`a.yaml:4: add etc/x: source nope: no such file or directory`}},
+		{"source escapes", map[string]string{"a.yaml": "package: p\nadd:\n  - path: etc/x\n    source: ../../etc/passwd\n    reason: x\n"},
+			[]string{`a.yaml:4: add etc/x: source "../../etc/passwd" must be a path inside the rules directory`}},
+		{"template outside etc", map[string]string{"a.yaml": "templates:\n  - name: t\n    source: t.tmpl\n    dest: /usr/bin/evil\n    reason: x\n", "t.tmpl": "x"},
+			[]string{`a.yaml:4: template t: dest "/usr/bin/evil" is outside /etc`}},
+		{"template syntax", map[string]string{"a.yaml": "templates:\n  - name: t\n    source: t.tmpl\n    dest: etc/x\n    reason: x\n", "t.tmpl": "{{ .Runtime"},
+			[]string{`a.yaml:3: template t: template: t:1: unclosed action`}},
+		{"bad mode", map[string]string{"a.yaml": "package: p\nadd:\n  - path: etc/x\n    source: f\n    mode: rw-r--r--\n    reason: x\n", "f": "x"},
+			[]string{`a.yaml:5: add etc/x: mode "rw-r--r--": want octal permissions`}},
+		{"not yaml", map[string]string{"a.yaml": "package: [\n"},
+			[]string{`a.yaml:`}},
+		{"two documents", map[string]string{"a.yaml": okPolicy + "---\npackage: p\n"},
+			[]string{`a.yaml:5: one YAML document per rule file`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeRules(t, tc.files)
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error\n%s\ndoes not contain\n%s", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestForbiddenBy(t *testing.T) {
+	set, err := Load(filepath.Join("..", "..", "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		typ  EntryType
+		want []string
+	}{
+		{"etc/cni/net.d/87-podman-bridge.conflist", TypeFile, []string{"cni-configs"}},
+		{"etc/cni/net.d/.keep", TypeFile, nil},
+		{"etc/cni/net.d", TypeDir, nil},
+		{"etc/cni/net.mk", TypeDir, []string{"legacy-cni-dir"}},
+		{"etc/crictl.yaml", TypeFile, []string{"crictl-config"}},
+		{"etc/systemd/system/containerd.service", TypeFile, []string{"units-in-etc"}},
+		{"etc/systemd/system/containerd.service", TypeSymlink, nil},
+		{"etc/systemd/system/multi-user.target.wants/containerd.service", TypeSymlink, nil},
+		{"etc/containerd/config.toml", TypeFile, nil},
+		{"etc/crio/crio.conf.d/02-crio.conf", TypeFile, nil},
+		{"etc/buildkit/buildkitd.toml", TypeFile, nil},
+		{"etc/buildkit/cni.json", TypeFile, []string{"buildkit-cni-config"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, f := range set.ForbiddenBy(tc.path, tc.typ) {
+			got = append(got, f.Name)
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("%s (%s) (-want +got):\n%s", tc.path, tc.typ, d)
+		}
+	}
+}

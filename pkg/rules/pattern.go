@@ -1,0 +1,74 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Pattern is a glob over cleaned archive paths, anchored at the rootfs root:
+// `*`, `?` and classes never cross `/`, a whole `**` segment matches zero or
+// more directories, `{a,b}` alternates. "/etc/x", "./etc/x" and "etc/x" are
+// the same pattern.
+type Pattern struct {
+	// Raw is the pattern as written, for messages.
+	Raw  string
+	glob string
+	// literal is set when the pattern has no metacharacter: a plain path
+	// compares faster and tells export which rules Buildroot can express.
+	literal bool
+}
+
+// ParsePattern normalises and validates a glob. doublestar validates syntax
+// only; this also refuses patterns that can never match a cleaned path
+// ("etc/cni**", "etc//x", "../x") or that would match the whole tree.
+func ParsePattern(raw string) (Pattern, error) {
+	p := strings.TrimSpace(raw)
+	if p != raw {
+		return Pattern{}, fmt.Errorf("pattern %q has leading or trailing spaces", raw)
+	}
+	for strings.HasPrefix(p, "./") {
+		p = p[2:]
+	}
+	p = strings.TrimLeft(p, "/")
+	p = strings.TrimSuffix(p, "/")
+	if p == "" || p == "." {
+		return Pattern{}, fmt.Errorf("pattern %q names the root itself", raw)
+	}
+	if !doublestar.ValidatePattern(p) {
+		return Pattern{}, fmt.Errorf("pattern %q is not a valid glob", raw)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "":
+			return Pattern{}, fmt.Errorf("pattern %q has an empty path segment", raw)
+		case seg == "." || seg == "..":
+			return Pattern{}, fmt.Errorf("pattern %q has a %q segment; archive paths are cleaned", raw, seg)
+		case strings.Contains(seg, "**") && seg != "**":
+			return Pattern{}, fmt.Errorf("pattern %q: ** must be a whole path segment (%q never matches across directories); write %q",
+				raw, seg, strings.Replace(seg, "**", "*", 1)+" or "+"…/**")
+		}
+	}
+	if strings.Trim(p, "*/") == "" {
+		return Pattern{}, fmt.Errorf("pattern %q matches the whole rootfs", raw)
+	}
+	return Pattern{Raw: raw, glob: p, literal: !strings.ContainsAny(p, `*?[{\`)}, nil
+}
+
+// Match reports whether the cleaned archive path name matches.
+func (p Pattern) Match(name string) bool {
+	if p.literal {
+		return p.glob == name
+	}
+	ok, err := doublestar.Match(p.glob, name)
+	return err == nil && ok
+}
+
+// Literal returns the path when the pattern is a plain path.
+func (p Pattern) Literal() (string, bool) { return p.glob, p.literal }
+
+func (p Pattern) String() string { return p.glob }
+
+var errNoPattern = errors.New("no paths given")

@@ -1,0 +1,270 @@
+// Package rules loads the declarative rule files of rules/: the policy (what
+// no package may leave in the final rootfs), per-package rules (what each
+// package must not ship and what to do with it), files to add, and the
+// templates the boot step renders. Loading parses, validates and compiles in
+// one pass; every error points at file:line.
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Action is what a package rule does with a matching file.
+type Action uint8
+
+const (
+	// Strip removes the file from the image.
+	Strip Action = iota + 1
+	// Defer removes it from its place and keeps a copy under
+	// usr/share/minikube/deferred/ that the boot step puts back when its
+	// runtime (or CNI) is the chosen one.
+	Defer
+	// Relocate moves it to another path in the image.
+	Relocate
+)
+
+var actionNames = map[string]Action{"strip": Strip, "defer": Defer, "relocate": Relocate}
+
+func (a Action) String() string {
+	for n, v := range actionNames {
+		if v == a {
+			return n
+		}
+	}
+	return fmt.Sprintf("action(%d)", uint8(a))
+}
+
+// MarshalText makes actions readable in JSON manifests.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// Severity grades a finding as Yocto's QA and Buildroot's checks do.
+type Severity uint8
+
+const (
+	Error Severity = iota + 1
+	Warning
+	Note
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	case Note:
+		return "note"
+	}
+	return "unknown"
+}
+
+// MarshalText makes severities readable in JSON.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Pos is a place in a rule file.
+type Pos struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
+
+// EntryType is a file type a policy item can be limited to.
+type EntryType string
+
+// The types a policy's `types` may list.
+const (
+	TypeFile    EntryType = "file"
+	TypeSymlink EntryType = "symlink"
+	TypeDir     EntryType = "dir"
+	TypeOther   EntryType = "other" // devices, fifos, sockets
+)
+
+// Forbid is one policy item: paths no package may leave in the final rootfs.
+type Forbid struct {
+	Name   string
+	Paths  []Pattern
+	Allow  []Pattern
+	Types  []EntryType // empty: every type but directories
+	Reason string
+	Link   string
+	Pos    Pos
+}
+
+// Keep is a directory that must exist in the image even when emptied.
+type Keep struct {
+	Path   string
+	Reason string
+	Pos    Pos
+}
+
+// Rule is one per-package rule.
+type Rule struct {
+	Name      string
+	Package   string // canonical package name
+	Paths     []Pattern
+	Action    Action
+	To        string // Relocate: destination path (cleaned)
+	Existing  ExistingPolicy
+	Runtime   string // Defer: the runtime the file belongs to
+	CNI       string // Defer: the CNI it belongs to, if any
+	MustMatch bool
+	Waiver    string // when set, findings of this rule are warnings, with this reason
+	Reason    string
+	Link      string
+	Pos       Pos
+}
+
+// ExistingPolicy says what a relocation does when its destination is
+// already in the image.
+type ExistingPolicy uint8
+
+const (
+	// ExistingError refuses: two packages would claim one path.
+	ExistingError ExistingPolicy = iota
+	// ExistingStrip drops the relocated file: the image already has a
+	// proper copy (containerd's unit under usr/lib/systemd/system).
+	ExistingStrip
+)
+
+// Addition is a file a rule set adds to the image.
+type Addition struct {
+	Path    string // destination, cleaned
+	Source  string // file under the rules directory
+	Mode    uint32
+	Package string
+	Reason  string
+	Pos     Pos
+}
+
+// Package groups the rules of one Buildroot package.
+type Package struct {
+	Name    string
+	Aliases []string
+	Rules   []*Rule
+	Adds    []*Addition
+	Pos     Pos
+}
+
+// Set is a loaded rule directory.
+type Set struct {
+	Dir       string
+	Policy    []*Forbid
+	Keep      []*Keep
+	Packages  []*Package // sorted by name
+	Templates []*Template
+	// Digest is the sha256 of every rule file and source, in path order,
+	// so a manifest says exactly which rules made an image.
+	Digest string
+
+	byName map[string]*Package // canonical names and aliases
+}
+
+// Lookup returns the package called name, or one it is an alias of.
+func (s *Set) Lookup(name string) *Package {
+	return s.byName[name]
+}
+
+// Rules returns every package rule, in package then file order.
+func (s *Set) Rules() []*Rule {
+	var all []*Rule
+	for _, p := range s.Packages {
+		all = append(all, p.Rules...)
+	}
+	return all
+}
+
+// Additions returns every added file, sorted by destination.
+func (s *Set) Additions() []*Addition {
+	var all []*Addition
+	for _, p := range s.Packages {
+		all = append(all, p.Adds...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	return all
+}
+
+// ForbiddenBy returns the policy items that forbid name, a cleaned path of
+// an entry of type t.
+func (s *Set) ForbiddenBy(name string, t EntryType) []*Forbid {
+	var hits []*Forbid
+	for _, f := range s.Policy {
+		if f.forbids(name, t) {
+			hits = append(hits, f)
+		}
+	}
+	return hits
+}
+
+func (f *Forbid) forbids(name string, t EntryType) bool {
+	if len(f.Types) == 0 {
+		if t == TypeDir {
+			return false
+		}
+	} else if !containsType(f.Types, t) {
+		return false
+	}
+	if !matchAny(f.Paths, name) {
+		return false
+	}
+	return !matchAny(f.Allow, name)
+}
+
+// IsKept reports whether name is a directory the policy keeps.
+func (s *Set) IsKept(name string) *Keep {
+	for _, k := range s.Keep {
+		if k.Path == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Match returns the rule of package pkg (canonical name) that matches name,
+// or nil. Within a package the first rule in file order wins; overlapping
+// rules are refused at load time when their actions differ.
+func (p *Package) Match(name string) *Rule {
+	for _, r := range p.Rules {
+		if matchAny(r.Paths, name) {
+			return r
+		}
+	}
+	return nil
+}
+
+func matchAny(ps []Pattern, name string) bool {
+	for _, p := range ps {
+		if p.Match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsType(ts []EntryType, t EntryType) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// DeferredPath is where a deferred copy of dest lives in the image.
+func DeferredPath(tag, dest string) string {
+	return "usr/share/minikube/deferred/" + tag + "/" + strings.TrimPrefix(dest, "/")
+}
+
+// Tag names the condition of a deferred file for its directory.
+func (r *Rule) Tag() string {
+	switch {
+	case r.Runtime != "" && r.CNI != "":
+		return r.Runtime + "+" + r.CNI
+	case r.Runtime != "":
+		return r.Runtime
+	default:
+		return r.CNI
+	}
+}
