@@ -1,0 +1,325 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+func init() {
+	register(&command{name: "apply", summary: "strip what packages must not ship, inject deferred files and templates", run: runApply})
+}
+
+const applyHelp = `
+With one argument, TARGET is a directory (Buildroot's target directory) and is
+changed in place. With two, IN is an archive or tree and OUT is written in IN's
+format and compression unless told otherwise; IN is never modified.
+
+Each entry is attributed to the package that installed it (--packages-file-list,
+or --package for a single package's tree or tarball), matched against the rules,
+and stripped, relocated or deferred (kept under /usr/share/minikube for the boot
+step). The rule set's files, templates and index are added. A file the policy
+forbids that no rule handles stops the run before anything is written (exit 1).
+A second run changes nothing.
+
+Everything apply creates gets the mtime SOURCE_DATE_EPOCH, or else the newest
+mtime of the input, so the same input and rules give the same bytes.
+`
+
+type ownershipFlags struct {
+	fileList string
+	pkg      string
+}
+
+func (o *ownershipFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.fileList, "packages-file-list", "", "Buildroot's packages-file-list.txt: who installed what")
+	fs.StringVar(&o.pkg, "package", "", "the whole input was installed by this `package` (a package tree or tarball)")
+}
+
+func (o *ownershipFlags) load() (*trim.Owners, error) {
+	if o.fileList != "" && o.pkg != "" {
+		return nil, usagef("--packages-file-list and --package exclude each other")
+	}
+	owners := trim.NewOwners()
+	if o.fileList != "" {
+		if err := owners.ReadFileList(o.fileList); err != nil {
+			return nil, err
+		}
+	}
+	owners.Fixed = o.pkg
+	return owners, nil
+}
+
+// sourceDateEpoch reads SOURCE_DATE_EPOCH, the one place the tool does.
+func sourceDateEpoch(env *Env) (*time.Time, error) {
+	v := env.Getenv("SOURCE_DATE_EPOCH")
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("SOURCE_DATE_EPOCH=%q: want a non-negative number of seconds", v)
+	}
+	t := time.Unix(n, 0).UTC()
+	return &t, nil
+}
+
+func loadRules(dir string) (*rules.Set, error) {
+	if dir == "" {
+		return nil, usagef("--rules DIR is required")
+	}
+	set, err := rules.Load(dir)
+	if err != nil {
+		var le *rules.LoadError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("bad rules:\n%w", err)
+		}
+		return nil, err
+	}
+	return set, nil
+}
+
+func runApply(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "apply", "--rules DIR [flags] TARGET | IN OUT", applyHelp)
+	rulesDir := fs.String("rules", "", "rule `directory`")
+	var own ownershipFlags
+	own.register(fs)
+	manifestPath := fs.String("manifest", "", "write the JSON manifest to `FILE`")
+	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
+	format := fs.String("format", "", "output format for IN OUT: newc, crc, tar or dir (default: as IN)")
+	codec := fs.String("compress", "", "output compression for IN OUT (default: as IN)")
+	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
+	quiet := fs.Bool("quiet", false, "print only problems")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usagef("want TARGET, or IN and OUT; got %d arguments", len(pos))
+	}
+	set, err := loadRules(*rulesDir)
+	if err != nil {
+		return err
+	}
+	owners, err := own.load()
+	if err != nil {
+		return err
+	}
+	epoch, err := sourceDateEpoch(env)
+	if err != nil {
+		return err
+	}
+	opt := trim.Options{Set: set, Owners: owners, Epoch: epoch}
+	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
+		Rules: manifest.Rules{Dir: *rulesDir, Digest: set.Digest}}
+
+	var rep *trim.Report
+	if len(pos) == 1 {
+		if *format != "" || *codec != "" {
+			return usagef("--format and --compress need IN and OUT")
+		}
+		fi, err := os.Stat(pos[0])
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return usagef("%s is not a directory; to rewrite an archive give IN and OUT", pos[0])
+		}
+		before, n, err := trim.TreeDigest(pos[0])
+		if err != nil {
+			return err
+		}
+		rep, err = trim.ApplyDir(pos[0], opt, *dryRun)
+		if err != nil {
+			return applyError(env, err)
+		}
+		m.Input = manifest.Target{Path: pos[0], Format: "dir", Digest: before, Entries: n}
+		if !*dryRun {
+			after, n, err := trim.TreeDigest(pos[0])
+			if err != nil {
+				return err
+			}
+			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
+		}
+	} else {
+		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, m)
+		if err != nil {
+			return err
+		}
+	}
+	m.Changes = rep.Changes
+	for _, r := range rep.Stale {
+		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
+	}
+	if !*quiet {
+		printChanges(env.Stdout, rep, *dryRun)
+	}
+	for _, r := range rep.Stale {
+		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present [stale-rule]\n", r.Pos, r.Name, r.Package)
+	}
+	if *manifestPath != "" && !*dryRun {
+		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
+	}
+	return nil
+}
+
+func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun bool, m *manifest.Manifest) (*trim.Report, error) {
+	if archive.SameFile(inPath, outPath) {
+		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
+	}
+	in, err := archive.Open(inPath)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	out, err := outputFormat(in.Format, format, codec)
+	if err != nil {
+		return nil, err
+	}
+	var links *archive.LinkScan
+	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
+		if links, err = scanLinks(inPath, nil); err != nil {
+			return nil, err
+		}
+	}
+	target := outPath
+	if dryRun {
+		// Everything runs, into a scratch file that is thrown away.
+		target = outPath + ".dry-run"
+	}
+	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}})
+	if err != nil {
+		return nil, err
+	}
+	defer o.Abort()
+	rep, err := trim.ApplyStream(o, out.Kind, withContext(ctx, in), opt, links)
+	if err != nil {
+		return nil, applyError(env, fmt.Errorf("%s: %w", inPath, err))
+	}
+	digest, err := in.Digest()
+	if err != nil {
+		return nil, err
+	}
+	m.Input = manifest.Target{Path: inPath, Format: in.Format.Kind.String(), Compression: in.Format.Codec.String(), Digest: digest, Entries: rep.Entries}
+	if dryRun {
+		return rep, nil
+	}
+	if err := o.Commit(); err != nil {
+		return nil, err
+	}
+	m.Output = manifest.Target{Path: outPath, Format: out.Kind.String(), Compression: out.Codec.String(), Digest: o.Digest(), Entries: rep.OutEntries}
+	return rep, nil
+}
+
+func outputFormat(in archive.Format, format, codec string) (archive.Format, error) {
+	out := in
+	var err error
+	if format != "" {
+		if out.Kind, err = archive.ParseKind(format); err != nil {
+			return out, usagef("--format: %v", err)
+		}
+	}
+	if codec != "" {
+		if out.Codec, err = compress.ParseCodec(codec); err != nil {
+			return out, usagef("--compress: %v", err)
+		}
+	}
+	if out.Kind == archive.KindDir {
+		out.Codec = compress.None
+	}
+	if !out.Codec.CanWrite() {
+		return out, usagef("cannot write %s output; choose another --compress", out.Codec)
+	}
+	return out, nil
+}
+
+// applyError prints policy violations as findings (exit 1) and passes other
+// errors through (exit 2).
+func applyError(env *Env, err error) error {
+	var oe *trim.OffenderError
+	if errors.As(err, &oe) {
+		fmt.Fprintln(env.Stderr, "rootfs-trim apply: "+oe.Error())
+		return errFindings
+	}
+	return err
+}
+
+func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	counts := map[manifest.Kind]int{}
+	for _, c := range rep.Changes {
+		counts[c.Kind]++
+		what := c.Path
+		if c.To != "" {
+			what += " -> " + c.To
+		}
+		rule := ""
+		if c.Rule != "" {
+			rule = "rule " + c.Rule
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Kind, what, c.Package, rule)
+	}
+	tw.Flush()
+	var parts []string
+	for _, k := range []manifest.Kind{manifest.Removed, manifest.Relocated, manifest.Deferred, manifest.Added, manifest.Template, manifest.Created} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	summary := "nothing to change"
+	if len(parts) > 0 {
+		summary = strings.Join(parts, ", ")
+	}
+	if dryRun {
+		summary = "dry run, nothing written: " + summary
+	}
+	fmt.Fprintf(w, "%s; %d entries read\n", summary, rep.Entries)
+}
+
+// writeFileAtomic writes a small file through a temporary file and rename.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	o, err := os.CreateTemp(dirOf(path), "."+baseOf(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(o.Name())
+	if err := write(o); err != nil {
+		o.Close()
+		return err
+	}
+	if err := o.Chmod(0o644); err != nil {
+		o.Close()
+		return err
+	}
+	if err := o.Close(); err != nil {
+		return err
+	}
+	return os.Rename(o.Name(), path)
+}
+
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i+1]
+	}
+	return "."
+}
+
+func baseOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+func init() {
+	register(&command{name: "audit", summary: "list offending files and the packages that installed them", run: runAudit})
+}
+
+const auditHelp = `
+Reads trees, archives and package tarballs (it never writes) and lists each
+file that a package must not ship: path, package, the rule that handles it or
+the policy it violates, and why. Must-match rules that matched nothing although
+their package is present are listed as warnings (stale rules).
+
+Exit status: 0 when nothing offends, 1 when something does, 2 on error.
+Formats: text (aligned columns), json, github (workflow annotations pointing at
+the rule file and line).
+`
+
+func runAudit(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "audit", "--rules DIR [flags] INPUT...", auditHelp)
+	rulesDir := fs.String("rules", "", "rule `directory`")
+	var own ownershipFlags
+	own.register(fs)
+	format := fs.String("format", "text", "output `format`: text, json or github")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("want at least one INPUT")
+	}
+	switch *format {
+	case "text", "json", "github":
+	default:
+		return usagef("--format %q: want text, json or github", *format)
+	}
+	set, err := loadRules(*rulesDir)
+	if err != nil {
+		return err
+	}
+	owners, err := own.load()
+	if err != nil {
+		return err
+	}
+	var inputs []trim.AuditInput
+	for _, p := range pos {
+		inputs = append(inputs, trim.AuditInput{Path: p, Owners: owners})
+	}
+	res, err := trim.Audit(set, inputs, func(r archive.Reader) archive.Reader { return withContext(ctx, r) })
+	if err != nil {
+		return err
+	}
+	if err := printFindings(env.Stdout, *format, res.Findings, res.Entries); err != nil {
+		return err
+	}
+	for _, f := range res.Findings {
+		if f.Severity == rules.Error {
+			return errFindings
+		}
+	}
+	return nil
+}
+
+func printFindings(w io.Writer, format string, findings []trim.Finding, entries int) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if findings == nil {
+			findings = []trim.Finding{}
+		}
+		return enc.Encode(struct {
+			Findings []trim.Finding `json:"findings"`
+			Entries  int            `json:"entries"`
+		}{findings, entries})
+	case "github":
+		for _, f := range findings {
+			level := f.Severity.String()
+			if level == "note" {
+				level = "notice"
+			}
+			fmt.Fprintf(w, "::%s file=%s,line=%d,title=%s::%s\n", level, ghEscapeProperty(relPath(f.Pos.File)), f.Pos.Line,
+				ghEscapeProperty("rootfs-trim ["+f.Check+"]"), ghEscapeData(findingMessage(f)))
+		}
+		return nil
+	}
+	if len(findings) == 0 {
+		fmt.Fprintf(w, "clean: nothing offends in %d entries\n", entries)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
+	errs, warns := 0, 0
+	for _, f := range findings {
+		by := "policy " + f.Policy + " (no rule: new offender)"
+		if f.Rule != "" {
+			by = "rule " + f.Rule + " (" + f.Action + ")"
+		}
+		p := f.Path
+		if p == "" {
+			p = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t[%s]\t%s\n", f.Severity, p, f.Package, by, f.Check, oneLine(f.Reason))
+		if f.Severity == rules.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d error(s), %d warning(s) in %d entries\n", errs, warns, entries)
+	return nil
+}
+
+func findingMessage(f trim.Finding) string {
+	switch f.Check {
+	case trim.CheckStale:
+		return fmt.Sprintf("rule %s of package %s %s", f.Rule, f.Package, f.Reason)
+	case trim.CheckUnhandled:
+		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s", f.Path, f.Package, f.Input, f.Policy, oneLine(f.Reason))
+	}
+	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s", f.Path, f.Package, f.Input, f.Rule, f.Action, oneLine(f.Reason))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// relPath shows rule files relative to the working directory, as GitHub
+// annotations expect paths relative to the repository.
+func relPath(p string) string {
+	if !filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// GitHub's workflow command escaping.
+func ghEscapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func ghEscapeProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}

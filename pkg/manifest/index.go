@@ -1,0 +1,96 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// IndexPath is where apply puts the index in the image, and where the boot
+// step (`rootfs-trim render`) reads it.
+const IndexPath = "usr/share/minikube/rootfs-trim/index.json"
+
+// IndexVersion is the index format version.
+const IndexVersion = 1
+
+// Index lists every file the boot step may put into /etc: deferred copies of
+// what packages shipped, and templates.
+type Index struct {
+	Version     int         `json:"version"`
+	RulesDigest string      `json:"rules_digest"`
+	Files       []IndexFile `json:"files"`
+}
+
+// IndexFile is one deferred file or template.
+type IndexFile struct {
+	Kind Kind   `json:"kind"` // Deferred or Template
+	Name string `json:"name"` // the rule or template name
+	// Source is the path in the image (no leading slash) of the copy or
+	// template; Dest is where the boot step writes it.
+	Source string `json:"source"`
+	Dest   string `json:"dest"`
+	When   When   `json:"when"`
+	Mode   string `json:"mode"`
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	SHA256 string `json:"sha256"`
+}
+
+// When is the condition under which a file is written.
+type When struct {
+	Runtimes []string `json:"runtime,omitempty"`
+	CNIs     []string `json:"cni,omitempty"`
+}
+
+// Holds reports whether runtime and cni satisfy the condition.
+func (w When) Holds(runtime, cni string) bool {
+	return (len(w.Runtimes) == 0 || has(w.Runtimes, runtime)) && (len(w.CNIs) == 0 || has(w.CNIs, cni))
+}
+
+func has(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Encode writes the index, sorted, as indented JSON.
+func (ix *Index) Encode(w io.Writer) error {
+	sort.Slice(ix.Files, func(i, j int) bool {
+		a, b := ix.Files[i], ix.Files[j]
+		if a.Dest != b.Dest {
+			return a.Dest < b.Dest
+		}
+		return a.Source < b.Source
+	})
+	if ix.Files == nil {
+		ix.Files = []IndexFile{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ix); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// DecodeIndex reads an index and checks its version.
+func DecodeIndex(r io.Reader) (*Index, error) {
+	var ix Index
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ix); err != nil {
+		return nil, fmt.Errorf("decoding index: %w", err)
+	}
+	if ix.Version != IndexVersion {
+		return nil, fmt.Errorf("index version %d, want %d", ix.Version, IndexVersion)
+	}
+	return &ix, nil
+}

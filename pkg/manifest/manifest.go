@@ -1,0 +1,132 @@
+// Package manifest defines the JSON record that `apply` writes: what went
+// in, which rules were used, what was removed, moved, deferred or added,
+// and what came out. Field names are stable: other tools read them.
+//
+// The same input and rules give a byte-identical manifest: no timestamps
+// of the run, no host names, everything sorted.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Version is the manifest format version; bump it on any incompatible change.
+const Version = 1
+
+// Manifest is the record of one apply.
+type Manifest struct {
+	Version int `json:"version"`
+	// Tool is "rootfs-trim" plus its version.
+	Tool   string `json:"tool"`
+	Input  Target `json:"input"`
+	Output Target `json:"output"`
+	Rules  Rules  `json:"rules"`
+	// Changes lists every entry removed, relocated, deferred or added,
+	// sorted by path then kind.
+	Changes []Change `json:"changes"`
+	// Stale lists must-match rules of packages present in the input that
+	// matched nothing.
+	Stale []StaleRule `json:"stale_rules"`
+}
+
+// Target describes an input or output.
+type Target struct {
+	Path        string `json:"path"`
+	Format      string `json:"format"`
+	Compression string `json:"compression,omitempty"`
+	// Digest is "sha256:<hex>" of the file's bytes, or for a directory of
+	// its canonical listing (see trim.TreeDigest).
+	Digest  string `json:"digest"`
+	Entries int    `json:"entries"`
+}
+
+// Rules identifies the rule set.
+type Rules struct {
+	Dir    string `json:"dir"`
+	Digest string `json:"digest"`
+}
+
+// Kind is what happened to an entry.
+type Kind string
+
+// The kinds of change.
+const (
+	Removed   Kind = "removed"
+	Relocated Kind = "relocated"
+	Deferred  Kind = "deferred"
+	Added     Kind = "added"
+	Template  Kind = "template"
+	Created   Kind = "created" // a directory made so that an added file has a parent
+)
+
+// Change is one entry the run touched.
+type Change struct {
+	Kind Kind   `json:"kind"`
+	Path string `json:"path"`
+	// To is the new path of a relocated or deferred entry.
+	To      string `json:"to,omitempty"`
+	Type    string `json:"type"`
+	Package string `json:"package"`
+	Rule    string `json:"rule,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Size    int64  `json:"size"`
+	Mode    string `json:"mode"`
+	SHA256  string `json:"sha256,omitempty"`
+}
+
+// StaleRule is a rule that protects nothing any more.
+type StaleRule struct {
+	Rule    string `json:"rule"`
+	Package string `json:"package"`
+	Pos     string `json:"pos"`
+}
+
+// Sort puts changes and stale rules in their canonical order.
+func (m *Manifest) Sort() {
+	sort.SliceStable(m.Changes, func(i, j int) bool {
+		a, b := m.Changes[i], m.Changes[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Kind < b.Kind
+	})
+	sort.Slice(m.Stale, func(i, j int) bool { return m.Stale[i].Rule < m.Stale[j].Rule })
+}
+
+// Encode writes m as indented JSON with a final newline.
+func (m *Manifest) Encode(w io.Writer) error {
+	m.Sort()
+	if m.Changes == nil {
+		m.Changes = []Change{}
+	}
+	if m.Stale == nil {
+		m.Stale = []StaleRule{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// Decode reads a manifest and checks its version.
+func Decode(r io.Reader) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decoding manifest: %w", err)
+	}
+	if m.Version != Version {
+		return nil, fmt.Errorf("manifest version %d, want %d", m.Version, Version)
+	}
+	return &m, nil
+}

@@ -1,0 +1,169 @@
+package trim
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// Finding is one offending file, or one stale rule.
+type Finding struct {
+	Input    string         `json:"input"`
+	Path     string         `json:"path,omitempty"`
+	Type     string         `json:"type,omitempty"`
+	Package  string         `json:"package"`
+	Rule     string         `json:"rule,omitempty"`
+	Action   string         `json:"action,omitempty"`
+	Policy   string         `json:"policy,omitempty"`
+	Severity rules.Severity `json:"severity"`
+	Check    string         `json:"check"` // offender, unhandled, stale-rule
+	Reason   string         `json:"reason"`
+	Pos      rules.Pos      `json:"pos"` // the rule or policy item involved
+}
+
+// The checks a finding can come from, in the [check-name] style of Yocto's
+// QA: each can be grepped for and documented.
+const (
+	CheckHandled   = "offender"   // a file a rule strips, relocates or defers
+	CheckUnhandled = "unhandled"  // a policy violation no rule handles
+	CheckStale     = "stale-rule" // a must-match rule that matched nothing
+)
+
+func findingFor(v *Verdict, owners *Owners) Finding {
+	f := Finding{Path: v.Path, Type: string(v.Type), Package: v.Owner(owners), Severity: rules.Error}
+	if len(v.Forbidden) > 0 {
+		f.Policy = v.Forbidden[0].Name
+		f.Reason = v.Forbidden[0].Reason
+		f.Pos = v.Forbidden[0].Pos
+	}
+	if r := v.Rule; r != nil {
+		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos
+		if v.Inherited {
+			f.Reason = "inside a directory that rule " + r.Name + " strips"
+		}
+		f.Check = CheckHandled
+		if r.Waiver != "" {
+			f.Severity = rules.Warning
+			f.Reason = "waived: " + r.Waiver
+		}
+		return f
+	}
+	f.Check = CheckUnhandled
+	return f
+}
+
+// AuditInput is one thing to audit.
+type AuditInput struct {
+	Path   string
+	Owners *Owners // nil: no ownership data
+}
+
+// AuditResult is every finding of an audit, offenders first (by input and
+// path), then stale rules.
+type AuditResult struct {
+	Findings []Finding
+	Entries  int
+}
+
+// Audit reads each input and lists what offends. It only reads.
+func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader) (*AuditResult, error) {
+	res := &AuditResult{}
+	var classifiers []*Classifier
+	for _, in := range inputs {
+		c, err := auditOne(set, in, res, wrap)
+		if err != nil {
+			return nil, err
+		}
+		classifiers = append(classifiers, c)
+	}
+	for _, r := range staleAcross(set, classifiers) {
+		res.Findings = append(res.Findings, Finding{
+			Package: r.Package, Rule: r.Name, Action: r.Action.String(), Severity: rules.Warning,
+			Check: CheckStale, Pos: r.Pos,
+			Reason: fmt.Sprintf("matched nothing, though package %s is present: it protects nothing any more", r.Package),
+		})
+	}
+	return res, nil
+}
+
+func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
+	src, err := archive.Open(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var r archive.Reader = src
+	if wrap != nil {
+		r = wrap(src)
+	}
+	c := NewClassifier(set, in.Owners)
+	var found []Finding
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if e.Type == archive.TypeTrailer {
+			continue
+		}
+		res.Entries++
+		if e.Type == archive.TypeRegular && cleanIs(e.Name, manifest.IndexPath) {
+			// An applied image: its index says which rules already did
+			// their work, so they are not stale.
+			if ix, err := manifest.DecodeIndex(r); err == nil {
+				c.NoteApplied(ix)
+			}
+			continue
+		}
+		v, err := c.Classify(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if v.Offending() && v.Kept == nil {
+			f := findingFor(v, c.Owners)
+			f.Input = in.Path
+			found = append(found, f)
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
+	res.Findings = append(res.Findings, found...)
+	return c, nil
+}
+
+func cleanIs(name, want string) bool {
+	c, err := archive.Clean(name)
+	return err == nil && c == want
+}
+
+// staleAcross returns must-match rules that matched nothing in any input
+// although their package is present in at least one.
+func staleAcross(set *rules.Set, cs []*Classifier) []*rules.Rule {
+	var stale []*rules.Rule
+	for _, p := range set.Packages {
+		present := false
+		for _, c := range cs {
+			present = present || c.present(p)
+		}
+		if !present {
+			continue
+		}
+		for _, r := range p.Rules {
+			n := 0
+			for _, c := range cs {
+				n += c.Matched(r)
+			}
+			if r.MustMatch && n == 0 {
+				stale = append(stale, r)
+			}
+		}
+	}
+	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
+	return stale
+}

@@ -1,0 +1,228 @@
+package trim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// AnyPackage is the package name of rules that apply whatever the owner.
+const AnyPackage = "*"
+
+// Verdict is what the rules make of one entry.
+type Verdict struct {
+	Path   string // cleaned
+	Type   rules.EntryType
+	Owners []string // packages that installed it, last writer last
+	// Rule is the package rule that handles the entry, nil if none.
+	Rule *rules.Rule
+	// Forbidden lists the policy items the entry violates where it is.
+	Forbidden []*rules.Forbid
+	// Inherited is set when the entry goes because a directory above it
+	// was stripped.
+	Inherited bool
+	// Kept is set for a directory the policy keeps although a rule matched it.
+	Kept *rules.Keep
+
+	own bool // a file apply itself writes (see OwnPaths)
+}
+
+// Owner is the package to name in reports.
+func (v *Verdict) Owner(o *Owners) string {
+	switch {
+	case len(v.Owners) > 0:
+		return v.Owners[len(v.Owners)-1]
+	case o.Known():
+		return Overlay
+	}
+	return Unknown
+}
+
+// Offending reports whether the entry is something a package must not ship.
+func (v *Verdict) Offending() bool {
+	return v.Rule != nil || len(v.Forbidden) > 0
+}
+
+// Unhandled reports a policy violation no rule takes care of: a new offender.
+func (v *Verdict) Unhandled() bool {
+	return len(v.Forbidden) > 0 && v.Rule == nil
+}
+
+// OwnPaths are the paths apply writes itself: added files, templates and
+// the index. An earlier apply's copies of them are replaced, not reported.
+func OwnPaths(set *rules.Set) map[string]bool {
+	own := map[string]bool{manifest.IndexPath: true}
+	for _, a := range set.Additions() {
+		own[a.Path] = true
+	}
+	for _, t := range set.Templates {
+		own[TemplateDir+"/"+t.Name+".tmpl"] = true
+	}
+	return own
+}
+
+// Action is what apply does with the entry at its place.
+func (v *Verdict) Action() rules.Action {
+	if v.Rule == nil || v.Kept != nil {
+		return 0
+	}
+	return v.Rule.Action
+}
+
+// Classifier decides verdicts. Entries must come parents first, as every
+// reader yields them, so that a stripped directory takes its contents along.
+type Classifier struct {
+	Set    *rules.Set
+	Owners *Owners
+
+	strippedDirs []strippedDir
+	matched      map[*rules.Rule]int
+	ordered      []*rules.Package // package search order without ownership data
+}
+
+type strippedDir struct {
+	prefix string // "etc/cni/net.mk/"
+	rule   *rules.Rule
+}
+
+// NewClassifier returns a classifier for set; owners may be nil.
+func NewClassifier(set *rules.Set, owners *Owners) *Classifier {
+	if owners == nil {
+		owners = NewOwners()
+	}
+	c := &Classifier{Set: set, Owners: owners, matched: map[*rules.Rule]int{}}
+	for _, p := range set.Packages {
+		if p.Name != AnyPackage {
+			c.ordered = append(c.ordered, p)
+		}
+	}
+	return c
+}
+
+// EntryType maps an archive type onto the types a policy can name.
+func EntryType(t archive.Type) rules.EntryType {
+	switch t {
+	case archive.TypeRegular, archive.TypeHardlink:
+		return rules.TypeFile
+	case archive.TypeSymlink:
+		return rules.TypeSymlink
+	case archive.TypeDir:
+		return rules.TypeDir
+	}
+	return rules.TypeOther
+}
+
+// Classify returns the verdict for e. Trailers get an empty verdict.
+func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
+	if e.Type == archive.TypeTrailer {
+		return &Verdict{}, nil
+	}
+	name, err := archive.Clean(e.Name)
+	if err != nil {
+		return nil, fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	v := &Verdict{Path: name, Type: EntryType(e.Type), Owners: c.Owners.Of(name)}
+	for _, d := range c.strippedDirs {
+		if strings.HasPrefix(name, d.prefix) {
+			v.Rule, v.Inherited = d.rule, true
+			c.matched[d.rule]++
+			return v, nil
+		}
+	}
+	v.Forbidden = c.Set.ForbiddenBy(name, v.Type)
+	v.Rule = c.findRule(name, v)
+	if v.Rule == nil {
+		return v, nil
+	}
+	if v.Type == rules.TypeDir {
+		if k := c.Set.IsKept(name); k != nil {
+			v.Kept = k
+			return v, nil
+		}
+		if v.Rule.Action != rules.Strip {
+			// Only files move; a directory the rule matches is left to its
+			// contents, each matched on its own.
+			v.Rule = nil
+			return v, nil
+		}
+		c.strippedDirs = append(c.strippedDirs, strippedDir{prefix: name + "/", rule: v.Rule})
+	}
+	c.matched[v.Rule]++
+	return v, nil
+}
+
+func (c *Classifier) findRule(name string, v *Verdict) *rules.Rule {
+	if c.Owners.Known() {
+		for i := len(v.Owners) - 1; i >= 0; i-- {
+			if p := c.Set.Lookup(v.Owners[i]); p != nil {
+				if r := p.Match(name); r != nil {
+					return r
+				}
+			}
+		}
+	} else {
+		for _, p := range c.ordered {
+			if r := p.Match(name); r != nil {
+				return r
+			}
+		}
+	}
+	if p := c.Set.Lookup(AnyPackage); p != nil {
+		return p.Match(name)
+	}
+	return nil
+}
+
+// Stale returns the must-match rules that matched nothing, for packages
+// that are known to be present. Without ownership data nothing is known to
+// be present, and no rule is called stale.
+func (c *Classifier) Stale() []*rules.Rule {
+	var stale []*rules.Rule
+	for _, p := range c.Set.Packages {
+		if !c.present(p) {
+			continue
+		}
+		for _, r := range p.Rules {
+			if r.MustMatch && c.matched[r] == 0 {
+				stale = append(stale, r)
+			}
+		}
+	}
+	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
+	return stale
+}
+
+// NoteApplied counts the rules an earlier apply recorded in its index as
+// matched: their files are gone or moved because they worked, not because
+// they went stale.
+func (c *Classifier) NoteApplied(ix *manifest.Index) {
+	for _, f := range ix.Files {
+		switch f.Kind {
+		case manifest.Removed, manifest.Relocated, manifest.Deferred:
+			for _, r := range c.Set.Rules() {
+				if r.Name == f.Name {
+					c.matched[r]++
+				}
+			}
+		}
+	}
+}
+
+// Matched reports how many entries rule r matched so far.
+func (c *Classifier) Matched(r *rules.Rule) int { return c.matched[r] }
+
+func (c *Classifier) present(p *rules.Package) bool {
+	if p.Name == AnyPackage {
+		return false
+	}
+	for _, n := range append([]string{p.Name}, p.Aliases...) {
+		if c.Owners.Present(n) {
+			return true
+		}
+	}
+	return false
+}

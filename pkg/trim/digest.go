@@ -1,0 +1,44 @@
+package trim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+)
+
+// TreeDigest is the digest of a directory tree's canonical listing: every
+// entry's name, type, mode, owner, size, mtime, link target and device
+// numbers, plus the sha256 of each regular file's content, in Buildroot's
+// sort order. Two trees with the same digest give the same image.
+func TreeDigest(root string) (string, int, error) {
+	r, err := archive.NewDirReader(root)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		n++
+		content := ""
+		if e.Type == archive.TypeRegular && e.Size > 0 {
+			fh := sha256.New()
+			if _, err := io.Copy(fh, r); err != nil {
+				return "", 0, fmt.Errorf("%s: %w", e.Name, err)
+			}
+			content = hex.EncodeToString(fh.Sum(nil))
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%o\x00%d\x00%d\x00%d\x00%d\x00%s\x00%d,%d\x00%d\x00%s\n",
+			e.Name, e.Type, e.Mode, e.UID, e.GID, e.Size, e.ModTime.UnixNano(), e.Linkname,
+			e.RdevMajor, e.RdevMinor, e.Nlink, content)
+	}
+}

@@ -1,0 +1,307 @@
+package trim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// ApplyDir applies the rules to a directory tree in place, as a Buildroot
+// post-build script does with the target directory.
+//
+// Everything is decided before anything changes: a tree with a new offender
+// is left exactly as it was. Then new files are written (each to a
+// temporary name, renamed into place) before anything is removed, so an
+// interrupted run leaves at worst a file in both places, which the next run
+// completes. Every path goes through os.Root: a symlink in the tree can
+// never make apply touch anything outside it. Directories whose contents
+// change keep their mtimes.
+func ApplyDir(root string, opt Options, dryRun bool) (*Report, error) {
+	r, err := archive.NewDirReader(root)
+	if err != nil {
+		return nil, err
+	}
+	fsRoot, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer fsRoot.Close()
+
+	cls := NewClassifier(opt.Set, opt.Owners)
+	ownPaths := OwnPaths(opt.Set)
+	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
+	own := map[string]string{}
+	var oldIndex *manifest.Index
+	var caps []*captured
+	var removals []*removal
+	var offenders []Finding
+	rep := &Report{}
+	newest := time.Time{}
+	defer func() {
+		for _, c := range caps {
+			c.data.Close()
+		}
+	}()
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		rep.Entries++
+		if e.ModTime.After(newest) {
+			newest = e.ModTime
+		}
+		name, err := archive.Clean(e.Name)
+		if err != nil {
+			return nil, err
+		}
+		if ownPaths[name] && e.Type == archive.TypeRegular {
+			sp, err := newSpool(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			own[name] = sp.sum
+			if name == manifest.IndexPath {
+				rd, _ := sp.Reader()
+				if oldIndex, err = manifest.DecodeIndex(rd); err != nil {
+					sp.Close()
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+				cls.NoteApplied(oldIndex)
+			}
+			sp.Close()
+			continue
+		}
+		v, err := cls.Classify(e)
+		if err != nil {
+			return nil, err
+		}
+		if v.Unhandled() {
+			offenders = append(offenders, findingFor(v, opt.Owners))
+		}
+		switch v.Action() {
+		case rules.Strip:
+			ch := changeFor(e, v, opt.Owners)
+			ch.Kind = manifest.Removed
+			if e.Type == archive.TypeRegular && e.Size > 0 {
+				sp, err := newSpool(r)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+				ch.SHA256 = sp.sum
+				sp.Close()
+			}
+			rep.Changes = append(rep.Changes, ch)
+			if !v.Inherited {
+				removals = append(removals, &removal{path: name, dir: e.Type == archive.TypeDir})
+			}
+		case rules.Relocate, rules.Defer:
+			if e.Type == archive.TypeDir {
+				return nil, fmt.Errorf("%s: rule %s cannot %s a directory", name, v.Rule.Name, v.Rule.Action)
+			}
+			sp, err := newSpool(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			caps = append(caps, &captured{entry: e, verdict: v, data: sp})
+			removals = append(removals, &removal{path: name})
+		default:
+			if e.Type == archive.TypeDir {
+				out.dirs[name] = true
+			} else {
+				out.files[name] = true
+			}
+		}
+	}
+	if len(offenders) > 0 {
+		return nil, &OffenderError{Offenders: offenders}
+	}
+	epoch := newest
+	if opt.Epoch != nil {
+		epoch = *opt.Epoch
+	}
+	// A relocation that an interrupted run already wrote is complete, not
+	// a collision: let the plan see the destination as absent when it
+	// holds the very same bytes, and write it again.
+	for _, c := range caps {
+		if c.verdict.Rule.Action != rules.Relocate {
+			continue
+		}
+		dest := relocationDest(c.verdict)
+		if out.files[dest] && out.sum(dest) == c.data.sum {
+			delete(out.files, dest)
+		}
+	}
+	inj, dropped, err := planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex)
+	if err != nil {
+		return nil, err
+	}
+	rep.Changes = append(rep.Changes, dropped...)
+	for _, in := range inj {
+		if !in.unchanged {
+			rep.Changes = append(rep.Changes, in.change)
+		}
+	}
+	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
+	rep.Stale = cls.Stale()
+	if dryRun {
+		return rep, nil
+	}
+
+	times := &dirTimes{root: fsRoot, saved: map[string]time.Time{}}
+	for _, in := range inj {
+		if in.unchanged {
+			continue
+		}
+		times.save(path.Dir(in.entry.Name))
+		if err := writeInjection(fsRoot, in); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", in.entry.Name, err)
+		}
+	}
+	for _, rm := range removals {
+		times.save(path.Dir(rm.path))
+		if err := fsRoot.RemoveAll(rm.path); err != nil {
+			return nil, fmt.Errorf("removing %s: %w", rm.path, err)
+		}
+	}
+	if err := times.restore(); err != nil {
+		return nil, err
+	}
+	rep.OutEntries = rep.Entries // recounted by callers that need it
+	return rep, nil
+}
+
+type removal struct {
+	path string
+	dir  bool
+}
+
+func relocationDest(v *Verdict) string {
+	dest := v.Rule.To
+	if dest[len(dest)-1] == '/' {
+		dest += path.Base(v.Path)
+	}
+	return dest
+}
+
+// dirTree is the tree as apply will leave it, for planning.
+type dirTree struct {
+	outSet
+	root *os.Root
+}
+
+func (t *dirTree) sum(p string) string {
+	f, err := t.root.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sp, err := newSpool(f)
+	if err != nil {
+		return ""
+	}
+	sp.Close()
+	return sp.sum
+}
+
+// writeInjection creates one entry under root: directories with Mkdir,
+// files under a temporary name, renamed into place when complete.
+func writeInjection(root *os.Root, in *injection) error {
+	e := in.entry
+	if e.Type == archive.TypeDir {
+		if err := root.Mkdir(e.Name, fs.FileMode(e.Mode&0o777)); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return root.Chtimes(e.Name, e.ModTime, e.ModTime)
+	}
+	tmp := path.Join(path.Dir(e.Name), ".rootfs-trim-"+path.Base(e.Name)+".tmp")
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	data, err := in.data()
+	if err == nil {
+		_, err = io.Copy(f, data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && os.Geteuid() == 0 {
+		err = root.Lchown(tmp, e.UID, e.GID)
+	}
+	if err == nil {
+		// After chown, which clears setuid and setgid.
+		err = root.Chmod(tmp, unixPerm(e.Mode))
+	}
+	if err == nil {
+		err = root.Chtimes(tmp, e.ModTime, e.ModTime)
+	}
+	if err == nil {
+		err = root.Rename(tmp, e.Name)
+	}
+	if err != nil {
+		root.Remove(tmp)
+	}
+	return err
+}
+
+// unixPerm converts permission bits with setuid, setgid and sticky to the
+// os.FileMode spelling of them.
+func unixPerm(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&0o4000 != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// dirTimes remembers directory mtimes before apply changes their contents
+// and puts them back after, so that only what apply meant to change does.
+type dirTimes struct {
+	root  *os.Root
+	saved map[string]time.Time
+	order []string
+}
+
+func (d *dirTimes) save(dir string) {
+	if _, ok := d.saved[dir]; ok {
+		return
+	}
+	fi, err := d.root.Lstat(dir)
+	if err != nil {
+		return // created by this run: its injection set its time
+	}
+	d.saved[dir] = fi.ModTime()
+	d.order = append(d.order, dir)
+}
+
+func (d *dirTimes) restore() error {
+	for _, dir := range d.order {
+		t := d.saved[dir]
+		if err := d.root.Chtimes(dir, t, t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

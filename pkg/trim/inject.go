@@ -1,0 +1,323 @@
+package trim
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// TemplateDir is where apply puts templates in the image.
+const TemplateDir = "usr/share/minikube/templates"
+
+// captured is an entry that apply removed from its place and writes again
+// elsewhere: relocated and deferred files.
+type captured struct {
+	entry   *archive.Entry
+	verdict *Verdict
+	data    *spool
+}
+
+// injection is an entry apply adds to the output.
+type injection struct {
+	entry  *archive.Entry // Name is the cleaned path
+	data   func() (io.Reader, error)
+	change manifest.Change
+	// unchanged marks a file an earlier apply wrote with this very content:
+	// not a change to report.
+	unchanged bool
+}
+
+// tree answers what the output holds apart from the injections.
+type tree interface {
+	exists(path string) bool
+	isDir(path string) bool
+}
+
+// planInjections decides everything apply adds: relocated files at their
+// destination, deferred copies, the rule set's files, templates, the index,
+// kept directories, and the parent directories all of these need. It
+// refuses collisions with what the output already holds.
+//
+// What apply adds comes after everything else, in two groups: first what
+// it moved (relocated files, deferred copies) with the directories that
+// anything added needs, then what it writes itself (added files, templates,
+// the index). A second run finds the first group in place, as ordinary
+// entries, and writes the second group again, identically: so applying to
+// an applied image gives back the same bytes.
+//
+// own holds what the input already had at the paths of the second group
+// (path -> sha256), from an earlier apply; old is that apply's index.
+//
+// The index also records what was removed and relocated, so that the image
+// says what was taken out of it, and a later run knows these rules were
+// applied rather than stale.
+func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change, out tree, epoch time.Time, owners *Owners, own map[string]string, old *manifest.Index) ([]*injection, []manifest.Change, error) {
+	var inj, written []*injection
+	var dropped []manifest.Change
+	var problems []string
+	claimed := map[string]string{} // path -> what claims it
+	claim := func(p, what string) bool {
+		if prev, ok := claimed[p]; ok {
+			problems = append(problems, fmt.Sprintf("%s: both %s and %s write it", p, prev, what))
+			return false
+		}
+		claimed[p] = what
+		return true
+	}
+	index := &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest}
+	ours := map[string]string{} // path -> sha256 an earlier apply wrote there
+	if old != nil {
+		for _, f := range old.Files {
+			ours[f.Source] = f.SHA256
+			// Deferred copies an earlier run made are in the image as
+			// ordinary entries now; keep recording them.
+			switch {
+			case f.Kind == manifest.Deferred && out.exists(f.Source):
+				index.Files = append(index.Files, f)
+				claimed[f.Source] = "an earlier apply"
+			case f.Kind == manifest.Removed || f.Kind == manifest.Relocated:
+				index.Files = append(index.Files, f)
+			}
+		}
+	}
+	for _, c := range removed {
+		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Removed, Name: c.Rule, Source: c.Path,
+			Mode: c.Mode, SHA256: c.SHA256})
+	}
+	// checkOwn decides about a path of the second group that the input
+	// already has: the same content, or what an earlier apply wrote, is
+	// ours to write again; anything else belongs to a package.
+	checkOwn := func(p string, data []byte, what string) bool {
+		have, ok := own[p]
+		if !ok {
+			return true
+		}
+		if have == sha256Hex(data) || have == ours[p] || strings.HasPrefix(p, TemplateDir+"/") || p == manifest.IndexPath {
+			return true
+		}
+		problems = append(problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, ownerName(owners, p)))
+		return false
+	}
+
+	for _, c := range caps {
+		r := c.verdict.Rule
+		e := c.entry.Clone()
+		change := changeFor(c.entry, c.verdict, owners)
+		change.Size, change.SHA256 = c.data.size, c.data.sum
+		var dest string
+		switch r.Action {
+		case rules.Relocate:
+			dest = r.To
+			if strings.HasSuffix(dest, "/") {
+				dest += path.Base(c.verdict.Path)
+			}
+			change.Kind = manifest.Relocated
+			if out.exists(dest) {
+				if r.Existing == rules.ExistingStrip {
+					change.Kind = manifest.Removed
+					change.Reason = fmt.Sprintf("%s already has its proper copy at %s", c.verdict.Path, dest)
+					dropped = append(dropped, change)
+					continue
+				}
+				problems = append(problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, c.verdict.Path, dest))
+				continue
+			}
+		case rules.Defer:
+			dest = rules.DeferredPath(r.Tag(), c.verdict.Path)
+			change.Kind = manifest.Deferred
+			index.Files = append(index.Files, manifest.IndexFile{
+				Kind: manifest.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
+				When: manifest.When{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
+				Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
+			})
+		}
+		if !claim(dest, "rule "+r.Name) {
+			continue
+		}
+		if r.Action == rules.Relocate {
+			index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
+				Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum})
+		}
+		change.To = dest
+		e.Name = dest
+		if e.Nlink > 1 {
+			e.Nlink = 1
+		}
+		inj = append(inj, &injection{entry: e, data: c.data.Reader, change: change})
+	}
+
+	for _, a := range set.Additions() {
+		if out.exists(a.Path) {
+			problems = append(problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, ownerName(owners, a.Path)))
+			continue
+		}
+		if !claim(a.Path, "add at "+a.Pos.String()) {
+			continue
+		}
+		data, err := os.ReadFile(a.Source)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !checkOwn(a.Path, data, fmt.Sprintf("add %s (%s)", a.Path, a.Pos)) {
+			continue
+		}
+		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
+			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: sha256Hex(data)})
+		written = append(written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
+			Kind: manifest.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
+	}
+
+	for _, t := range set.Templates {
+		dest := TemplateDir + "/" + t.Name + ".tmpl"
+		if out.exists(t.Dest) || claimed[t.Dest] != "" {
+			problems = append(problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
+			continue
+		}
+		if !claim(dest, "template "+t.Name) {
+			continue
+		}
+		data, err := os.ReadFile(t.Source)
+		if err != nil {
+			return nil, nil, err
+		}
+		written = append(written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
+			Kind: manifest.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
+		index.Files = append(index.Files, manifest.IndexFile{
+			Kind: manifest.Template, Name: t.Name, Source: dest, Dest: t.Dest,
+			When: manifest.When{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
+			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: sha256Hex(data),
+		})
+	}
+	// Deferred copies whose destination is still in the image would be
+	// shadowed or clobbered at boot: refuse them like templates.
+	for _, f := range index.Files {
+		if f.Kind == manifest.Deferred && out.exists(f.Dest) {
+			problems = append(problems, fmt.Sprintf("deferred %s: the image still holds %s", f.Source, f.Dest))
+		}
+	}
+
+	if len(index.Files) > 0 {
+		var buf bytes.Buffer
+		if err := index.Encode(&buf); err != nil {
+			return nil, nil, err
+		}
+		if claim(manifest.IndexPath, "the index") {
+			written = append(written, fileInjection(manifest.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
+				Kind: manifest.Added, Path: manifest.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
+		}
+	}
+	for _, k := range set.Keep {
+		if !out.isDir(k.Path) && claimed[k.Path] == "" {
+			if out.exists(k.Path) {
+				problems = append(problems, fmt.Sprintf("keep %s (%s): exists and is not a directory", k.Path, k.Pos))
+				continue
+			}
+			claimed[k.Path] = "keep"
+			inj = append(inj, dirInjection(k.Path, epoch, manifest.Change{Kind: manifest.Created, Path: k.Path, Package: "rootfs-trim", Reason: k.Reason}))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, nil, &PlanError{Problems: problems}
+	}
+
+	// Parents first, as the kernel needs; the first group creates the
+	// missing ones for both.
+	byName := func(l []*injection) {
+		sort.Slice(l, func(i, j int) bool { return l[i].entry.Name < l[j].entry.Name })
+	}
+	byName(inj)
+	byName(written)
+	var withParents []*injection
+	made := map[string]bool{}
+	for _, in := range append(append([]*injection{}, inj...), written...) {
+		var missing []string
+		for d := path.Dir(in.entry.Name); d != "." && !out.isDir(d) && !made[d] && claimed[d] != "keep"; d = path.Dir(d) {
+			if out.exists(d) {
+				return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: parent %s exists and is not a directory", in.entry.Name, d)}}
+			}
+			missing = append(missing, d)
+		}
+		for i := len(missing) - 1; i >= 0; i-- {
+			made[missing[i]] = true
+			withParents = append(withParents, dirInjection(missing[i], epoch, manifest.Change{
+				Kind: manifest.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
+		}
+	}
+	withParents = append(withParents, inj...)
+	byName(withParents)
+	withParents = append(withParents, written...)
+	for _, in := range withParents {
+		if own[in.entry.Name] == in.change.SHA256 && in.change.SHA256 != "" {
+			in.unchanged = true
+		}
+		if hits := set.ForbiddenBy(in.entry.Name, EntryType(in.entry.Type)); len(hits) > 0 {
+			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", in.entry.Name, hits[0].Name)}}
+		}
+	}
+	return withParents, dropped, nil
+}
+
+// PlanError lists why apply refuses to go on; nothing has been written.
+type PlanError struct {
+	Problems []string
+}
+
+func (e *PlanError) Error() string {
+	return "refusing to apply:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+func ownerName(o *Owners, p string) string {
+	if owners := o.Of(p); len(owners) > 0 {
+		return owners[len(owners)-1]
+	}
+	if o.Known() {
+		return Overlay
+	}
+	return Unknown
+}
+
+func fileInjection(name string, data []byte, mode uint32, epoch time.Time, change manifest.Change) *injection {
+	e := &archive.Entry{Name: name, Type: archive.TypeRegular, Mode: mode, ModTime: epoch, Size: int64(len(data)), Nlink: 1, Offset: -1}
+	change.Type, change.Size, change.Mode, change.SHA256 = "file", e.Size, fmt.Sprintf("%04o", mode), sha256Hex(data)
+	return &injection{entry: e, data: func() (io.Reader, error) { return bytes.NewReader(data), nil }, change: change}
+}
+
+func dirInjection(name string, epoch time.Time, change manifest.Change) *injection {
+	e := &archive.Entry{Name: name, Type: archive.TypeDir, Mode: 0o755, ModTime: epoch, Nlink: 2, Offset: -1}
+	change.Type, change.Mode = "dir", "0755"
+	return &injection{entry: e, data: func() (io.Reader, error) { return bytes.NewReader(nil), nil }, change: change}
+}
+
+// changeFor describes, for the manifest, what happens to e.
+func changeFor(e *archive.Entry, v *Verdict, owners *Owners) manifest.Change {
+	c := manifest.Change{Path: v.Path, Type: e.Type.String(), Package: v.Owner(owners),
+		Size: e.Size, Mode: fmt.Sprintf("%04o", e.Mode)}
+	if v.Rule != nil {
+		c.Rule = v.Rule.Name
+		c.Reason = v.Rule.Reason
+		if v.Inherited {
+			c.Reason = "inside a directory that rule " + v.Rule.Name + " strips"
+		}
+	}
+	if e.Type == archive.TypeSymlink {
+		c.Size = int64(len(e.Linkname))
+	}
+	return c
+}

@@ -1,0 +1,133 @@
+// Package trim decides, for every entry of a rootfs, what the rules make of
+// it, and carries that out: `apply` on archives (streaming) and on
+// directory trees (in place), and `audit`, which only reports.
+package trim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+)
+
+// Unknown is the owner reported when there is no ownership data at all.
+const Unknown = "unknown"
+
+// Overlay is the owner reported for a file that ownership data exists for
+// the tree but that no package installed: Buildroot's file list leaves out
+// overlay files and what post-build scripts create.
+const Overlay = "(overlay or script)"
+
+// Owners maps cleaned paths to the packages that installed them, in the
+// order Buildroot listed them: the last one wrote the file's content.
+type Owners struct {
+	byPath   map[string][]string
+	packages map[string]bool
+	// Fixed, when set, owns every path: a per-package tree or tarball.
+	Fixed string
+}
+
+// NewOwners returns an empty ownership table.
+func NewOwners() *Owners {
+	return &Owners{byPath: map[string][]string{}, packages: map[string]bool{}}
+}
+
+// Known reports whether any ownership data was loaded.
+func (o *Owners) Known() bool {
+	return o != nil && (o.Fixed != "" || len(o.byPath) > 0)
+}
+
+// Of returns the packages that installed path, last writer last.
+func (o *Owners) Of(path string) []string {
+	if o == nil {
+		return nil
+	}
+	if o.Fixed != "" {
+		return []string{o.Fixed}
+	}
+	return o.byPath[path]
+}
+
+// Present reports whether pkg installed anything.
+func (o *Owners) Present(pkg string) bool {
+	if o == nil {
+		return false
+	}
+	return o.Fixed == pkg || o.packages[pkg]
+}
+
+// Packages lists every package that installed something.
+func (o *Owners) Packages() []string {
+	var ps []string
+	if o.Fixed != "" {
+		ps = append(ps, o.Fixed)
+	}
+	for p := range o.packages {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// Add records that pkg installed path.
+func (o *Owners) Add(pkg, path string) {
+	list := o.byPath[path]
+	for _, p := range list {
+		if p == pkg {
+			return
+		}
+	}
+	o.byPath[path] = append(list, pkg)
+	o.packages[pkg] = true
+}
+
+// ReadFileList loads Buildroot's packages-file-list.txt.
+func (o *Owners) ReadFileList(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return o.ParseFileList(f, name)
+}
+
+// ParseFileList reads lines of `<package>,./<path>`. Buildroot's own
+// size-stats splits on the first comma only, since paths may hold commas;
+// so do we. Errors name file:line.
+func (o *Owners) ParseFileList(r io.Reader, name string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 2*archive.PathMax+1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSuffix(sc.Text(), "\r")
+		if text == "" {
+			continue
+		}
+		pkg, p, ok := strings.Cut(text, ",")
+		if !ok || pkg == "" || p == "" {
+			return fmt.Errorf("%s:%d: want <package>,./<path>, got %q", name, line, shorten(text))
+		}
+		if strings.ContainsAny(pkg, " \t/") {
+			return fmt.Errorf("%s:%d: bad package name %q", name, line, shorten(pkg))
+		}
+		clean, err := archive.CleanRule(p)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		o.Add(pkg, clean)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return nil
+}
+
+func shorten(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}

@@ -1,0 +1,366 @@
+package trim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// Options configures an apply.
+type Options struct {
+	Set    *rules.Set
+	Owners *Owners
+	// Epoch is the mtime of everything apply creates (SOURCE_DATE_EPOCH).
+	// Nil means the newest mtime of the input, so that the output depends
+	// on nothing but the input and the rules.
+	Epoch *time.Time
+}
+
+// Report is what an apply did.
+type Report struct {
+	Changes    []manifest.Change
+	Stale      []*rules.Rule
+	Entries    int // input entries, trailers excluded
+	OutEntries int
+}
+
+// OffenderError lists policy violations that no rule handles; apply
+// refuses to write an image that still has them.
+type OffenderError struct {
+	Offenders []Finding
+}
+
+func (e *OffenderError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d file(s) violate the policy and no rule handles them:", len(e.Offenders))
+	for _, f := range e.Offenders {
+		fmt.Fprintf(&b, "\n  %s (package %s): policy %s: %s", f.Path, f.Package, f.Policy, f.Reason)
+	}
+	b.WriteString("\nadd a rule for the package, or allow the path in the policy")
+	return b.String()
+}
+
+// ApplyStream copies src into dst, applying the rules on the way: stripped
+// entries are left out, relocated and deferred ones are written at their new
+// place, and the rule set's files, templates and index are added, after all
+// input entries and before the final trailer, each after its parents.
+//
+// Nothing is decided from a path alone that needs the whole stream: where a
+// relocation lands depends on what else is in the image, so those entries
+// are captured (spooled) and placed at the end.
+func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
+	a := &streamApplier{
+		src:      src,
+		cls:      NewClassifier(opt.Set, opt.Owners),
+		opt:      opt,
+		verdicts: map[*archive.Entry]*Verdict{},
+		out:      outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
+		ownPaths: OwnPaths(opt.Set),
+		own:      map[string]string{},
+	}
+	defer a.cleanup()
+	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio()}
+	err := archive.Copy(guard, a, archive.CopyOptions{Decide: a.decide, Dest: dest, Links: links})
+	if err != nil {
+		return nil, err
+	}
+	if err := guard.Close(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Changes: a.changes, Stale: a.cls.Stale(), Entries: a.entries, OutEntries: guard.entries}
+	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
+	return rep, nil
+}
+
+type outSet struct {
+	files map[string]bool
+	dirs  map[string]bool
+}
+
+func (o outSet) exists(p string) bool { return o.files[p] || o.dirs[p] }
+func (o outSet) isDir(p string) bool  { return o.dirs[p] }
+
+// streamApplier is an archive.Reader over the input that classifies each
+// entry on the way and, at the end, yields the injected entries.
+type streamApplier struct {
+	src      archive.Reader
+	cls      *Classifier
+	opt      Options
+	verdicts map[*archive.Entry]*Verdict
+	out      outSet
+	caps     []*captured
+	changes  []manifest.Change
+	entries  int
+	newest   time.Time
+	prefix   string // "./" when the input's names carry it
+	sawName  bool
+	offend   []Finding
+
+	// What an earlier apply wrote, found in the input: see planInjections.
+	ownPaths map[string]bool
+	own      map[string]string
+	oldIndex *manifest.Index
+
+	pending     *archive.Entry // read ahead past a trailer
+	heldTrailer *archive.Entry
+	injected    bool
+	queue       []*injection
+	cur         io.Reader // data of the current injected entry
+}
+
+func (a *streamApplier) cleanup() {
+	for _, c := range a.caps {
+		c.data.Close()
+	}
+}
+
+func (a *streamApplier) Next() (*archive.Entry, error) {
+	a.cur = nil
+	if a.injected {
+		return a.nextInjected()
+	}
+	for {
+		var e *archive.Entry
+		if a.pending != nil {
+			e, a.pending = a.pending, nil
+		} else {
+			var err error
+			e, err = a.src.Next()
+			if err == io.EOF {
+				if err := a.finish(); err != nil {
+					return nil, err
+				}
+				return a.nextInjected()
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if e.Type == archive.TypeTrailer {
+			// Injections go before the last trailer only; hold each trailer
+			// until we know whether more members follow.
+			if a.heldTrailer != nil {
+				t := a.heldTrailer
+				a.heldTrailer = e
+				return t, nil
+			}
+			a.heldTrailer = e
+			continue
+		}
+		if a.heldTrailer != nil {
+			t := a.heldTrailer
+			a.heldTrailer, a.pending = nil, e
+			return t, nil
+		}
+		if err := a.classify(e); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+}
+
+func (a *streamApplier) classify(e *archive.Entry) error {
+	a.entries++
+	if e.ModTime.After(a.newest) {
+		a.newest = e.ModTime
+	}
+	if !a.sawName && e.Name != "." && e.Name != "./" {
+		a.sawName = true
+		if strings.HasPrefix(e.Name, "./") {
+			a.prefix = "./"
+		}
+	}
+	if clean, err := archive.Clean(e.Name); err == nil && a.ownPaths[clean] && e.Type == archive.TypeRegular {
+		return a.takeOwn(e, clean)
+	}
+	v, err := a.cls.Classify(e)
+	if err != nil {
+		return err
+	}
+	a.verdicts[e] = v
+	if v.Unhandled() {
+		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
+	}
+	switch v.Action() {
+	case rules.Relocate, rules.Defer:
+		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
+			return fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
+		}
+		if e.Type == archive.TypeDir {
+			return fmt.Errorf("entry %q: rule %s cannot %s a directory", e.Name, v.Rule.Name, v.Rule.Action)
+		}
+		data, err := newSpool(a.src)
+		if err != nil {
+			return fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
+	case rules.Strip:
+		ch := changeFor(e, v, a.opt.Owners)
+		ch.Kind = manifest.Removed
+		// Hash what is removed, except a hard-link member's data, which
+		// stays in the stream for the members that are kept.
+		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
+			h := sha256.New()
+			if _, err := io.Copy(h, a.src); err != nil {
+				return fmt.Errorf("entry %q: %w", e.Name, err)
+			}
+			ch.SHA256 = hex.EncodeToString(h.Sum(nil))
+		}
+		a.changes = append(a.changes, ch)
+	}
+	return nil
+}
+
+// takeOwn drops a file at a path apply writes itself; planInjections
+// writes it again after comparing.
+func (a *streamApplier) takeOwn(e *archive.Entry, clean string) error {
+	data, err := newSpool(a.src)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	defer data.Close()
+	a.own[clean] = data.sum
+	if clean == manifest.IndexPath {
+		r, err := data.Reader()
+		if err != nil {
+			return err
+		}
+		if a.oldIndex, err = manifest.DecodeIndex(r); err != nil {
+			return fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.cls.NoteApplied(a.oldIndex)
+	}
+	a.verdicts[e] = &Verdict{Path: clean, own: true}
+	return nil
+}
+
+func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
+	v, ok := a.verdicts[e]
+	if !ok {
+		return archive.Keep, nil // injected, or a trailer
+	}
+	if v.own {
+		delete(a.verdicts, e)
+		return archive.Drop, nil
+	}
+	delete(a.verdicts, e)
+	if v.Action() != 0 {
+		return archive.Drop, nil
+	}
+	if e.Type == archive.TypeDir {
+		a.out.dirs[v.Path] = true
+	} else {
+		a.out.files[v.Path] = true
+	}
+	return archive.Keep, nil
+}
+
+func (a *streamApplier) finish() error {
+	a.injected = true
+	if len(a.offend) > 0 {
+		return &OffenderError{Offenders: a.offend}
+	}
+	epoch := a.newest
+	if a.opt.Epoch != nil {
+		epoch = *a.opt.Epoch
+	}
+	inj, dropped, err := planInjections(a.opt.Set, a.caps, removedOf(a.changes), a.out, epoch.UTC(), a.opt.Owners, a.own, a.oldIndex)
+	if err != nil {
+		return err
+	}
+	a.changes = append(a.changes, dropped...)
+	for _, in := range inj {
+		if !in.unchanged {
+			a.changes = append(a.changes, in.change)
+		}
+		in.entry.Name = a.prefix + in.entry.Name
+	}
+	a.queue = inj
+	return nil
+}
+
+func (a *streamApplier) nextInjected() (*archive.Entry, error) {
+	if len(a.queue) == 0 {
+		if t := a.heldTrailer; t != nil {
+			a.heldTrailer = nil
+			return t, nil
+		}
+		return nil, io.EOF
+	}
+	in := a.queue[0]
+	a.queue = a.queue[1:]
+	r, err := in.data()
+	if err != nil {
+		return nil, err
+	}
+	a.cur = r
+	return in.entry, nil
+}
+
+func (a *streamApplier) Read(p []byte) (int, error) {
+	if a.injected {
+		if a.cur == nil {
+			return 0, io.EOF
+		}
+		return a.cur.Read(p)
+	}
+	return a.src.Read(p)
+}
+
+func removedOf(changes []manifest.Change) []manifest.Change {
+	var out []manifest.Change
+	for _, c := range changes {
+		if c.Kind == manifest.Removed {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// guardWriter re-checks what apply actually writes, independently of the
+// decisions that led there: nothing the policy forbids and, for cpio (the
+// initramfs), every parent directory before its children, since the kernel
+// drops orphans silently. Package tarballs often have no directory entries
+// at all, so tar output is not held to that.
+type guardWriter struct {
+	archive.Writer
+	set          *rules.Set
+	dirs         map[string]bool
+	parentsFirst bool
+	entries      int
+}
+
+var errGuard = errors.New("output check failed")
+
+func (g *guardWriter) WriteHeader(e *archive.Entry) error {
+	if e.Type != archive.TypeTrailer {
+		name, err := archive.Clean(e.Name)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errGuard, err)
+		}
+		if hits := g.set.ForbiddenBy(name, EntryType(e.Type)); len(hits) > 0 {
+			return fmt.Errorf("%w: %s is still in the output, which policy %s forbids", errGuard, name, hits[0].Name)
+		}
+		if g.parentsFirst && name != "." && !g.dirs[path.Dir(name)] {
+			return fmt.Errorf("%w: %s is written before its parent directory", errGuard, name)
+		}
+		if e.Type == archive.TypeDir {
+			g.dirs[name] = true
+		}
+		g.entries++
+	}
+	return g.Writer.WriteHeader(e)
+}
+
+// Close only checks; the caller closes the real writer.
+func (g *guardWriter) Close() error { return nil }
