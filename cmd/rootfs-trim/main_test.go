@@ -31,6 +31,11 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
+			// Every script gets the shipped rules as ./rules, so messages
+			// name rule files as a user in a checkout sees them.
+			if err := os.CopyFS(filepath.Join(env.WorkDir, "rules"), os.DirFS(filepath.Join("..", "..", "rules"))); err != nil {
+				return err
+			}
 			env.Setenv("ROOTFS_TRIM_REQUIRE_TOOLS", os.Getenv(archivetest.RequireToolsEnv))
 			env.Setenv("TZ", "UTC")
 			env.Setenv("LC_ALL", "C.UTF-8")

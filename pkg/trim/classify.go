@@ -212,6 +212,25 @@ func (c *Classifier) NoteApplied(ix *manifest.Index) {
 	}
 }
 
+// Active reports whether the package called name is in the image: its
+// files are in the ownership data, or, without any, one of its rules
+// matched (now or in an earlier apply).
+func (c *Classifier) Active(name string) bool {
+	p := c.Set.Lookup(name)
+	if p == nil {
+		return false
+	}
+	if c.Owners.Known() {
+		return c.present(p)
+	}
+	for _, r := range p.Rules {
+		if c.matched[r] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Matched reports how many entries rule r matched so far.
 func (c *Classifier) Matched(r *rules.Rule) int { return c.matched[r] }
 

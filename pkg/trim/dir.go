@@ -144,7 +144,7 @@ func ApplyDir(root string, opt Options, dryRun bool) (*Report, error) {
 			delete(out.files, dest)
 		}
 	}
-	inj, dropped, err := planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex)
+	inj, dropped, err := planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex, cls.Active)
 	if err != nil {
 		return nil, err
 	}

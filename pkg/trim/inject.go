@@ -60,7 +60,10 @@ type tree interface {
 // The index also records what was removed and relocated, so that the image
 // says what was taken out of it, and a later run knows these rules were
 // applied rather than stale.
-func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change, out tree, epoch time.Time, owners *Owners, own map[string]string, old *manifest.Index) ([]*injection, []manifest.Change, error) {
+//
+// A package's additions are made only when active(package) says the
+// package is in the image.
+func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change, out tree, epoch time.Time, owners *Owners, own map[string]string, old *manifest.Index, active func(string) bool) ([]*injection, []manifest.Change, error) {
 	var inj, written []*injection
 	var dropped []manifest.Change
 	var problems []string
@@ -156,6 +159,9 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	}
 
 	for _, a := range set.Additions() {
+		if !active(a.Package) {
+			continue
+		}
 		if out.exists(a.Path) {
 			problems = append(problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, ownerName(owners, a.Path)))
 			continue
@@ -215,16 +221,6 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 				Kind: manifest.Added, Path: manifest.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
 		}
 	}
-	for _, k := range set.Keep {
-		if !out.isDir(k.Path) && claimed[k.Path] == "" {
-			if out.exists(k.Path) {
-				problems = append(problems, fmt.Sprintf("keep %s (%s): exists and is not a directory", k.Path, k.Pos))
-				continue
-			}
-			claimed[k.Path] = "keep"
-			inj = append(inj, dirInjection(k.Path, epoch, manifest.Change{Kind: manifest.Created, Path: k.Path, Package: "rootfs-trim", Reason: k.Reason}))
-		}
-	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, nil, &PlanError{Problems: problems}
@@ -241,7 +237,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	made := map[string]bool{}
 	for _, in := range append(append([]*injection{}, inj...), written...) {
 		var missing []string
-		for d := path.Dir(in.entry.Name); d != "." && !out.isDir(d) && !made[d] && claimed[d] != "keep"; d = path.Dir(d) {
+		for d := path.Dir(in.entry.Name); d != "." && !out.isDir(d) && !made[d]; d = path.Dir(d) {
 			if out.exists(d) {
 				return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: parent %s exists and is not a directory", in.entry.Name, d)}}
 			}

@@ -274,7 +274,7 @@ func (a *streamApplier) finish() error {
 	if a.opt.Epoch != nil {
 		epoch = *a.opt.Epoch
 	}
-	inj, dropped, err := planInjections(a.opt.Set, a.caps, removedOf(a.changes), a.out, epoch.UTC(), a.opt.Owners, a.own, a.oldIndex)
+	inj, dropped, err := planInjections(a.opt.Set, a.caps, removedOf(a.changes), a.out, epoch.UTC(), a.opt.Owners, a.own, a.oldIndex, a.cls.Active)
 	if err != nil {
 		return err
 	}
