@@ -37,6 +37,11 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("ROOTFS_TRIM_REQUIRE_TOOLS", os.Getenv(archivetest.RequireToolsEnv))
+			example, err := filepath.Abs(filepath.Join("..", "..", "examples", "minikube"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLE", example)
 			env.Setenv("TZ", "UTC")
 			env.Setenv("LC_ALL", "C.UTF-8")
 			return nil

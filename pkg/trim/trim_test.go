@@ -1,0 +1,192 @@
+package trim
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+func shippedRules(t *testing.T) *rules.Set {
+	t.Helper()
+	set, err := rules.Load(filepath.Join("..", "..", "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func TestClassifyAttribution(t *testing.T) {
+	set := shippedRules(t)
+	owners := NewOwners()
+	err := owners.ParseFileList(strings.NewReader(
+		"podman,./etc/cni/net.d/87-podman-bridge.conflist\n"+
+			"cri-o,./etc/crictl.yaml\n"+
+			"crio-bin,./etc/containers/registries.conf\n"+
+			"podman,./etc/containers/registries.conf\n"+
+			"weird,./etc/cni/net.d/has,comma.conf\n"), "files.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path      string
+		owners    *Owners
+		wantRule  string
+		wantOwner string
+		unhandled bool
+	}{
+		{"etc/cni/net.d/87-podman-bridge.conflist", owners, "podman-bridge", "podman", false},
+		// cri-o is an alias of crio-bin.
+		{"etc/crictl.yaml", owners, "crio-crictl", "cri-o", false},
+		// Two owners: the last one wrote it.
+		{"etc/containers/registries.conf", owners, "", "podman", false},
+		// Split on the first comma only, as Buildroot's size-stats does.
+		{"etc/cni/net.d/has,comma.conf", owners, "", "weird", true},
+		// Owned by no package although ownership data exists: an overlay.
+		{"etc/cni/net.d/10-overlay.conf", owners, "", Overlay, true},
+		{"etc/cni/net.d/x.mk_disabled", owners, "mk-disabled-leftovers", Overlay, false},
+		// Without ownership data, any package's rule may handle a file.
+		{"etc/cni/net.d/87-podman-bridge.conflist", nil, "podman-bridge", Unknown, false},
+		{"etc/cni/net.d/10-containerd-net.conflist", nil, "containerd-net", Unknown, false},
+	}
+	for _, tc := range tests {
+		c := NewClassifier(set, tc.owners)
+		v, err := c.Classify(&archive.Entry{Name: "./" + tc.path, Type: archive.TypeRegular})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule := ""
+		if v.Rule != nil {
+			rule = v.Rule.Name
+		}
+		got := []any{rule, v.Owner(c.Owners), v.Unhandled()}
+		want := []any{tc.wantRule, tc.wantOwner, tc.unhandled}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.path, d)
+		}
+	}
+}
+
+func TestFileListErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"podman ./etc/x\n", "files.txt:1: want <package>,./<path>"},
+		{"ok,./a\n,./etc/x\n", "files.txt:2: want <package>,./<path>"},
+		{"ok,./a\nbad pkg,./etc/x\n", `files.txt:2: bad package name "bad pkg"`},
+		{"p,./../../etc/passwd\n", "files.txt:1: unsafe path"},
+	} {
+		err := NewOwners().ParseFileList(strings.NewReader(tc.in), "files.txt")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func FuzzFileList(f *testing.F) {
+	f.Add("podman,./etc/cni/net.d/87-podman-bridge.conflist\ncrio-bin,./usr/bin/crio\n")
+	f.Add("a,./b,c\n\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		o := NewOwners()
+		if err := o.ParseFileList(strings.NewReader(in), "f"); err != nil {
+			return
+		}
+		for _, p := range o.Packages() {
+			if p == "" || strings.ContainsAny(p, " \t/") {
+				t.Fatalf("accepted package name %q", p)
+			}
+		}
+	})
+}
+
+// A hard-link group is one unit: when the member that carries the data
+// (GNU cpio puts it on the last) is stripped, a kept member gets the data.
+func TestStripDataCarryingLinkMember(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(`policy:
+  - name: no-x
+    forbid: ["etc/x/**"]
+    reason: test
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`package: p
+rules:
+  - name: strip-x
+    match: ["etc/x/**"]
+    action: strip
+    reason: test
+`), 0o644)
+	set, err := rules.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := time.Unix(1700000000, 0).UTC()
+	entries := []*archive.Entry{
+		{Name: ".", Type: archive.TypeDir, Mode: 0o755, Nlink: 4, ModTime: mt},
+		{Name: "etc", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt, Inode: 1},
+		{Name: "etc/x", Type: archive.TypeDir, Mode: 0o755, Nlink: 2, ModTime: mt, Inode: 2},
+		{Name: "usr", Type: archive.TypeDir, Mode: 0o755, Nlink: 2, ModTime: mt, Inode: 3},
+		{Name: "usr/a", Type: archive.TypeRegular, Mode: 0o755, Nlink: 3, Inode: 9, ModTime: mt},
+		{Name: "usr/b", Type: archive.TypeRegular, Mode: 0o755, Nlink: 3, Inode: 9, ModTime: mt},
+		{Name: "etc/x/c", Type: archive.TypeRegular, Mode: 0o755, Nlink: 3, Inode: 9, ModTime: mt, Size: 5},
+	}
+	// Put etc/x/c last, as GNU cpio would if it sorted last.
+	var in bytes.Buffer
+	w := archive.NewCpioWriter(&in, archive.Newc)
+	for _, e := range entries {
+		w.WriteHeader(e)
+		if e.Size > 0 {
+			io.WriteString(w, "hello")
+		}
+	}
+	w.Close()
+
+	var out bytes.Buffer
+	ow := archive.NewCpioWriter(&out, archive.Newc)
+	rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow.Close()
+	if _, err := archive.CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
+		t.Fatalf("kernel rules: %v", err)
+	}
+	r := archive.NewCpioReader(&out)
+	got := map[string]string{}
+	links := map[string]uint32{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		got[e.Name] = string(b)
+		links[e.Name] = e.Nlink
+	}
+	if _, ok := got["etc/x/c"]; ok {
+		t.Error("etc/x/c was not stripped")
+	}
+	if got["usr/a"]+got["usr/b"] != "hello" {
+		t.Errorf("the group's data did not move to a kept member: a=%q b=%q", got["usr/a"], got["usr/b"])
+	}
+	if links["usr/a"] != 2 || links["usr/b"] != 2 {
+		t.Errorf("link counts %v, want 2 for the two kept members", links)
+	}
+	var kinds []string
+	for _, c := range rep.Changes {
+		kinds = append(kinds, string(c.Kind)+" "+c.Path)
+	}
+	want := []string{"removed etc/x", "removed etc/x/c", "created usr/share", "created usr/share/minikube",
+		"created usr/share/minikube/rootfs-trim", "added usr/share/minikube/rootfs-trim/index.json"}
+	if d := cmp.Diff(want, kinds); d != "" {
+		t.Errorf("changes (-want +got):\n%s", d)
+	}
+}
