@@ -21,6 +21,20 @@ type Index struct {
 	Version     int         `json:"version"`
 	RulesDigest string      `json:"rules_digest"`
 	Files       []IndexFile `json:"files"`
+	// Policy is the rule set's policy, so that the boot step can tell
+	// which files appearing later in /etc offend.
+	Policy []IndexPolicy `json:"policy"`
+}
+
+// IndexPolicy is one policy item as the boot step needs it.
+type IndexPolicy struct {
+	Name   string   `json:"name"`
+	Forbid []string `json:"forbid"`
+	Allow  []string `json:"allow,omitempty"`
+	Types  []string `json:"types,omitempty"`
+	// AtBoot is "report" or "remove": what the boot step does with a file
+	// that matches but that it did not write.
+	AtBoot string `json:"at_boot"`
 }
 
 // IndexFile is one deferred file or template.
@@ -69,6 +83,9 @@ func (ix *Index) Encode(w io.Writer) error {
 	})
 	if ix.Files == nil {
 		ix.Files = []IndexFile{}
+	}
+	if ix.Policy == nil {
+		ix.Policy = []IndexPolicy{}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

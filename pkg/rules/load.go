@@ -122,6 +122,7 @@ type rawForbid struct {
 	Forbid []located `yaml:"forbid"`
 	Allow  []located `yaml:"allow"`
 	Types  []located `yaml:"types"`
+	AtBoot located   `yaml:"at_boot"`
 	Reason located   `yaml:"reason"`
 	Link   located   `yaml:"link"`
 }
@@ -278,6 +279,13 @@ func (l *loader) forbid(file string, r rawForbid) {
 		default:
 			l.errorf(Pos{file, t.Line}, "policy %s: unknown type %q (want file, symlink, dir or other)", f.Name, t.V)
 		}
+	}
+	switch r.AtBoot.V {
+	case "", "report":
+	case "remove":
+		f.RemoveAtBoot = true
+	default:
+		l.errorf(Pos{file, r.AtBoot.Line}, "policy %s: at_boot %q: want report or remove", f.Name, r.AtBoot.V)
 	}
 	if f.Reason == "" {
 		l.errorf(pos, "policy %s: a reason is required", f.Name)

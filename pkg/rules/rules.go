@@ -84,13 +84,16 @@ const (
 
 // Forbid is one policy item: paths no package may leave in the final rootfs.
 type Forbid struct {
-	Name   string
-	Paths  []Pattern
-	Allow  []Pattern
-	Types  []EntryType // empty: every type but directories
-	Reason string
-	Link   string
-	Pos    Pos
+	Name  string
+	Paths []Pattern
+	Allow []Pattern
+	Types []EntryType // empty: every type but directories
+	// RemoveAtBoot lets the boot step remove a matching file that appears
+	// after the image was built; otherwise it only reports it.
+	RemoveAtBoot bool
+	Reason       string
+	Link         string
+	Pos          Pos
 }
 
 // Keep is a directory that must exist in the image even when emptied.

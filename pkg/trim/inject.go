@@ -76,7 +76,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		claimed[p] = what
 		return true
 	}
-	index := &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest}
+	index := &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
 	ours := map[string]string{} // path -> sha256 an earlier apply wrote there
 	if old != nil {
 		for _, f := range old.Files {
@@ -182,7 +182,13 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			Kind: manifest.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
 	}
 
-	for _, t := range set.Templates {
+	// Templates belong to a whole image; a single package's tree or tarball
+	// (--package) gets none.
+	templates := set.Templates
+	if owners.Fixed != "" {
+		templates = nil
+	}
+	for _, t := range templates {
 		dest := TemplateDir + "/" + t.Name + ".tmpl"
 		if out.exists(t.Dest) || claimed[t.Dest] != "" {
 			problems = append(problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
@@ -261,6 +267,27 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		}
 	}
 	return withParents, dropped, nil
+}
+
+func indexPolicy(set *rules.Set) []manifest.IndexPolicy {
+	var out []manifest.IndexPolicy
+	for _, f := range set.Policy {
+		p := manifest.IndexPolicy{Name: f.Name, AtBoot: "report"}
+		if f.RemoveAtBoot {
+			p.AtBoot = "remove"
+		}
+		for _, g := range f.Paths {
+			p.Forbid = append(p.Forbid, g.String())
+		}
+		for _, g := range f.Allow {
+			p.Allow = append(p.Allow, g.String())
+		}
+		for _, t := range f.Types {
+			p.Types = append(p.Types, string(t))
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // PlanError lists why apply refuses to go on; nothing has been written.

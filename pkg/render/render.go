@@ -1,0 +1,429 @@
+package render
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// RecordPath is where render remembers what it wrote. It lives in /etc, so
+// it lives and dies with the files it describes.
+const RecordPath = "etc/rootfs-trim/rendered.json"
+
+// Record is what the last render wrote.
+type Record struct {
+	Version int          `json:"version"`
+	Runtime string       `json:"runtime"`
+	CNI     string       `json:"cni"`
+	Files   []RecordFile `json:"files"`
+}
+
+// RecordFile is one file render wrote.
+type RecordFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	From   string `json:"from"` // the deferred copy or template it came from
+}
+
+// Result is what a render did.
+type Result struct {
+	Written   []string
+	Unchanged []string
+	Removed   []string
+	// Modified lists files of the previous render that someone changed
+	// since; they are replaced or removed all the same, and said so.
+	Modified []string
+	// Foreign lists files in /etc that the policy forbids and that render
+	// did not write: packages or programs created them after the image was
+	// built (podman's default network at first use, say).
+	Foreign []Foreign
+}
+
+// Foreign is a file render did not write that the policy forbids.
+type Foreign struct {
+	Path    string
+	Policy  string
+	Removed bool
+}
+
+// Options configures Render.
+type Options struct {
+	Root   string // "/" at boot
+	Choice Choice
+	DryRun bool
+}
+
+// planned is one file to write.
+type planned struct {
+	dest string
+	data []byte
+	mode fs.FileMode
+	uid  int
+	gid  int
+	from string
+}
+
+// Render writes /etc for the choice. Everything is read, checked and
+// rendered before the first write: an unknown runtime, a missing value, a
+// template error or a missing deferred file writes nothing.
+func Render(opt Options) (*Result, error) {
+	if err := opt.Choice.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(opt.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	ix, err := readIndex(root)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := makePlan(root, ix, opt.Choice)
+	if err != nil {
+		return nil, err
+	}
+	old, err := readRecord(root)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &Result{}
+	keep := map[string]bool{}
+	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.CNI}
+	for _, p := range plan {
+		keep[p.dest] = true
+		sum := sha256Hex(p.data)
+		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
+		if have, err := root.ReadFile(p.dest); err == nil && bytes.Equal(have, p.data) {
+			res.Unchanged = append(res.Unchanged, p.dest)
+			continue
+		}
+		if prev := old.find(p.dest); prev != nil && fileSum(root, p.dest) != prev.SHA256 && fileSum(root, p.dest) != "" {
+			res.Modified = append(res.Modified, p.dest)
+		}
+		res.Written = append(res.Written, p.dest)
+		if !opt.DryRun {
+			if err := writeFile(root, p); err != nil {
+				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
+			}
+		}
+	}
+	for _, f := range old.Files {
+		if keep[f.Path] {
+			continue
+		}
+		sum := fileSum(root, f.Path)
+		if sum == "" {
+			continue // already gone
+		}
+		if sum != f.SHA256 {
+			res.Modified = append(res.Modified, f.Path)
+		}
+		res.Removed = append(res.Removed, f.Path)
+		if !opt.DryRun {
+			if err := root.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return res, fmt.Errorf("removing /%s: %w", f.Path, err)
+			}
+		}
+	}
+	if !opt.DryRun {
+		if err := writeRecord(root, rec); err != nil {
+			return res, err
+		}
+	}
+	if res.Foreign, err = foreign(root, ix, keep, opt.DryRun); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func readIndex(root *os.Root) (*manifest.Index, error) {
+	f, err := root.Open(manifest.IndexPath)
+	if err != nil {
+		return nil, fmt.Errorf("no index at /%s: this image was not made by rootfs-trim apply (%w)", manifest.IndexPath, err)
+	}
+	defer f.Close()
+	ix, err := manifest.DecodeIndex(f)
+	if err != nil {
+		return nil, fmt.Errorf("/%s: %w", manifest.IndexPath, err)
+	}
+	return ix, nil
+}
+
+// makePlan reads every deferred file and renders every template that the
+// choice selects, verifying each source against the index.
+func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
+	data := map[string]any{
+		"Runtime": c.Runtime, "CNI": c.CNI, "Socket": Sockets[c.Runtime],
+		"Values": c.Values,
+	}
+	if c.PodCIDR != "" {
+		data["PodCIDR"] = c.PodCIDR
+	}
+	var plan []*planned
+	byDest := map[string]string{}
+	var problems []string
+	for _, f := range ix.Files {
+		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
+			continue
+		}
+		if !f.When.Holds(c.Runtime, c.CNI) {
+			continue
+		}
+		dest, err := archive.Clean(f.Dest)
+		if err != nil || !strings.HasPrefix(dest, "etc/") {
+			problems = append(problems, fmt.Sprintf("index entry %s: destination %q is not under /etc", f.Name, f.Dest))
+			continue
+		}
+		src, err := archive.Clean(f.Source)
+		if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
+			problems = append(problems, fmt.Sprintf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source))
+			continue
+		}
+		if prev, ok := byDest[dest]; ok {
+			problems = append(problems, fmt.Sprintf("both %s and %s write /%s for this choice", prev, f.Name, dest))
+			continue
+		}
+		byDest[dest] = f.Name
+		raw, err := root.ReadFile(src)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err)))
+			continue
+		}
+		if sha256Hex(raw) != f.SHA256 {
+			problems = append(problems, fmt.Sprintf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256))
+			continue
+		}
+		mode, err := strconv.ParseUint(f.Mode, 8, 32)
+		if err != nil || mode > 0o7777 {
+			problems = append(problems, fmt.Sprintf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode))
+			continue
+		}
+		p := &planned{dest: dest, data: raw, mode: unixPerm(uint32(mode)), uid: f.UID, gid: f.GID, from: "/" + src}
+		if f.Kind == manifest.Template {
+			t, err := template.New(f.Name).Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(string(raw))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, err))
+				continue
+			}
+			var out bytes.Buffer
+			if err := t.Execute(&out, data); err != nil {
+				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, missingValue(err)))
+				continue
+			}
+			p.data = out.Bytes()
+		}
+		plan = append(plan, p)
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, fmt.Errorf("nothing written:\n  %s", strings.Join(problems, "\n  "))
+	}
+	sort.Slice(plan, func(i, j int) bool { return plan[i].dest < plan[j].dest })
+	return plan, nil
+}
+
+// missingValue turns text/template's "map has no entry for key" into a
+// message that names the flag to give.
+func missingValue(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, `map has no entry for key "`); i >= 0 {
+		key := strings.TrimSuffix(msg[i+len(`map has no entry for key "`):], `"`)
+		switch key {
+		case "PodCIDR":
+			return fmt.Errorf("needs the pod CIDR: give --pod-cidr, %s or %s=", EnvPodCIDR, CmdlinePodCIDR)
+		default:
+			return fmt.Errorf("needs value %q: give --set %s=..., %s%s or %s%s=", key, key, EnvValuePrefix, key, CmdlineValuePrefix, key)
+		}
+	}
+	return err
+}
+
+// writeFile writes p atomically: a temporary file in the same directory,
+// renamed over the destination. A symlink at the destination is replaced,
+// never written through; os.Root refuses parents that lead outside.
+func writeFile(root *os.Root, p *planned) error {
+	if err := root.MkdirAll(path.Dir(p.dest), 0o755); err != nil {
+		return err
+	}
+	tmp := path.Join(path.Dir(p.dest), "."+path.Base(p.dest)+".rootfs-trim.tmp")
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(p.data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && os.Geteuid() == 0 {
+		err = root.Lchown(tmp, p.uid, p.gid)
+	}
+	if err == nil {
+		err = root.Chmod(tmp, p.mode)
+	}
+	if err == nil {
+		err = root.Rename(tmp, p.dest)
+	}
+	if err != nil {
+		root.Remove(tmp)
+	}
+	return err
+}
+
+func readRecord(root *os.Root) (*Record, error) {
+	data, err := root.ReadFile(RecordPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Record{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("/%s: %w", RecordPath, err)
+	}
+	for _, f := range r.Files {
+		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") {
+			return nil, fmt.Errorf("/%s: path %q is not under /etc", RecordPath, f.Path)
+		}
+	}
+	return &r, nil
+}
+
+func (r *Record) find(p string) *RecordFile {
+	for i := range r.Files {
+		if r.Files[i].Path == p {
+			return &r.Files[i]
+		}
+	}
+	return nil
+}
+
+func writeRecord(root *os.Root, rec *Record) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(root, &planned{dest: RecordPath, data: append(data, '\n'), mode: 0o644})
+}
+
+// foreign finds files under /etc that the policy forbids and that this
+// render did not write.
+func foreign(root *os.Root, ix *manifest.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
+	type item struct {
+		p      manifest.IndexPolicy
+		forbid []rules.Pattern
+		allow  []rules.Pattern
+	}
+	var items []item
+	for _, p := range ix.Policy {
+		it := item{p: p}
+		for _, g := range p.Forbid {
+			if pat, err := rules.ParsePattern(g); err == nil {
+				it.forbid = append(it.forbid, pat)
+			}
+		}
+		for _, g := range p.Allow {
+			if pat, err := rules.ParsePattern(g); err == nil {
+				it.allow = append(it.allow, pat)
+			}
+		}
+		items = append(items, it)
+	}
+	var found []Foreign
+	err := fs.WalkDir(root.FS(), "etc", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || ours[p] || p == RecordPath {
+			return nil
+		}
+		typ := "file"
+		if d.Type()&fs.ModeSymlink != 0 {
+			typ = "symlink"
+		} else if !d.Type().IsRegular() {
+			typ = "other"
+		}
+		for _, it := range items {
+			if len(it.p.Types) > 0 && !contains(it.p.Types, typ) {
+				continue
+			}
+			if matchAny(it.forbid, p) && !matchAny(it.allow, p) {
+				f := Foreign{Path: p, Policy: it.p.Name}
+				if it.p.AtBoot == "remove" && !dryRun {
+					if err := root.Remove(p); err != nil {
+						return err
+					}
+					f.Removed = true
+				}
+				found = append(found, f)
+				break
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+func matchAny(ps []rules.Pattern, name string) bool {
+	for _, p := range ps {
+		if p.Match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func fileSum(root *os.Root, p string) string {
+	f, err := root.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func unixPerm(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&0o4000 != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
