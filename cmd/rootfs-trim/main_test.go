@@ -14,6 +14,28 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
 )
 
+// readmeBlock returns the fenced code block after <!-- block: name -->.
+func readmeBlock(path, name string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	_, after, ok := strings.Cut(string(data), "<!-- block: "+name+" -->")
+	if !ok {
+		return "", fmt.Errorf("%s: no block %q", path, name)
+	}
+	_, body, ok := strings.Cut(after, "```")
+	if !ok {
+		return "", fmt.Errorf("%s: block %q has no code", path, name)
+	}
+	_, body, _ = strings.Cut(body, "\n") // the info string
+	body, _, ok = strings.Cut(body, "```")
+	if !ok {
+		return "", fmt.Errorf("%s: block %q is not closed", path, name)
+	}
+	return body, nil
+}
+
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual")
 
 func TestMain(m *testing.M) {
@@ -47,6 +69,17 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// readme NAME FILE: the code block of README.md that follows the
+			// marker <!-- block: NAME -->, so the README's commands are
+			// the ones the tests run.
+			"readme": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: readme NAME FILE")
+				}
+				block, err := readmeBlock(filepath.Join("..", "..", "README.md"), args[0])
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(block), 0o755))
+			},
 			// mkrootfs DIR: the shared fixture tree (devices only as root).
 			"mkrootfs": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 1 {

@@ -68,3 +68,18 @@ func TestHelpIsComplete(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionFromName(t *testing.T) {
+	for name, want := range map[string]string{
+		"podman-v3.4.7.tar.gz":                        "3.4.7",
+		"cri-o.amd64.v1.29.1.tar.gz":                  "1.29.1",
+		"cri-containerd-cni-1.7.0-linux-amd64.tar.gz": "1.7.0",
+		"containerd_1.6.20~ds1-1_amd64.deb":           "1.6.20~ds1-1",
+		"target":                                      "",
+		"rootfs.cpio.gz":                              "",
+	} {
+		if got := versionFromName(name); got != want {
+			t.Errorf("versionFromName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,459 @@
+package check
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+// The checks of `check`, in the [name] style of the other findings.
+const (
+	CheckNewOffender    = "new-offender"     // policy violation no rule handles
+	CheckStale          = trim.CheckStale    // must-match rule that matched nothing
+	CheckContentChanged = "content-changed"  // a deferred file differs from the lock
+	CheckMissing        = "missing-package"  // in the lock, not in the inputs
+	CheckUnlocked       = "unlocked-package" // in the inputs, not in the lock
+	CheckStaleWaiver    = "stale-waiver"     // a waiver for a problem that is gone
+	CheckNewHandled     = "new-file"         // a new offending file that a rule handles
+	CheckGone           = "file-gone"        // a locked file the package no longer ships
+	CheckVersion        = "version"          // the package version changed
+)
+
+// Input is one thing to check: a package's tree or archive (Package set),
+// or a whole target with its packages-file-list.txt (FileList set).
+type Input struct {
+	Path     string
+	Package  string
+	FileList string
+	Version  string
+}
+
+// Options configures Run.
+type Options struct {
+	Set          *rules.Set
+	Lock         *Lock
+	Inputs       []Input
+	Versions     map[string]string // package -> version, from flags or show-info
+	AllowMissing bool              // packages of the lock absent from the inputs are fine
+	AllowNew     bool              // packages absent from the lock are fine
+	Wrap         func(archive.Reader) archive.Reader
+}
+
+// Finding is a check finding; Diff holds a unified diff for content changes.
+type Finding struct {
+	trim.Finding
+	Diff string `json:"diff,omitempty"`
+}
+
+// Summary is one package's line.
+type Summary struct {
+	Package    string `json:"package"`
+	Version    string `json:"version,omitempty"`
+	OldVersion string `json:"old_version,omitempty"`
+	Files      int    `json:"files"`
+	Errors     int    `json:"errors"`
+	Warnings   int    `json:"warnings"`
+}
+
+// Result is the outcome of a check.
+type Result struct {
+	Findings []Finding
+	Packages []Summary
+	// NewLock is the state of the inputs, to write with --update-lock.
+	NewLock *Lock
+}
+
+// Failed reports whether any finding is an error.
+func (r *Result) Failed() bool {
+	for _, f := range r.Findings {
+		if f.Severity == rules.Error {
+			return true
+		}
+	}
+	return false
+}
+
+type pkgState struct {
+	name    string
+	version string
+	files   map[string]*LockFile
+	matched map[*rules.Rule]int
+}
+
+// Run checks the inputs against the lock.
+func Run(opt Options) (*Result, error) {
+	states := map[string]*pkgState{}
+	state := func(name string) *pkgState {
+		s := states[name]
+		if s == nil {
+			s = &pkgState{name: name, files: map[string]*LockFile{}, matched: map[*rules.Rule]int{}}
+			states[name] = s
+		}
+		return s
+	}
+	inputOf := map[string]string{}
+	for _, in := range opt.Inputs {
+		owners := trim.NewOwners()
+		if in.FileList != "" {
+			if err := owners.ReadFileList(in.FileList); err != nil {
+				return nil, err
+			}
+			// Every package of the target that has rules is checked, even
+			// with nothing to match: that is how its rules go stale.
+			for _, p := range owners.Packages() {
+				if opt.Set.Lookup(p) != nil {
+					state(p)
+					inputOf[p] = in.Path
+				}
+			}
+		} else {
+			owners.Fixed = in.Package
+			s := state(in.Package)
+			inputOf[in.Package] = in.Path
+			if in.Version != "" {
+				s.version = in.Version
+			}
+		}
+		if err := scan(opt, in, owners, state); err != nil {
+			return nil, err
+		}
+	}
+	for name, v := range opt.Versions {
+		if s := states[name]; s != nil && v != "" {
+			s.version = v
+		}
+	}
+
+	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}}
+	names := make([]string, 0, len(states))
+	for n := range states {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := states[name]
+		lp := &LockPackage{Version: s.version}
+		for _, f := range s.files {
+			lp.Files = append(lp.Files, *f)
+		}
+		res.NewLock.Packages[name] = lp
+		res.compare(opt, s, opt.Lock.Packages[name], inputOf[name])
+	}
+	var missing []string
+	for name := range opt.Lock.Packages {
+		if states[name] == nil {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	for _, name := range missing {
+		// Keep what we cannot see: --update-lock with a subset of the
+		// packages must not forget the others.
+		res.NewLock.Packages[name] = opt.Lock.Packages[name]
+		sev := rules.Error
+		if opt.AllowMissing {
+			sev = rules.Note
+		}
+		res.add(Finding{Finding: trim.Finding{Package: name, Severity: sev, Check: CheckMissing,
+			Reason: "in the lock but in none of the inputs (pass --allow-missing when checking a subset)"}})
+	}
+	res.summarise(names, opt.Lock)
+	return res, nil
+}
+
+// scan reads one input and records every file a rule or the policy matches.
+func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) error {
+	src, err := archive.Open(in.Path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var r archive.Reader = src
+	if opt.Wrap != nil {
+		r = opt.Wrap(src)
+	}
+	cls := trim.NewClassifier(opt.Set, owners)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if e.Type == archive.TypeTrailer {
+			continue
+		}
+		v, err := cls.Classify(e)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if !v.Offending() || v.Kept != nil {
+			continue
+		}
+		owner := v.Owner(owners)
+		s := state(owner)
+		lf := &LockFile{Path: v.Path, Mode: fmt.Sprintf("%04o", e.Mode), Type: e.Type.String()}
+		if v.Rule != nil {
+			lf.Rule, lf.Action = v.Rule.Name, v.Rule.Action.String()
+			s.matched[v.Rule]++
+		}
+		if len(v.Forbidden) > 0 {
+			lf.Policy = v.Forbidden[0].Name
+		}
+		var content []byte
+		switch e.Type {
+		case archive.TypeRegular:
+			if content, err = readCapped(r, e.Size); err != nil {
+				return fmt.Errorf("%s: %s: %w", in.Path, e.Name, err)
+			}
+		case archive.TypeSymlink:
+			content = []byte(e.Linkname)
+		}
+		sum := sha256.Sum256(content)
+		lf.SHA256 = hex.EncodeToString(sum[:])
+		if v.Rule != nil && v.Rule.Action == rules.Defer && len(content) <= maxLockedContent && utf8.Valid(content) {
+			lf.Content = string(content)
+		}
+		s.files[v.Path] = lf
+	}
+	return nil
+}
+
+// readCapped reads an entry's data; large files are hashed by streaming,
+// so only what fits the lock is kept whole.
+func readCapped(r io.Reader, size int64) ([]byte, error) {
+	if size <= maxLockedContent {
+		return io.ReadAll(r)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return nil, err
+	}
+	// The caller hashes what it gets; give it something unique to hash.
+	return []byte("sha256:" + hex.EncodeToString(h.Sum(nil))), nil
+}
+
+func (res *Result) add(f Finding) { res.Findings = append(res.Findings, f) }
+
+func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input string) {
+	pkg := opt.Set.Lookup(s.name)
+	if locked == nil {
+		sev := rules.Error
+		if opt.AllowNew {
+			sev = rules.Note
+		}
+		res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Severity: sev, Check: CheckUnlocked,
+			Reason: "not in the lock: review its files, then run check --update-lock (or pass --allow-new)"}})
+		locked = &LockPackage{}
+	} else if locked.Version != s.version && locked.Version != "" && s.version != "" {
+		res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Severity: rules.Note, Check: CheckVersion,
+			Reason: fmt.Sprintf("version %s -> %s", locked.Version, s.version)}})
+	}
+	waived := map[*rules.Rule]bool{}
+	paths := make([]string, 0, len(s.files))
+	for p := range s.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	ruleOf := func(name string) *rules.Rule {
+		for _, r := range opt.Set.Rules() {
+			if r.Name == name {
+				return r
+			}
+		}
+		return nil
+	}
+	for _, p := range paths {
+		f := s.files[p]
+		base := trim.Finding{Input: input, Path: p, Type: f.Type, Package: s.name, Rule: f.Rule, Action: f.Action, Policy: f.Policy}
+		if f.Rule == "" {
+			pos := rules.Pos{}
+			for _, pol := range opt.Set.Policy {
+				if pol.Name == f.Policy {
+					pos = pol.Pos
+				}
+			}
+			base.Severity, base.Check, base.Pos = rules.Error, CheckNewOffender, pos
+			base.Reason = "violates policy " + f.Policy + " and no rule of package " + s.name + " handles it"
+			res.add(Finding{Finding: base})
+			continue
+		}
+		r := ruleOf(f.Rule)
+		base.Pos = r.Pos
+		old := locked.file(p)
+		if old == nil {
+			base.Severity, base.Check = rules.Note, CheckNewHandled
+			base.Reason = "newly shipped; rule " + f.Rule + " will " + f.Action + " it"
+			res.add(Finding{Finding: base})
+			continue
+		}
+		if r.Action == rules.Defer && old.SHA256 != f.SHA256 {
+			base.Severity, base.Check = rules.Error, CheckContentChanged
+			base.Reason = "the deferred copy changed upstream; review the boot templates and conditions, then --update-lock"
+			if r.Waiver != "" {
+				base.Severity = rules.Warning
+				base.Reason = "waived: " + r.Waiver
+				waived[r] = true
+			}
+			diff := ""
+			if old.Content != "" && f.Content != "" {
+				diff = unifiedDiff("locked/"+p, "input/"+p, old.Content, f.Content)
+			}
+			res.add(Finding{Finding: base, Diff: diff})
+		}
+	}
+	for _, old := range locked.Files {
+		if s.files[old.Path] == nil {
+			res.add(Finding{Finding: trim.Finding{Input: input, Path: old.Path, Package: s.name, Rule: old.Rule, Severity: rules.Note, Check: CheckGone,
+				Reason: "in the lock, no longer shipped"}})
+		}
+	}
+	if pkg != nil {
+		for _, r := range pkg.Rules {
+			if !r.MustMatch || s.matched[r] > 0 {
+				continue
+			}
+			f := trim.Finding{Input: input, Package: s.name, Rule: r.Name, Action: r.Action.String(), Severity: rules.Error, Check: CheckStale, Pos: r.Pos,
+				Reason: "matched nothing: the file it handles is gone or renamed, so it protects nothing any more"}
+			if r.Waiver != "" {
+				f.Severity, f.Reason = rules.Warning, "waived: "+r.Waiver
+				waived[r] = true
+			}
+			res.add(Finding{Finding: f})
+		}
+		for _, r := range pkg.Rules {
+			if r.Waiver != "" && !waived[r] {
+				res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Rule: r.Name, Severity: rules.Error, Check: CheckStaleWaiver, Pos: r.Pos,
+					Reason: "the waiver (" + r.Waiver + ") no longer applies: the problem is gone; remove waive:"}})
+			}
+		}
+	}
+}
+
+func (res *Result) summarise(names []string, lock *Lock) {
+	for _, name := range names {
+		s := Summary{Package: name, Version: res.NewLock.Packages[name].Version, Files: len(res.NewLock.Packages[name].Files)}
+		if old := lock.Packages[name]; old != nil {
+			s.OldVersion = old.Version
+		}
+		for _, f := range res.Findings {
+			if f.Package != name {
+				continue
+			}
+			switch f.Severity {
+			case rules.Error:
+				s.Errors++
+			case rules.Warning:
+				s.Warnings++
+			}
+		}
+		res.Packages = append(res.Packages, s)
+	}
+}
+
+// Changes lists, one line each, how the new lock differs from the old.
+func Changes(old, new *Lock) []string {
+	var out []string
+	names := map[string]bool{}
+	for n := range old.Packages {
+		names[n] = true
+	}
+	for n := range new.Packages {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		o, nw := old.Packages[n], new.Packages[n]
+		switch {
+		case o == nil:
+			out = append(out, fmt.Sprintf("+ package %s %s (%d files)", n, nw.Version, len(nw.Files)))
+			continue
+		case nw == nil:
+			out = append(out, fmt.Sprintf("- package %s", n))
+			continue
+		}
+		if o.Version != nw.Version {
+			out = append(out, fmt.Sprintf("~ package %s: version %s -> %s", n, o.Version, nw.Version))
+		}
+		for _, f := range nw.Files {
+			of := o.file(f.Path)
+			switch {
+			case of == nil:
+				out = append(out, fmt.Sprintf("+ %s: %s (%s)", n, f.Path, ruleOrPolicy(f)))
+			case of.SHA256 != f.SHA256 || of.Mode != f.Mode || of.Rule != f.Rule:
+				out = append(out, fmt.Sprintf("~ %s: %s (%s)", n, f.Path, ruleOrPolicy(f)))
+			}
+		}
+		for _, f := range o.Files {
+			if nw.file(f.Path) == nil {
+				out = append(out, fmt.Sprintf("- %s: %s", n, f.Path))
+			}
+		}
+	}
+	return out
+}
+
+func ruleOrPolicy(f LockFile) string {
+	if f.Rule != "" {
+		return "rule " + f.Rule
+	}
+	return "policy " + f.Policy + ", no rule"
+}
+
+// unifiedDiff is a small line diff (longest common subsequence) in unified
+// format, enough for configuration files.
+func unifiedDiff(aName, bName, a, b string) string {
+	al, bl := splitLines(a), splitLines(b)
+	n, m := len(al), len(bl)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if al[i] == bl[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var body strings.Builder
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && al[i] == bl[j]:
+			body.WriteString(" " + al[i] + "\n")
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			body.WriteString("+" + bl[j] + "\n")
+			j++
+		default:
+			body.WriteString("-" + al[i] + "\n")
+			i++
+		}
+	}
+	return fmt.Sprintf("--- %s\n+++ %s\n@@ -1,%d +1,%d @@\n%s", aName, bName, n, m, body.String())
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,101 @@
+// Package check is the CI gate for package version bumps: it compares what
+// packages ship now with what the lock file recorded when the rules were
+// last reviewed, and fails on new offenders, stale rules and deferred files
+// whose content changed upstream.
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// LockVersion is the lock file format version.
+const LockVersion = 1
+
+// maxLockedContent bounds the content kept in the lock: deferred files are
+// small configuration files, and keeping them lets check show a diff when
+// upstream changes one.
+const maxLockedContent = 64 << 10
+
+// Lock records, per package, what the rules matched when it was last
+// accepted. It is sorted and indented so that a bump's pull request shows a
+// readable diff of it.
+type Lock struct {
+	Version  int                     `json:"version"`
+	Packages map[string]*LockPackage `json:"packages"`
+}
+
+// LockPackage is one package's accepted state.
+type LockPackage struct {
+	Version string     `json:"version,omitempty"`
+	Files   []LockFile `json:"files"`
+}
+
+// LockFile is one file a rule or the policy matched.
+type LockFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Mode   string `json:"mode"`
+	Type   string `json:"type"`
+	Rule   string `json:"rule,omitempty"`   // the rule that handles it
+	Action string `json:"action,omitempty"` // strip, defer, relocate
+	Policy string `json:"policy,omitempty"` // the policy item it violates, if any
+	// Content of deferred files, for diffs when upstream changes them.
+	Content string `json:"content,omitempty"`
+}
+
+// ReadLock reads a lock file; a missing file is an empty lock.
+func ReadLock(path string) (*Lock, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l Lock
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if l.Version != LockVersion {
+		return nil, fmt.Errorf("%s: lock version %d, want %d", path, l.Version, LockVersion)
+	}
+	if l.Packages == nil {
+		l.Packages = map[string]*LockPackage{}
+	}
+	return &l, nil
+}
+
+// Encode writes the lock canonically: same state, same bytes.
+func (l *Lock) Encode(w io.Writer) error {
+	for _, p := range l.Packages {
+		sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+		if p.Files == nil {
+			p.Files = []LockFile{}
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l); err != nil { // map keys come out sorted
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func (p *LockPackage) file(path string) *LockFile {
+	for i := range p.Files {
+		if p.Files[i].Path == path {
+			return &p.Files[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/check"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+func init() {
+	register(&command{name: "check", summary: "CI gate for package bumps: new offenders, stale rules, changed deferred files", run: runCheck})
+}
+
+const checkHelp = `
+Checks what packages ship against the lock file, which records, per package,
+its version and every file a rule or the policy matched (sha256, mode, rule),
+as last reviewed. Run it in CI whenever a package version is bumped.
+
+INPUT is NAME[@VERSION]=PATH for one package's tree or archive (an upstream
+release tarball, a Debian data tarball, a Buildroot per-package target), or a
+PATH to a whole target given with --packages-file-list. A version is taken from
+@VERSION, --version NAME=VERSION, Buildroot's 'make show-info' JSON
+(--show-info), or the archive's file name, in that order.
+
+Fails (exit 1), naming each cause, on: a file the policy forbids that no rule
+handles (new offender); a must-match rule that matched nothing (stale rule); a
+deferred file whose content changed (with a diff); a locked package missing
+from the inputs or an input package missing from the lock (unless
+--allow-missing / --allow-new); a waiver that no longer applies. A rule's
+waive: reason lowers its findings to warnings.
+
+--update-lock writes the lock to accept the inputs as they are and prints what
+changed, so a bump's pull request carries its own reviewed lock diff.
+`
+
+func runCheck(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "check", "--rules DIR [--lock FILE] [flags] INPUT...", checkHelp)
+	rulesDir := fs.String("rules", "", "rule `directory`")
+	lockPath := fs.String("lock", "", "lock `file` (default DIR/check.lock)")
+	update := fs.Bool("update-lock", false, "write the lock from the inputs and print what changed")
+	fileList := fs.String("packages-file-list", "", "Buildroot's packages-file-list.txt, for PATH inputs")
+	showInfo := fs.String("show-info", "", "Buildroot's 'make show-info' JSON `file`, for versions")
+	versions := keyValues{}
+	fs.Var(versions, "version", "package version `NAME=VERSION` (repeatable)")
+	allowMissing := fs.Bool("allow-missing", false, "locked packages absent from the inputs are fine")
+	allowNew := fs.Bool("allow-new", false, "input packages absent from the lock are fine")
+	format := fs.String("format", "text", "output `format`: text, json or github")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("want at least one INPUT")
+	}
+	switch *format {
+	case "text", "json", "github":
+	default:
+		return usagef("--format %q: want text, json or github", *format)
+	}
+	set, err := loadRules(*rulesDir)
+	if err != nil {
+		return err
+	}
+	if *lockPath == "" {
+		*lockPath = filepath.Join(*rulesDir, "check.lock")
+	}
+	lock, err := check.ReadLock(*lockPath)
+	if err != nil {
+		return err
+	}
+	if *showInfo != "" {
+		if err := readShowInfo(*showInfo, versions); err != nil {
+			return err
+		}
+	}
+	var inputs []check.Input
+	for _, p := range pos {
+		in, err := parseCheckInput(p, *fileList)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+	}
+	res, err := check.Run(check.Options{Set: set, Lock: lock, Inputs: inputs, Versions: versions,
+		AllowMissing: *allowMissing, AllowNew: *allowNew,
+		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }})
+	if err != nil {
+		return err
+	}
+	if *update {
+		changes := check.Changes(lock, res.NewLock)
+		if err := writeFileAtomic(*lockPath, func(w io.Writer) error { return res.NewLock.Encode(w) }); err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			fmt.Fprintf(env.Stdout, "%s: unchanged\n", *lockPath)
+		} else {
+			fmt.Fprintf(env.Stdout, "%s: updated\n", *lockPath)
+			for _, c := range changes {
+				fmt.Fprintln(env.Stdout, "  "+c)
+			}
+		}
+		return nil
+	}
+	if err := printCheck(env.Stdout, *format, res); err != nil {
+		return err
+	}
+	if res.Failed() {
+		return errFindings
+	}
+	return nil
+}
+
+var (
+	archiveSuffix = regexp.MustCompile(`(\.(tar|cpio|tgz|txz|deb|gz|xz|zst|lz4|bz2))+$`)
+	platformWord  = regexp.MustCompile(`([-_.](linux|amd64|arm64|x86_64|aarch64|static))+$`)
+	versionAtEnd  = regexp.MustCompile(`(?:^|[-_.])v?(\d+(?:\.\d+)+(?:[-~+][0-9A-Za-z.]+)*)$`)
+)
+
+// versionFromName finds the version in a release file name such as
+// podman-v3.4.7.tar.gz, cri-o.amd64.v1.29.1.tar.gz or
+// cri-containerd-cni-1.7.0-linux-amd64.tar.gz.
+func versionFromName(name string) string {
+	name = archiveSuffix.ReplaceAllString(name, "")
+	name = platformWord.ReplaceAllString(name, "")
+	if m := versionAtEnd.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func parseCheckInput(arg, fileList string) (check.Input, error) {
+	name, p, ok := strings.Cut(arg, "=")
+	if !ok {
+		if fileList == "" {
+			return check.Input{}, usagef("input %q: give NAME=PATH for a package, or --packages-file-list for a whole target", arg)
+		}
+		return check.Input{Path: arg, FileList: fileList}, nil
+	}
+	in := check.Input{Path: p}
+	in.Package, in.Version, _ = strings.Cut(name, "@")
+	if in.Package == "" || p == "" {
+		return in, usagef("input %q: want NAME[@VERSION]=PATH", arg)
+	}
+	if in.Version == "" {
+		in.Version = versionFromName(filepath.Base(p))
+	}
+	return in, nil
+}
+
+// readShowInfo takes versions from `make show-info`: {"pkg": {"version": ..}}.
+func readShowInfo(path string, versions keyValues) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var info map[string]struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for name, pkg := range info {
+		if _, ok := versions[name]; !ok && pkg.Version != "" {
+			versions[name] = pkg.Version
+		}
+	}
+	return nil
+}
+
+func printCheck(w io.Writer, format string, res *check.Result) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if res.Findings == nil {
+			res.Findings = []check.Finding{}
+		}
+		return enc.Encode(struct {
+			Findings []check.Finding `json:"findings"`
+			Packages []check.Summary `json:"packages"`
+			Failed   bool            `json:"failed"`
+		}{res.Findings, res.Packages, res.Failed()})
+	case "github":
+		var plain []trim.Finding
+		for _, f := range res.Findings {
+			if f.Severity != rules.Note {
+				plain = append(plain, f.Finding)
+			}
+		}
+		return printFindings(w, "github", plain, 0)
+	}
+	for _, f := range res.Findings {
+		p := f.Path
+		if p == "" {
+			p = "-"
+		}
+		where := ""
+		if f.Pos.File != "" {
+			where = " (" + relPath(f.Pos.File) + ":" + fmt.Sprint(f.Pos.Line) + ")"
+		}
+		subject := f.Package
+		if f.Rule != "" {
+			subject += ", rule " + f.Rule
+		}
+		fmt.Fprintf(w, "%-7s [%s] %s: %s: %s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
+		if f.Diff != "" {
+			for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {
+				fmt.Fprintln(w, "        "+line)
+			}
+		}
+	}
+	for _, s := range res.Packages {
+		status := "ok"
+		if s.Errors > 0 {
+			status = "FAIL"
+		}
+		version := s.Version
+		if s.OldVersion != "" && s.OldVersion != s.Version {
+			version = s.OldVersion + " -> " + s.Version
+		}
+		if version == "" {
+			version = "(no version)"
+		}
+		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, s.Package, version, s.Files, s.Errors, s.Warnings)
+	}
+	return nil
+}
