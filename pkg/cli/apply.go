@@ -155,7 +155,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, m)
+		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, m)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun bool, m *manifest.Manifest) (*trim.Report, error) {
+func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, m *manifest.Manifest) (*trim.Report, error) {
 	if archive.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
@@ -205,7 +205,9 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 		return nil, err
 	}
 	defer o.Abort()
-	rep, err := trim.ApplyStream(o, out.Kind, withContext(ctx, in), opt, links)
+	r, stop := withProgress(env, quiet, "apply "+inPath, in, withContext(ctx, in))
+	rep, err := trim.ApplyStream(o, out.Kind, r, opt, links)
+	stop()
 	if err != nil {
 		return nil, applyError(env, fmt.Errorf("%s: %w", inPath, err))
 	}

@@ -64,10 +64,10 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if !out.Codec.CanWrite() {
 		return usagef("cannot write %s output; choose another --compress", out.Codec)
 	}
-	return repack(ctx, in, outPath, out, compress.WriterOptions{Level: *level})
+	return repack(ctx, env, in, outPath, out, compress.WriterOptions{Level: *level})
 }
 
-func repack(ctx context.Context, in *archive.Input, outPath string, f archive.Format, copt compress.WriterOptions) error {
+func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, copt compress.WriterOptions) error {
 	opt := archive.CopyOptions{Dest: f.Kind}
 	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
 		scan, err := scanLinks(in.Path, nil)
@@ -81,7 +81,10 @@ func repack(ctx context.Context, in *archive.Input, outPath string, f archive.Fo
 		return err
 	}
 	defer o.Abort()
-	if err := archive.Copy(o, withContext(ctx, in), opt); err != nil {
+	r, stop := withProgress(env, false, "repack "+in.Path, in, withContext(ctx, in))
+	err = archive.Copy(o, r, opt)
+	stop()
+	if err != nil {
 		return fmt.Errorf("%s: %w", in.Path, err)
 	}
 	return o.Commit()
