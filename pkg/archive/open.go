@@ -117,6 +117,29 @@ func (in *Input) Close() error {
 // Open opens a directory tree or an archive file, detecting compression and
 // format from the content, never from the name.
 func Open(path string) (*Input, error) {
+	return OpenWith(path, OpenOptions{})
+}
+
+// OpenOptions bounds what an input may cost.
+type OpenOptions struct {
+	// MaxSize caps the uncompressed bytes read from an archive: a few
+	// kilobytes of xz or zstd can expand without end, and the tool runs
+	// unattended in build systems. 0 means DefaultMaxSize.
+	MaxSize int64
+}
+
+// DefaultMaxSize is far above any real rootfs (minikube's is ~0.9 GB) and
+// far below what would fill a build machine's disk or time budget.
+const DefaultMaxSize = 32 << 30
+
+// ErrTooLarge reports an input that expands beyond OpenOptions.MaxSize.
+var ErrTooLarge = errors.New("input expands beyond the size limit")
+
+// OpenWith is Open with limits.
+func OpenWith(path string, opt OpenOptions) (*Input, error) {
+	if opt.MaxSize <= 0 {
+		opt.MaxSize = DefaultMaxSize
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -135,7 +158,7 @@ func Open(path string) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := openStream(f)
+	in, err := openStream(f, opt.MaxSize)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -144,13 +167,13 @@ func Open(path string) (*Input, error) {
 	return in, nil
 }
 
-func openStream(f io.Reader) (*Input, error) {
+func openStream(f io.Reader, maxSize int64) (*Input, error) {
 	counter := &countingReader{r: f, h: sha256.New()}
 	dr, codec, err := compress.NewReader(counter)
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(dr, 64<<10)
+	br := bufio.NewReaderSize(&limitReader{r: dr, left: maxSize, max: maxSize}, 64<<10)
 	format, err := sniffContainer(br)
 	if err != nil {
 		dr.Close()
@@ -230,6 +253,30 @@ func validV7Checksum(h []byte) bool {
 		sum += int64(c)
 	}
 	return sum == want
+}
+
+// limitReader fails, rather than truncating, once more than max bytes come
+// out of the decompressor.
+type limitReader struct {
+	r         io.Reader
+	left, max int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more tells a stream of exactly max bytes from a bomb.
+		var one [1]byte
+		if n, _ := l.r.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("%w (--max-size %d bytes): a compression bomb, or raise --max-size", ErrTooLarge, l.max)
+		}
+		return l.r.Read(p)
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // countingReader counts and hashes what is read from the file on disk, for

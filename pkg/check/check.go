@@ -45,6 +45,7 @@ type Options struct {
 	AllowMissing bool              // packages of the lock absent from the inputs are fine
 	AllowNew     bool              // packages absent from the lock are fine
 	Wrap         func(archive.Reader) archive.Reader
+	Open         archive.OpenOptions
 }
 
 // Finding is a check finding; Diff holds a unified diff for content changes.
@@ -171,7 +172,7 @@ func Run(opt Options) (*Result, error) {
 
 // scan reads one input and records every file a rule or the policy matches.
 func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) error {
-	src, err := archive.Open(in.Path)
+	src, err := archive.OpenWith(in.Path, opt.Open)
 	if err != nil {
 		return err
 	}

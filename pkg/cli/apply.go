@@ -14,6 +14,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -103,6 +104,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	codec := fs.String("compress", "", "output compression for IN OUT (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
+	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -142,9 +144,17 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		rep, err = trim.ApplyDir(pos[0], opt, *dryRun)
+		unlock, err := fslock.Lock(pos[0], false)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		rep, err = trim.ApplyDir(ctx, pos[0], opt, *dryRun)
 		if err != nil {
 			return applyError(env, err)
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", pos[0])
 		}
 		m.Input = manifest.Target{Path: pos[0], Format: "dir", Digest: before, Entries: n}
 		if !*dryRun {
@@ -155,7 +165,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, m)
+		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, maxSize.open(), m)
 		if err != nil {
 			return err
 		}
@@ -176,11 +186,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, m *manifest.Manifest) (*trim.Report, error) {
+func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, open archive.OpenOptions, m *manifest.Manifest) (*trim.Report, error) {
 	if archive.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
-	in, err := archive.Open(inPath)
+	in, err := archive.OpenWith(inPath, open)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +201,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 	}
 	var links *archive.LinkScan
 	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
-		if links, err = scanLinks(inPath, nil); err != nil {
+		if links, err = scanLinks(inPath, nil, open); err != nil {
 			return nil, err
 		}
 	}

@@ -36,6 +36,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	var own ownershipFlags
 	own.register(fs)
 	format := fs.String("format", "text", "output `format`: text, json or github")
+	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -60,7 +61,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	for _, p := range pos {
 		inputs = append(inputs, trim.AuditInput{Path: p, Owners: owners})
 	}
-	res, err := trim.Audit(set, inputs, func(r archive.Reader) archive.Reader { return withContext(ctx, r) })
+	res, err := trim.Audit(set, inputs, func(r archive.Reader) archive.Reader { return withContext(ctx, r) }, maxSize.open())
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	allowMissing := fs.Bool("allow-missing", false, "locked packages absent from the inputs are fine")
 	allowNew := fs.Bool("allow-new", false, "input packages absent from the lock are fine")
 	format := fs.String("format", "text", "output `format`: text, json or github")
+	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -92,7 +93,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	}
 	res, err := check.Run(check.Options{Set: set, Lock: lock, Inputs: inputs, Versions: versions,
 		AllowMissing: *allowMissing, AllowNew: *allowNew,
-		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }})
+		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }, Open: maxSize.open()})
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
 
 // Exit codes: "found problems" is a result, not a failure of the tool.
@@ -158,6 +161,46 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 }
+
+// byteSize is a flag value with an optional K, M, G or T suffix (powers of
+// 1024), for --max-size.
+type byteSize int64
+
+func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+
+func (b *byteSize) Set(s string) error {
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K', 'k':
+			mult = 1 << 10
+		case 'M', 'm':
+			mult = 1 << 20
+		case 'G', 'g':
+			mult = 1 << 30
+		case 'T', 't':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("want a positive size such as 512M or 32G")
+	}
+	*b = byteSize(v * mult)
+	return nil
+}
+
+// maxSizeFlag registers --max-size.
+func maxSizeFlag(fs *flag.FlagSet) *byteSize {
+	b := byteSize(archive.DefaultMaxSize)
+	fs.Var(&b, "max-size", "refuse input that expands beyond this `size` (K, M, G, T suffixes)")
+	return &b
+}
+
+func (b *byteSize) open() archive.OpenOptions { return archive.OpenOptions{MaxSize: int64(*b)} }
 
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()

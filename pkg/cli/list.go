@@ -45,6 +45,7 @@ type listEntry struct {
 func runList(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "list", "[--json] ARCHIVE|DIR", listHelp)
 	asJSON := fs.Bool("json", false, "print a JSON document instead of text")
+	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -52,7 +53,7 @@ func runList(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one ARCHIVE or DIR, got %d arguments", len(pos))
 	}
-	in, err := archive.Open(pos[0])
+	in, err := archive.OpenWith(pos[0], maxSize.open())
 	if err != nil {
 		return err
 	}

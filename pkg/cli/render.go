@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/render"
 )
 
@@ -101,6 +102,13 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
+	// Two runtime units starting together both pull the boot step in:
+	// the second waits for the first rather than interleaving with it.
+	unlock, err := fslock.Lock(filepath.Join(*root, "etc"), true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	res, err := render.Render(render.Options{Root: *root, Choice: c, DryRun: *dryRun})
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	format := fs.String("format", "", "output format: newc, crc, tar or dir (default: as IN)")
 	codec := fs.String("compress", "", "output compression (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
+	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -38,7 +39,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if archive.SameFile(inPath, outPath) {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
-	in, err := archive.Open(inPath)
+	in, err := archive.OpenWith(inPath, maxSize.open())
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, copt compress.WriterOptions) error {
 	opt := archive.CopyOptions{Dest: f.Kind}
 	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
-		scan, err := scanLinks(in.Path, nil)
+		scan, err := scanLinks(in.Path, nil, archive.OpenOptions{})
 		if err != nil {
 			return err
 		}
@@ -92,8 +93,8 @@ func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f 
 
 // scanLinks makes the first of two passes over a tar archive that is being
 // turned into cpio; see archive.ScanLinks.
-func scanLinks(path string, decide func(*archive.Entry) (archive.Action, error)) (*archive.LinkScan, error) {
-	in, err := archive.Open(path)
+func scanLinks(path string, decide func(*archive.Entry) (archive.Action, error), open archive.OpenOptions) (*archive.LinkScan, error) {
+	in, err := archive.OpenWith(path, open)
 	if err != nil {
 		return nil, err
 	}

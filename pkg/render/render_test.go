@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"text/template"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -63,7 +65,7 @@ func appliedImage(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trim.ApplyDir(root, trim.Options{Set: set, Owners: owners}, false); err != nil {
+	if _, err := trim.ApplyDir(context.Background(), root, trim.Options{Set: set, Owners: owners}, false); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -340,4 +342,32 @@ func FuzzParseEnv(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzTemplate: any template that parses renders or fails with an error,
+// never a panic, with the data render gives it.
+func FuzzTemplate(f *testing.F) {
+	f.Add("runtime-endpoint: unix://{{ .Socket }}\n")
+	f.Add(`{"subnet": "{{ .PodCIDR }}", "mtu": {{ index .Values "MTU" }}}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		tmpl, err := template.New("t").Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(src)
+		if err != nil {
+			return
+		}
+		data := map[string]any{"Runtime": "crio", "CNI": "bridge", "Socket": Sockets["crio"], "PodCIDR": "10.244.0.0/16", "Values": map[string]string{"MTU": "1450"}}
+		var out strings.Builder
+		tmpl.Execute(&limitedWriter{w: &out, n: 1 << 20}, data)
+	})
+}
+
+type limitedWriter struct {
+	w *strings.Builder
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.w.Len()+len(p) > l.n {
+		return 0, fmt.Errorf("template output too large")
+	}
+	return l.w.Write(p)
 }

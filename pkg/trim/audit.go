@@ -70,11 +70,11 @@ type AuditResult struct {
 }
 
 // Audit reads each input and lists what offends. It only reads.
-func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader) (*AuditResult, error) {
+func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open archive.OpenOptions) (*AuditResult, error) {
 	res := &AuditResult{}
 	var classifiers []*Classifier
 	for _, in := range inputs {
-		c, err := auditOne(set, in, res, wrap)
+		c, err := auditOne(set, in, res, wrap, open)
 		if err != nil {
 			return nil, err
 		}
@@ -90,8 +90,8 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 	return res, nil
 }
 
-func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
-	src, err := archive.Open(in.Path)
+func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive.Reader) archive.Reader, open archive.OpenOptions) (*Classifier, error) {
+	src, err := archive.OpenWith(in.Path, open)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package trim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,11 @@ import (
 // completes. Every path goes through os.Root: a symlink in the tree can
 // never make apply touch anything outside it. Directories whose contents
 // change keep their mtimes.
-func ApplyDir(root string, opt Options, dryRun bool) (*Report, error) {
+//
+// Cancelling ctx stops the run while it is still reading and deciding, when
+// nothing has changed yet; once writing has begun the run finishes, so the
+// tree is never left half-applied by an interrupt.
+func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Report, error) {
 	r, err := archive.NewDirReader(root)
 	if err != nil {
 		return nil, err
@@ -52,6 +57,9 @@ func ApplyDir(root string, opt Options, dryRun bool) (*Report, error) {
 		}
 	}()
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		e, err := r.Next()
 		if err == io.EOF {
 			break

@@ -1,0 +1,58 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func FuzzLoad(f *testing.F) {
+	for _, name := range []string{"policy.yaml", "podman.yaml", "containerd.yaml", "templates.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "rules", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	f.Add("package: p\nrules:\n  - name: r\n    match: [\"etc/{a,b}/**\"]\n    action: relocate\n    to: usr/\n    reason: x\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(dir, "t.tmpl"), []byte("{{ .Socket }}"), 0o644)
+		if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		set, err := Load(dir)
+		if err != nil {
+			// Every problem is located.
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.Contains(line, "a.yaml:") {
+					t.Fatalf("error without file:line: %q", line)
+				}
+			}
+			return
+		}
+		// Whatever loads, matches without panicking.
+		for _, r := range set.Rules() {
+			for _, p := range r.Paths {
+				p.Match("etc/cni/net.d/x.conf")
+			}
+		}
+	})
+}
+
+func FuzzParsePattern(f *testing.F) {
+	for _, s := range []string{"etc/cni/net.d/*", "/etc/x", "etc/**/y", "etc/{a,b}", "etc/[a-z]?", "etc/cni**"} {
+		f.Add(s, "etc/cni/net.d/a")
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		p, err := ParsePattern(pattern)
+		if err != nil {
+			return
+		}
+		if p.Match(name) && strings.HasPrefix(name, "/") {
+			t.Fatalf("%q matched the absolute name %q: patterns are anchored at the root", pattern, name)
+		}
+	})
+}
