@@ -52,6 +52,10 @@ func Sniff(br *bufio.Reader) (Codec, error) {
 		if err != nil {
 			return None, err
 		}
+		if len(b) < off {
+			// The input ends inside a skippable frame (found by FuzzSniff).
+			return None, fmt.Errorf("compress: skippable frame: %w", io.ErrUnexpectedEOF)
+		}
 		b = b[off:]
 		if !isSkippable(b) {
 			return sniffBytes(b)
