@@ -5,9 +5,9 @@
 // from a file name: Buildroot post-image scripts rename images freely and a
 // wrong guess would either corrupt the output or hide the real error.
 //
-// Everything streams. Readers and writers hold at most a few codec-sized
-// buffers (8 MiB for lz4 legacy blocks, the dictionary for xz and zstd), never
-// the whole archive.
+// Everything streams. Readers and writers hold codec-sized buffers (8 MiB
+// lz4 legacy blocks, the xz dictionary the stream header announces, a zstd
+// window of at most ZstdMaxWindow), never the whole archive.
 package compress
 
 import (

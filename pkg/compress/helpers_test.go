@@ -29,8 +29,10 @@ interfaces modules firmware share locale zoneinfo terminfo udev rules`)
 func mixedData(n int, seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 0x726f6f7466732d74))
 	out := make([]byte, 0, n)
+	// Small inputs get small runs so that they still mix all four kinds.
+	maxChunk := min(max(n/8, 64), 32<<10)
 	for len(out) < n {
-		chunk := 256 + rng.IntN(32<<10)
+		chunk := 16 + rng.IntN(maxChunk)
 		switch rng.IntN(4) {
 		case 0: // text
 			for end := len(out) + chunk; len(out) < end; {

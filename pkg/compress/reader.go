@@ -39,7 +39,9 @@ const readBufSize = 64 << 10
 // and truncation at a block boundary cannot be detected; the kernel has the
 // same blind spot.
 //
-// Close releases the decoder's buffers; it does not close r.
+// Close releases the decoder's buffers; it does not close r. Damage to the
+// data is reported by Read alone, so a caller that stops reading early does
+// not get an error from Close for data it never looked at.
 func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
 	br := bufio.NewReaderSize(r, readBufSize)
 	if err := discardSkippable(br); err != nil {
@@ -74,12 +76,21 @@ func newDecoder(c Codec, br *bufio.Reader) (d *decoder, err error) {
 		if err != nil {
 			return nil, err
 		}
-		d.r, d.close = zr, zr.Close
+		d.r = zr
+		d.close = func() error {
+			// gzip's Close only repeats the error Read already returned;
+			// Close is about resources, not about the data.
+			_ = zr.Close()
+			return nil
+		}
 	case Xz:
 		// Multistream and stream padding are the defaults; every check
-		// type (none, CRC32, CRC64, SHA-256) is verified.
+		// type (none, CRC32, CRC64, SHA-256) is verified. The tail is
+		// tracked below a buffer because the decoder reads a byte at a
+		// time; by the time it reports EOF it has drained the input, so
+		// the tail of what was buffered is the tail of what it read.
 		tail := &tailReader{r: br}
-		zr, err := xz.ReaderConfig{}.NewReader(tail)
+		zr, err := xz.ReaderConfig{}.NewReader(bufio.NewReader(tail))
 		if err != nil {
 			return nil, err
 		}
@@ -195,8 +206,8 @@ func (d *decoder) Close() error {
 // xzReader works around ulikunitz/xz taking an end of input inside or just
 // before a block header for the end of the stream (ulikunitz/xz#83, open as
 // of v0.5.17): a file cut at a block boundary would read as complete. A
-// stream only ends properly with a footer, so at EOF the last bytes consumed
-// before any stream padding must be one.
+// stream only ends properly with a footer, so at EOF the input must end
+// with one, possibly followed by stream padding.
 type xzReader struct {
 	zr   *xz.Reader
 	tail *tailReader

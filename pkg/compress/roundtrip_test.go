@@ -154,6 +154,9 @@ func TestWriterThreads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.codec.String(), func(t *testing.T) {
+			if testing.Short() && tt.size > 8<<20 {
+				t.Skip("large input in -short mode")
+			}
 			data := mixedData(tt.size, 12)
 			var first []byte
 			for _, n := range tt.threads {

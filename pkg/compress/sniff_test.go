@@ -66,6 +66,8 @@ func TestSniff(t *testing.T) {
 		{name: "two skippable then lz4 frame", in: concat(skippable(1, []byte("a")), skippable(2, []byte("b")), frame), want: Lz4Frame},
 		{name: "skippable only", in: skippable(0, []byte("x")), want: None},
 		{name: "skippable truncated header", in: skippable(0, nil)[:6], wantErr: true},
+		{name: "skippable truncated payload", in: skippable(8, make([]byte, 1072))[:8], wantErr: true},
+		{name: "skippable truncated before next", in: concat(skippable(0, nil), skippable(1, make([]byte, 40))[:20]), wantErr: true},
 		{name: "lzop", in: lzop, unsupported: true},
 		{name: "lzma alone", in: lzmaHeader, unsupported: true},
 		{name: "lzma alone 1.5 MiB dict", in: concat([]byte{0x5D, 0x00, 0x00, 0x18, 0x00}, make([]byte, 8)), unsupported: true},

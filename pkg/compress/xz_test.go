@@ -144,11 +144,11 @@ func TestXzReadCheckTypes(t *testing.T) {
 }
 
 // TestXzMultiBlockTruncated cuts a many-block stream (what `xz -T` makes)
-// everywhere: ulikunitz/xz alone takes a cut at a block boundary for the
-// end of the stream, see xzReader.
+// at and around every block boundary: ulikunitz/xz alone takes a cut there
+// for the end of the stream, see xzReader.
 func TestXzMultiBlockTruncated(t *testing.T) {
-	data := mixedData(40<<10, 44)
-	full := mustRunTool(t, data, "xz", "-6", "-C", "crc32", "--block-size=4KiB", "-c")
+	data := mixedData(24<<10, 44)
+	full := mustRunTool(t, data, "xz", "-0", "-C", "crc32", "--block-size=4KiB", "-c")
 	got, _, err := decompress(bytes.NewReader(full))
 	if err != nil {
 		t.Fatal(err)
@@ -156,9 +156,45 @@ func TestXzMultiBlockTruncated(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Fatal("mismatch")
 	}
-	for cut := signatureLen[Xz]; cut < len(full); cut++ {
-		if out, _, err := decompress(bytes.NewReader(full[:cut])); err == nil {
-			t.Fatalf("cut at %d of %d: no error, %d of %d bytes out", cut, len(full), len(out), len(data))
+	ends := xzBlockEnds(t, full)
+	if len(ends) < 5 {
+		t.Fatalf("only %d blocks", len(ends))
+	}
+	cuts := cutPoints(signatureLen[Xz], len(full))
+	for _, end := range ends {
+		for d := -3; d <= 3; d++ {
+			cuts = append(cuts, end+d)
 		}
 	}
+	for _, cut := range cuts {
+		if out, _, err := decompress(bytes.NewReader(full[:cut])); err == nil {
+			t.Fatalf("cut at %d of %d (blocks end at %v): no error, %d of %d bytes out", cut, len(full), ends, len(out), len(data))
+		}
+	}
+}
+
+// xzBlockEnds returns the offsets at which the blocks of a single-stream xz
+// file end, from its index.
+func xzBlockEnds(t *testing.T, b []byte) []int {
+	t.Helper()
+	indexSize := (int(binary.LittleEndian.Uint32(b[len(b)-8:])) + 1) * 4
+	index := bytes.NewReader(b[len(b)-12-indexSize+1:]) // past the indicator
+	count, err := binary.ReadUvarint(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int
+	off := 12
+	for range count {
+		unpadded, err := binary.ReadUvarint(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := binary.ReadUvarint(index); err != nil { // uncompressed size
+			t.Fatal(err)
+		}
+		off += (int(unpadded) + 3) &^ 3
+		ends = append(ends, off)
+	}
+	return ends
 }
