@@ -126,6 +126,9 @@ type OpenOptions struct {
 	// kilobytes of xz or zstd can expand without end, and the tool runs
 	// unattended in build systems. 0 means DefaultMaxSize.
 	MaxSize int64
+	// Backend chooses the decompressor: an external tool (xz, zstd) where
+	// it is much faster than the Go decoder, or pure Go.
+	Backend compress.Backend
 }
 
 // DefaultMaxSize is far above any real rootfs (minikube's is ~0.9 GB) and
@@ -158,7 +161,7 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := openStream(f, opt.MaxSize)
+	in, err := openStream(f, opt)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -167,9 +170,10 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 	return in, nil
 }
 
-func openStream(f io.Reader, maxSize int64) (*Input, error) {
+func openStream(f io.Reader, opt OpenOptions) (*Input, error) {
+	maxSize := opt.MaxSize
 	counter := &countingReader{r: f, h: sha256.New()}
-	dr, codec, err := compress.NewReader(counter)
+	dr, codec, err := compress.NewReaderWith(counter, opt.Backend)
 	if err != nil {
 		return nil, err
 	}

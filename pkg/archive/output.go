@@ -17,6 +17,7 @@ import (
 // OutputOptions configures Create.
 type OutputOptions struct {
 	Compress compress.WriterOptions
+	Backend  compress.Backend
 	Dir      DirWriterOptions
 }
 
@@ -28,6 +29,9 @@ type Output struct {
 	Writer
 	Path   string
 	Format Format
+	// Compressor says what compressed the output: the codec, and the
+	// external command or "go".
+	Compressor string
 
 	tmp     string
 	file    *os.File
@@ -82,7 +86,7 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 	o.tmp, o.file = file.Name(), file
 	o.counter = &countingWriter{w: file, h: sha256.New()}
 	o.buf = bufio.NewWriterSize(o.counter, 256<<10)
-	o.comp, err = compress.NewWriter(o.buf, f.Codec, opt.Compress)
+	o.comp, o.Compressor, err = compress.NewWriterWith(o.buf, f.Codec, opt.Compress, opt.Backend)
 	if err != nil {
 		o.Abort()
 		return nil, err

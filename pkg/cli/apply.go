@@ -165,7 +165,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, maxSize.open(), m)
+		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, maxSize, m)
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, open archive.OpenOptions, m *manifest.Manifest) (*trim.Report, error) {
+func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, flags *inputFlags, m *manifest.Manifest) (*trim.Report, error) {
+	open := flags.open()
 	if archive.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
@@ -210,7 +211,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 		// Everything runs, into a scratch file that is thrown away.
 		target = outPath + ".dry-run"
 	}
-	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}})
+	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 	if err := o.Commit(); err != nil {
 		return nil, err
 	}
-	m.Output = manifest.Target{Path: outPath, Format: out.Kind.String(), Compression: out.Codec.String(), Digest: o.Digest(), Entries: rep.OutEntries}
+	m.Output = manifest.Target{Path: outPath, Format: out.Kind.String(), Compression: out.Codec.String(), Compressor: o.Compressor, Digest: o.Digest(), Entries: rep.OutEntries}
 	return rep, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
 // Exit codes: "found problems" is a result, not a failure of the tool.
@@ -193,14 +194,33 @@ func (b *byteSize) Set(s string) error {
 	return nil
 }
 
-// maxSizeFlag registers --max-size.
-func maxSizeFlag(fs *flag.FlagSet) *byteSize {
-	b := byteSize(archive.DefaultMaxSize)
-	fs.Var(&b, "max-size", "refuse input that expands beyond this `size` (K, M, G, T suffixes)")
-	return &b
+// inputFlags are the flags every command that reads archives has.
+type inputFlags struct {
+	maxSize byteSize
+	backend backendFlag
 }
 
-func (b *byteSize) open() archive.OpenOptions { return archive.OpenOptions{MaxSize: int64(*b)} }
+// maxSizeFlag registers --max-size and --backend.
+func maxSizeFlag(fs *flag.FlagSet) *inputFlags {
+	f := &inputFlags{maxSize: byteSize(archive.DefaultMaxSize)}
+	fs.Var(&f.maxSize, "max-size", "refuse input that expands beyond this `size` (K, M, G, T suffixes)")
+	fs.Var(&f.backend, "backend", "(de)compressors: auto (the xz, zstd, pigz, lz4 tools when on PATH), go, or external")
+	return f
+}
+
+func (f *inputFlags) open() archive.OpenOptions {
+	return archive.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend)}
+}
+
+type backendFlag compress.Backend
+
+func (b *backendFlag) String() string { return compress.Backend(*b).String() }
+
+func (b *backendFlag) Set(s string) error {
+	v, err := compress.ParseBackend(s)
+	*b = backendFlag(v)
+	return err
+}
 
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()

@@ -65,10 +65,10 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if !out.Codec.CanWrite() {
 		return usagef("cannot write %s output; choose another --compress", out.Codec)
 	}
-	return repack(ctx, env, in, outPath, out, compress.WriterOptions{Level: *level})
+	return repack(ctx, env, in, outPath, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: compress.Backend(maxSize.backend)})
 }
 
-func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, copt compress.WriterOptions) error {
+func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, oopt archive.OutputOptions) error {
 	opt := archive.CopyOptions{Dest: f.Kind}
 	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
 		scan, err := scanLinks(in.Path, nil, archive.OpenOptions{})
@@ -77,7 +77,7 @@ func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f 
 		}
 		opt.Links = scan
 	}
-	o, err := archive.Create(outPath, f, archive.OutputOptions{Compress: copt})
+	o, err := archive.Create(outPath, f, oopt)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ type Target struct {
 	Path        string `json:"path"`
 	Format      string `json:"format"`
 	Compression string `json:"compression,omitempty"`
+	// Compressor is what wrote the output's compression: the same input
+	// and rules give the same bytes for the same compressor and level.
+	Compressor string `json:"compressor,omitempty"`
 	// Digest is "sha256:<hex>" of the file's bytes, or for a directory of
 	// its canonical listing (see trim.TreeDigest).
 	Digest  string `json:"digest"`

@@ -80,7 +80,10 @@ type loader struct {
 }
 
 func (l *loader) errorf(pos Pos, format string, args ...any) {
-	l.problems = append(l.problems, pos.String()+": "+fmt.Sprintf(format, args...))
+	// One problem per line: values quoted from the file may hold newlines
+	// (found by FuzzLoad).
+	msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(fmt.Sprintf(format, args...))
+	l.problems = append(l.problems, pos.String()+": "+msg)
 }
 
 // located is a scalar with the line it was written on.

@@ -1,0 +1,630 @@
+#!/usr/bin/env bash
+# bench/run.sh: rootfs-trim side by side with the tools a Buildroot user would
+# otherwise use (GNU cpio, bsdtar, gzip/pigz, xz, lz4, zstd), on a generated
+# rootfs, in one run on one machine. See bench/README.md.
+#
+# Environment:
+#   BENCH_SIZE_MB   size of the main rootfs, MiB of file data (default 400)
+#   BENCH_SMALL_MB  size of the second rootfs for the peak-RSS comparison (default 100)
+#   BENCH_RUNS      runs per measurement, the minimum time is kept (default 3,
+#                   or 1 for a command whose first run takes over BENCH_SLOW_S)
+#   BENCH_SLOW_S    seconds above which a command is run only once (default 30)
+#   BENCH_CASES     comma-separated case names or globs, e.g. "repack-gzip,list-*"
+#   BENCH_RSS_CODECS codecs of the peak-RSS comparison (default "none gzip xz lz4 zstd")
+#   BENCH_DIR       cache and work directory (default .bench in the repository)
+#   BENCH_BIN       rootfs-trim binary (default bin/rootfs-trim, built if missing)
+#   SOURCE_DATE_EPOCH  mtime of every generated file (default 1700000000)
+# shellcheck disable=SC2016 # the bash -c scripts below expand their own "$1"...
+set -euo pipefail
+export LC_ALL=C
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+SIZE_MB=${BENCH_SIZE_MB:-400}
+SMALL_MB=${BENCH_SMALL_MB:-100}
+RUNS_ENV=${BENCH_RUNS:-}
+SLOW_S=${BENCH_SLOW_S:-30}
+CASES=${BENCH_CASES:-}
+RSS_CODECS=${BENCH_RSS_CODECS:-none gzip xz lz4 zstd}
+BENCH_DIR=${BENCH_DIR:-$ROOT/.bench}
+BIN=${BENCH_BIN:-$ROOT/bin/rootfs-trim}
+EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
+
+ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd
+	repack-gzip repack-xz repack-lz4 repack-zstd rss)
+
+die() {
+	printf 'bench: %s\n' "$*" >&2
+	exit 1
+}
+log() { printf '%s\n' "$*" >&2; }
+
+for v in SIZE_MB SMALL_MB SLOW_S EPOCH; do
+	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
+done
+[[ -z $RUNS_ENV || $RUNS_ENV =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, got '$RUNS_ENV'"
+((BASH_VERSINFO[0] >= 5)) || die "bash 5 or later is needed (EPOCHREALTIME)"
+
+# want CASE: is CASE selected by BENCH_CASES?
+want() {
+	local pat
+	local -a pats
+	if [[ -z $CASES ]]; then
+		return 0
+	fi
+	IFS=, read -r -a pats <<<"$CASES"
+	for pat in "${pats[@]}"; do
+		pat=${pat// /}
+		# shellcheck disable=SC2053 # glob match on purpose
+		if [[ -n $pat && $1 == $pat ]]; then
+			return 0
+		fi
+	done
+	return 1
+}
+if [[ -n $CASES ]]; then
+	IFS=, read -r -a pats <<<"$CASES"
+	for pat in "${pats[@]}"; do
+		pat=${pat// /}
+		if [[ -z $pat ]]; then
+			continue
+		fi
+		hit=
+		for c in "${ALL_CASES[@]}"; do
+			# shellcheck disable=SC2053
+			if [[ $c == $pat ]]; then
+				hit=1
+			fi
+		done
+		[[ -n $hit ]] || die "BENCH_CASES: '$pat' matches no case (cases: ${ALL_CASES[*]})"
+	done
+fi
+
+have() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || return 1
+	done
+}
+
+for t in go cpio find sort cmp; do
+	have "$t" || die "$t is needed (apt-get install -y ${t/go/golang})"
+done
+for t in bsdtar gzip pigz xz lz4 zstd; do
+	have "$t" || log "bench: $t not found: its columns will say n/a (Debian: apt-get install -y ${t/bsdtar/libarchive-tools})"
+done
+TIME_BIN=/usr/bin/time
+if [[ -x $TIME_BIN ]] && "$TIME_BIN" -f %M -o /dev/null true 2>/dev/null; then
+	HAVE_TIME=1
+else
+	HAVE_TIME=
+	log "bench: GNU time ($TIME_BIN) not found: peak RSS will say n/a. Install it with: apt-get install -y time"
+fi
+CPIO_REPRO=(--reproducible)
+if ! cpio --help 2>/dev/null | grep -q -- --reproducible; then
+	CPIO_REPRO=()
+	log "bench: this GNU cpio has no --reproducible; archives are made without it"
+fi
+
+# ---------------------------------------------------------------------------
+# Build and generate.
+
+if [[ -z ${BENCH_BIN:-} && ! -x $BIN ]]; then
+	log "== building bin/rootfs-trim"
+	make -C "$ROOT" build >&2
+fi
+[[ -x $BIN ]] || die "$BIN is not an executable"
+
+mkdir -p "$BENCH_DIR/bin"
+log "== building genrootfs"
+(cd "$ROOT" && go build -o "$BENCH_DIR/bin/genrootfs" ./bench/genrootfs) ||
+	die "cannot build bench/genrootfs"
+GEN_ID=$(cksum <"$ROOT/bench/genrootfs/main.go" | cut -d' ' -f1)
+
+WORK=$BENCH_DIR/work
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+# rootfs_dir MB: the cache directory of one size.
+rootfs_dir() { printf '%s/rootfs-%smb' "$BENCH_DIR" "$1"; }
+
+# ensure_tree MB: generate the tree of MB MiB and its rootfs.cpio unless a
+# complete one from the same generator is cached.
+ensure_tree() {
+	local mb=$1 dir stamp
+	dir=$(rootfs_dir "$mb")
+	stamp="genrootfs $GEN_ID size $mb epoch $EPOCH"
+	if [[ -f $dir/.stamp && $(cat "$dir/.stamp") == "$stamp" && -f $dir/rootfs.cpio ]]; then
+		return 0
+	fi
+	if [[ -e $dir ]]; then
+		log "== $dir is stale or incomplete: regenerating"
+		chmod -R u+rwX "$dir" 2>/dev/null || true
+		rm -rf "$dir"
+	fi
+	mkdir -p "$dir"
+	log "== generating a ${mb} MiB rootfs in $dir/target"
+	SOURCE_DATE_EPOCH=$EPOCH "$BENCH_DIR/bin/genrootfs" -out "$dir/target" -size-mb "$mb" >&2 ||
+		die "genrootfs failed"
+	log "== making $dir/rootfs.cpio (find | sort | cpio -o -H newc ${CPIO_REPRO[*]})"
+	(cd "$dir/target" && find . | LC_ALL=C sort | cpio --quiet -o -H newc "${CPIO_REPRO[@]}") >"$dir/rootfs.cpio.tmp" ||
+		die "cpio -o failed"
+	mv "$dir/rootfs.cpio.tmp" "$dir/rootfs.cpio" || die "mv failed"
+	printf '%s\n' "$stamp" >"$dir/.stamp" || die "cannot write $dir/.stamp"
+}
+
+# Codec table: file suffix, the compressor Buildroot runs, the decompressor.
+declare -A EXT=([none]="" [gzip]=.gz [xz]=.xz [lz4]=.lz4 [zstd]=.zst)
+declare -A COMPRESS=(
+	[gzip]="gzip -9 -n -c"
+	[xz]="xz -9 -C crc32 -T1 -c"
+	[lz4]="lz4 -l -9 -c"
+	[zstd]="zstd -19 -q -c"
+)
+declare -A DECOMPRESS=([gzip]="gzip -dc" [xz]="xz -dc" [lz4]="lz4 -dc" [zstd]="zstd -dc -q")
+
+# ensure_archive MB CODEC: set ARCHIVE to the path of rootfs.cpio[.ext] of
+# that size, compressing it first if needed. Returns 1 if the compressor is
+# missing; exits on any other failure. (Errors are handled explicitly because
+# set -e is off when this runs as an if condition.)
+ARCHIVE=
+ensure_archive() {
+	local mb=$1 codec=$2 dir f
+	local -a cmd
+	ensure_tree "$mb"
+	dir=$(rootfs_dir "$mb")
+	f=$dir/rootfs.cpio${EXT[$codec]}
+	ARCHIVE=$f
+	if [[ -f $f ]]; then
+		return 0
+	fi
+	read -r -a cmd <<<"${COMPRESS[$codec]}"
+	if ! have "${cmd[0]}"; then
+		return 1
+	fi
+	log "== compressing $f (${COMPRESS[$codec]}), this can take a while"
+	"${cmd[@]}" <"$dir/rootfs.cpio" >"$f.tmp" || die "${COMPRESS[$codec]} failed"
+	mv "$f.tmp" "$f" || die "mv failed"
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# Measuring.
+
+# fmt_us MICROSECONDS: seconds with three decimals.
+fmt_us() { printf '%d.%03d' $(($1 / 1000000)) $((($1 % 1000000) / 1000)); }
+
+# measure NAME CLEAN -- CMD...: run CMD (stdout to /dev/null) RUNS times,
+# removing the path CLEAN (if not empty) before each run. Sets M_US (fastest
+# run, microseconds), M_KIB (peak RSS over the runs, KiB, or empty), M_OK
+# (1 or empty) and M_ERR (tail of stderr when it failed).
+measure() {
+	local name=$1 clean=$2 runs i start end us rss status
+	shift 3
+	M_US=
+	M_KIB=
+	M_OK=1
+	M_ERR=
+	runs=${RUNS_ENV:-3}
+	for ((i = 1; i <= runs; i++)); do
+		if [[ -n $clean ]]; then
+			rm -rf -- "$clean"
+		fi
+		status=0
+		start=$EPOCHREALTIME
+		if [[ -n $HAVE_TIME ]]; then
+			"$TIME_BIN" -f %M -o "$WORK/time.out" "$@" >/dev/null 2>"$WORK/stderr" || status=$?
+		else
+			"$@" >/dev/null 2>"$WORK/stderr" || status=$?
+		fi
+		end=$EPOCHREALTIME
+		us=$((${end/./} - ${start/./}))
+		if ((status != 0)); then
+			M_OK=
+			M_ERR=$(tail -n 3 "$WORK/stderr" | tr '\n' ' ')
+			log "   $name: FAILED (exit $status): $M_ERR"
+			return 0
+		fi
+		if [[ -n $HAVE_TIME ]]; then
+			rss=$(tail -n 1 "$WORK/time.out")
+			if [[ $rss =~ ^[0-9]+$ ]] && { [[ -z $M_KIB ]] || ((rss > M_KIB)); }; then
+				M_KIB=$rss
+			fi
+		fi
+		if [[ -z $M_US ]] || ((us < M_US)); then
+			M_US=$us
+		fi
+		log "   $name: run $i/$runs $(fmt_us "$us")s"
+		if [[ -z $RUNS_ENV ]] && ((i == 1 && us > SLOW_S * 1000000)); then
+			log "   $name: slower than ${SLOW_S}s, not repeated"
+			break
+		fi
+	done
+}
+
+fmt_mib() {
+	if [[ -n $1 ]]; then
+		awk -v k="$1" 'BEGIN{printf "%.1f", k/1024}'
+	else
+		printf 'n/a'
+	fi
+}
+
+# ratio A_US B_US: A/B with two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else printf "-" }'; }
+
+size_of() {
+	if [[ -f $1 ]]; then
+		stat -c %s -- "$1"
+	else
+		printf -- '-'
+	fi
+}
+
+# bytes_cell OURS PEER: "ours / peer (+x.x%)"
+bytes_cell() {
+	local a=$1 b=$2
+	if [[ $a =~ ^[0-9]+$ && $b =~ ^[0-9]+$ ]] && ((b > 0)); then
+		awk -v a="$a" -v b="$b" 'BEGIN{printf "%s / %s (%+.1f%%)", a, b, (a-b)*100/b}'
+	else
+		printf '%s / %s' "$a" "$b"
+	fi
+}
+
+# Table rows are tab-separated cells.
+join_tab() {
+	local IFS=$'\t'
+	printf '%s' "$*"
+}
+# add_row ARRAY CELL...: append a row to the array named ARRAY.
+add_row() {
+	local -n arr=$1
+	shift
+	arr+=("$(join_tab "$@")")
+}
+
+ROWS=()
+RSS_ROWS=()
+NOTES=()
+declare -A RSS_MAIN=()
+
+# The measurement of rootfs-trim in the current case.
+OURS_CELL=
+OURS_US=
+OURS_RSS_CELL=
+OURS_OUT=
+
+# run_ours CASE OUT -- CMD...: measure rootfs-trim for a case.
+run_ours() {
+	local case=$1 out=$2
+	shift 3
+	log "== $case"
+	measure "rootfs-trim" "$out" -- "$@"
+	OURS_OUT=$out
+	if [[ -n $M_OK ]]; then
+		OURS_US=$M_US
+		OURS_CELL=$(fmt_us "$M_US")
+		OURS_RSS_CELL=$(fmt_mib "$M_KIB")
+	else
+		OURS_US=
+		OURS_CELL=error
+		OURS_RSS_CELL=-
+		NOTES+=("$case: rootfs-trim failed: $M_ERR")
+	fi
+	LAST_OURS_KIB=$M_KIB
+}
+
+# run_peer CASE LABEL OUT TOOLS -- CMD...: measure one peer and add its row.
+# TOOLS is a space-separated list of programs the peer needs. PEER_CLEAN, if
+# set, is removed before each run instead of OUT.
+run_peer() {
+	local case=$1 label=$2 out=$3 tools=$4 peer_cell ratio_cell bytes
+	shift 5
+	# shellcheck disable=SC2086 # a list of tool names
+	if ! have $tools; then
+		add_row ROWS "$case" "$OURS_CELL" "$label" "n/a" "n/a" "-" "$OURS_RSS_CELL"
+		return 0
+	fi
+	measure "$label" "${PEER_CLEAN:-$out}" -- "$@"
+	if [[ -n $M_OK ]]; then
+		peer_cell=$(fmt_us "$M_US")
+		ratio_cell=-
+		if [[ -n $OURS_US ]]; then
+			ratio_cell=$(ratio "$OURS_US" "$M_US")
+		fi
+	else
+		peer_cell=error
+		ratio_cell=-
+		NOTES+=("$case: peer '$label' failed: $M_ERR")
+	fi
+	bytes=-
+	if [[ -n $out && -n $OURS_OUT ]]; then
+		bytes=$(bytes_cell "$(size_of "$OURS_OUT")" "$(size_of "$out")")
+	fi
+	add_row ROWS "$case" "$OURS_CELL" "$label" "$peer_cell" "$ratio_cell" "$bytes" "$OURS_RSS_CELL"
+}
+
+# verify CASE FILE CODEC REF: note whether FILE, decompressed, equals REF.
+verify() {
+	local case=$1 f=$2 codec=$3 ref=$4 dec
+	[[ -f $f ]] || return 0
+	if [[ $codec == none ]]; then
+		if cmp -s -- "$f" "$ref"; then
+			NOTES+=("$case: rootfs-trim output is byte-identical to the input ($(size_of "$f") bytes)")
+		else
+			NOTES+=("$case: rootfs-trim output DIFFERS from the input: $(cmp -- "$f" "$ref" 2>&1 | head -n 1)")
+		fi
+		return 0
+	fi
+	local -a d
+	read -r -a d <<<"${DECOMPRESS[$codec]}"
+	if ! have "${d[0]}"; then
+		return 0
+	fi
+	if "${d[@]}" "$f" 2>/dev/null | cmp -s - "$ref"; then
+		dec="identical to rootfs.cpio"
+	else
+		dec="DIFFERENT from rootfs.cpio"
+	fi
+	NOTES+=("$case: rootfs-trim output decompressed with '${DECOMPRESS[$codec]}' is $dec")
+}
+
+# ---------------------------------------------------------------------------
+# Cases.
+
+case_repack_cpio() {
+	local in out=$WORK/ours.cpio p
+	ensure_archive "$SIZE_MB" none
+	in=$ARCHIVE
+	run_ours repack-cpio "$out" -- "$BIN" repack "$in" "$out"
+	RSS_MAIN[none]=$LAST_OURS_KIB
+	verify repack-cpio "$out" none "$in"
+	run_peer repack-cpio "bsdtar --format newc -cf - @in" "$WORK/bsdtar.cpio" "bsdtar" -- \
+		bash -c 'bsdtar --format newc -cf - @"$1" >"$2"' _ "$in" "$WORK/bsdtar.cpio"
+	# GNU cpio cannot copy an archive to an archive: unpack, then pack as
+	# Buildroot does. The unpacked tree is removed before each run, untimed.
+	PEER_CLEAN=$WORK/cpio-x run_peer repack-cpio "cpio -i, then find|sort|cpio -o" "$WORK/gnu.cpio" "cpio" -- \
+		bash -c 'set -e; mkdir "$2"; cd "$2"
+			cpio -i -d -m --quiet --no-absolute-filenames <"$1"
+			find . | LC_ALL=C sort | cpio --quiet -o -H newc "${@:4}" >"$3"' \
+		_ "$in" "$WORK/cpio-x" "$WORK/gnu.cpio" "${CPIO_REPRO[@]}"
+	for p in bsdtar gnu; do
+		if [[ ! -f $WORK/$p.cpio ]]; then
+			continue
+		fi
+		if cmp -s "$WORK/$p.cpio" "$in"; then
+			NOTES+=("repack-cpio: the $p output is byte-identical to the input")
+		elif [[ $p == gnu ]]; then
+			NOTES+=("repack-cpio: the GNU cpio output differs from the input (cpio -i restores no directory or symlink mtime)")
+		else
+			NOTES+=("repack-cpio: the $p output differs from the input")
+		fi
+	done
+	rm -rf "$WORK/cpio-x" "$out" "$WORK/bsdtar.cpio" "$WORK/gnu.cpio"
+}
+
+case_list() {
+	local codec=$1 case in d
+	case=list-${codec/none/cpio}
+	if ! ensure_archive "$SIZE_MB" "$codec"; then
+		add_row ROWS "$case" "n/a" "${COMPRESS[$codec]%% *} missing" "n/a" "n/a" "-" "-"
+		return 0
+	fi
+	in=$ARCHIVE
+	run_ours "$case" "" -- "$BIN" list "$in"
+	if [[ $codec == none ]]; then
+		run_peer "$case" "cpio -it" "" "cpio" -- bash -c 'cpio -it --quiet <"$1"' _ "$in"
+	else
+		local -a dcmd
+		read -r -a dcmd <<<"${DECOMPRESS[$codec]}"
+		run_peer "$case" "${DECOMPRESS[$codec]}" "" "${dcmd[0]}" -- "${dcmd[@]}" "$in"
+		if [[ $codec == gzip ]]; then
+			run_peer "$case" "pigz -dc" "" "pigz" -- pigz -dc "$in"
+		fi
+	fi
+	run_peer "$case" "bsdtar -tf" "" "bsdtar" -- bsdtar -tf "$in"
+}
+
+case_repack_codec() {
+	local codec=$1 case=repack-$1 in ext out
+	ext=${EXT[$codec]}
+	if ! ensure_archive "$SIZE_MB" "$codec"; then
+		add_row ROWS "$case" "n/a" "${COMPRESS[$codec]%% *} missing" "n/a" "n/a" "-" "-"
+		return 0
+	fi
+	in=$ARCHIVE
+	out=$WORK/ours.cpio$ext
+	run_ours "$case" "$out" -- "$BIN" repack "$in" "$out"
+	RSS_MAIN[$codec]=$LAST_OURS_KIB
+	verify "$case" "$out" "$codec" "$(rootfs_dir "$SIZE_MB")/rootfs.cpio"
+	local -a peers=()
+	case $codec in
+	gzip) peers=("gzip -9 -n" "pigz -9 -n") ;;
+	xz) peers=("xz -9 -C crc32 -T1" "xz -9 -C crc32 -T0") ;;
+	lz4) peers=("lz4 -l -9") ;;
+	zstd) peers=("zstd -19" "zstd -19 -T0") ;;
+	esac
+	local p i=0
+	local -a pc
+	for p in "${peers[@]}"; do
+		i=$((i + 1))
+		read -r -a pc <<<"$p"
+		run_peer "$case" "bsdtar | $p" "$WORK/peer$i.cpio$ext" "bsdtar ${pc[0]}" -- \
+			bash -o pipefail -c 'bsdtar --format newc -cf - @"$1" | "${@:3}" -c >"$2"' \
+			_ "$in" "$WORK/peer$i.cpio$ext" "${pc[@]}"
+		rm -f "$WORK/peer$i.cpio$ext"
+	done
+	rm -f "$out"
+}
+
+# Peak RSS of rootfs-trim repack at two input sizes: it should not grow with
+# the archive.
+case_rss() {
+	local codec in out small main
+	if [[ -z $HAVE_TIME ]]; then
+		NOTES+=("rss: skipped: GNU time is not installed (apt-get install -y time)")
+		return 0
+	fi
+	log "== rss (rootfs-trim repack at ${SMALL_MB} and ${SIZE_MB} MiB)"
+	local -a codecs cells
+	local mb
+	read -r -a codecs <<<"$RSS_CODECS"
+	for codec in "${codecs[@]}"; do
+		if [[ ! -v "EXT[$codec]" ]]; then
+			die "BENCH_RSS_CODECS: unknown codec '$codec' (none gzip xz lz4 zstd)"
+		fi
+		cells=()
+		for mb in "$SMALL_MB" "$SIZE_MB"; do
+			if [[ $mb == "$SIZE_MB" && -n ${RSS_MAIN[$codec]:-} ]]; then
+				cells+=("$(fmt_mib "${RSS_MAIN[$codec]}") ($(size_of "$(rootfs_dir "$mb")/rootfs.cpio${EXT[$codec]}") B in)")
+				continue
+			fi
+			if ! ensure_archive "$mb" "$codec"; then
+				cells+=("n/a")
+				continue
+			fi
+			in=$ARCHIVE
+			out=$WORK/rss.cpio${EXT[$codec]}
+			RUNS_ENV=1 measure "repack $codec @${mb}MiB" "$out" -- "$BIN" repack "$in" "$out"
+			rm -f "$out"
+			if [[ -n $M_OK ]]; then
+				cells+=("$(fmt_mib "$M_KIB") ($(size_of "$in") B in)")
+			else
+				cells+=("error")
+			fi
+		done
+		small=${cells[0]}
+		main=${cells[1]}
+		add_row RSS_ROWS "repack ${codec/none/cpio}" "$small" "$main"
+	done
+}
+
+# ---------------------------------------------------------------------------
+# Report.
+
+# table HEADER ROW...: print tab-separated rows as a Markdown table with
+# aligned columns ("|" in a cell escaped).
+table() {
+	printf '%s\n' "$@" | awk -F'\t' '
+		{
+			for (i = 1; i <= NF; i++) {
+				v = $i
+				gsub(/\|/, "\\|", v)
+				c[NR, i] = v
+				if (length(v) > w[i]) w[i] = length(v)
+			}
+			if (NF > nf) nf = NF
+			n = NR
+		}
+		END {
+			for (r = 1; r <= n; r++) {
+				line = "|"
+				for (i = 1; i <= nf; i++) line = line sprintf(" %-" w[i] "s |", c[r, i])
+				print line
+				if (r == 1) {
+					line = "|"
+					for (i = 1; i <= nf; i++) { d = ""; for (k = 0; k < w[i]; k++) d = d "-"; line = line " " d " |" }
+					print line
+				}
+			}
+		}'
+}
+
+tool_version() {
+	if ! have "$1"; then
+		printf '%s n/a' "$1"
+		return 0
+	fi
+	case $1 in
+	gzip | cpio) "$1" --version 2>&1 | head -n 1 ;;
+	pigz | bsdtar) "$1" --version 2>&1 | head -n 1 ;;
+	xz) xz --version | head -n 1 ;;
+	lz4 | zstd) "$1" --version 2>&1 | head -n 1 | sed 's/^\*\*\* *//; s/ *\*\*\*$//; s/, by .*//' ;;
+	esac
+}
+
+machine() {
+	local cpu
+	cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
+	printf '# rootfs-trim benchmarks\n\n'
+	printf -- '- date: %s\n' "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	printf -- '- machine: %s CPUs (nproc), %s, %s MiB RAM, Linux %s\n' "$(nproc)" "${cpu:-unknown CPU}" \
+		"$(awk '/^MemTotal/ {printf "%d", $2/1024}' /proc/meminfo 2>/dev/null || echo '?')" "$(uname -r)"
+	local now busy=
+	now=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+	if awk -v a="${LOAD_START%% *}" -v b="${now%% *}" -v n="$(nproc)" 'BEGIN { exit !(a + 0 > n || b + 0 > n) }'; then
+		busy=" (above nproc: other work shared the CPUs, times are inflated)"
+	fi
+	printf -- '- load average (1, 5, 15 min): %s at start, %s now%s\n' "$LOAD_START" "$now" "$busy"
+	printf -- '- %s\n' "$(go version)"
+	printf -- '- rootfs-trim: %s (%s bytes)\n' "$BIN" "$(size_of "$BIN")"
+	printf -- '- tools: %s; %s; %s; %s; %s; %s; %s\n' "$(tool_version cpio)" "$(tool_version bsdtar)" \
+		"$(tool_version gzip)" "$(tool_version pigz)" "$(tool_version xz)" "$(tool_version lz4)" "$(tool_version zstd)"
+	printf -- '- runs: %s (minimum time kept)\n' "${RUNS_ENV:-"3, 1 above ${SLOW_S}s"}"
+}
+
+inputs() {
+	local mb dir f raw
+	local -a sizes=("$SIZE_MB")
+	if [[ $SMALL_MB != "$SIZE_MB" ]]; then
+		sizes+=("$SMALL_MB")
+	fi
+	for mb in "${sizes[@]}"; do
+		dir=$(rootfs_dir "$mb")
+		if [[ ! -f $dir/rootfs.cpio ]]; then
+			continue
+		fi
+		raw=$(size_of "$dir/rootfs.cpio")
+		printf -- '- %s MiB rootfs (%s): %s regular files, %s directories, %s symlinks; rootfs.cpio %s bytes' \
+			"$mb" "$dir" "$(find "$dir/target" -type f | wc -l)" "$(find "$dir/target" -type d | wc -l)" \
+			"$(find "$dir/target" -type l | wc -l)" "$raw"
+		for f in "$dir"/rootfs.cpio.*; do
+			if [[ -f $f && $f != *.tmp ]]; then
+				printf '; %s %s (%sx)' "${f##*/}" "$(size_of "$f")" "$(ratio "$raw" "$(size_of "$f")")"
+			fi
+		done
+		printf '\n'
+	done
+	return 0
+}
+
+log "== rootfs-trim benchmarks: ${SIZE_MB} MiB rootfs, cases: ${CASES:-all}"
+machine >&2
+
+if want repack-cpio; then
+	case_repack_cpio
+fi
+for codec in none gzip xz lz4 zstd; do
+	if want "list-${codec/none/cpio}"; then
+		case_list "$codec"
+	fi
+done
+for codec in gzip xz lz4 zstd; do
+	if want "repack-$codec"; then
+		case_repack_codec "$codec"
+	fi
+done
+if want rss; then
+	case_rss
+fi
+
+{
+	machine
+	printf '\n## Inputs\n\n'
+	inputs
+	printf '\n## Time (seconds, fastest run) and size\n\n'
+	printf 'ratio = rootfs-trim time / peer time: below 1 rootfs-trim is faster.\n\n'
+	table "$(join_tab "case" "rootfs-trim s" "peer" "peer s" "ratio" "out bytes (ours/peer)" "peak RSS MiB (ours)")" "${ROWS[@]}"
+	if ((${#RSS_ROWS[@]} > 0)); then
+		printf '\n## Peak RSS of rootfs-trim repack by input size\n\n'
+		table "$(join_tab "operation" "MiB at ${SMALL_MB} MiB rootfs" "MiB at ${SIZE_MB} MiB rootfs")" "${RSS_ROWS[@]}"
+	fi
+	if ((${#NOTES[@]} > 0)); then
+		printf '\n## Notes\n\n'
+		printf -- '- %s\n' "${NOTES[@]}"
+	fi
+} >"$BENCH_DIR/results.md"
+
+printf '\n'
+cat "$BENCH_DIR/results.md"
+printf '\n(written to %s)\n' "$BENCH_DIR/results.md"

@@ -1,0 +1,310 @@
+package compress
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Backend says who does the (de)compression work.
+//
+// The reference compressors are what Buildroot itself runs, and for xz and
+// zstd at high levels the pure-Go codecs write markedly larger output
+// (ulikunitz/xz ~25% over `xz -9`) or run slower. A compressor found on
+// PATH, as Buildroot's own host tools are, is therefore the default; the
+// pure-Go codecs remain the fallback that works everywhere.
+type Backend uint8
+
+const (
+	// Auto uses the external tool when it is on PATH, else pure Go.
+	Auto Backend = iota
+	// PureGo never runs an external program.
+	PureGo
+	// External requires the external tool.
+	External
+)
+
+func (b Backend) String() string {
+	switch b {
+	case PureGo:
+		return "go"
+	case External:
+		return "external"
+	}
+	return "auto"
+}
+
+// ParseBackend accepts auto, go and external.
+func ParseBackend(s string) (Backend, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return Auto, nil
+	case "go":
+		return PureGo, nil
+	case "external":
+		return External, nil
+	}
+	return Auto, fmt.Errorf("unknown backend %q (want auto, go or external)", s)
+}
+
+// lookPath is exec.LookPath, replaceable in tests.
+var lookPath = exec.LookPath
+
+// compressCommand is the external command that writes codec c, chosen so
+// that the output depends only on the level, never on the thread count:
+// pigz's blocks are primed with the previous block and do not depend on -p;
+// xz in multi-threaded mode (-T+N, "+" keeps it even for one thread) cuts
+// blocks at a size fixed by the level; zstd -T1 and -TN agree.
+func compressCommand(c Codec, level, threads int) (string, []string, bool) {
+	l := "-" + strconv.Itoa(level)
+	t := strconv.Itoa(threads)
+	var candidates [][]string
+	switch c {
+	case Gzip:
+		candidates = [][]string{
+			{"pigz", l, "-n", "-c", "-p", t},
+			{"gzip", l, "-n", "-c"},
+		}
+	case Xz:
+		candidates = [][]string{{"xz", l, "-C", "crc32", "-T+" + t, "-c"}}
+	case Zstd:
+		if level > 19 {
+			candidates = [][]string{{"zstd", "--ultra", l, "-T" + t, "-q", "-c"}}
+		} else {
+			candidates = [][]string{{"zstd", l, "-T" + t, "-q", "-c"}}
+		}
+	case Lz4Legacy:
+		candidates = [][]string{{"lz4", "-l", l, "-q", "-c"}}
+	case Lz4Frame:
+		candidates = [][]string{{"lz4", l, "-q", "-c"}}
+	}
+	for _, cand := range candidates {
+		if p, err := lookPath(cand[0]); err == nil {
+			return p, cand[1:], true
+		}
+	}
+	return "", nil, false
+}
+
+// decompressCommand is the external decompressor worth running instead of
+// the Go one: only where the Go decoder is clearly slower (xz).
+func decompressCommand(c Codec, threads int) (string, []string, bool) {
+	switch c {
+	case Xz:
+		if p, err := lookPath("xz"); err == nil {
+			return p, []string{"-d", "-c", "-q", "-T" + strconv.Itoa(threads)}, true
+		}
+	case Zstd:
+		if p, err := lookPath("zstd"); err == nil {
+			// The same window cap as our decoder and the CLI's default.
+			return p, []string{"-d", "-c", "-q", "--memory=128MB"}, true
+		}
+	}
+	return "", nil, false
+}
+
+// Threads is the default number of compression threads: every core, since
+// the output does not depend on it.
+func Threads() int { return runtime.NumCPU() }
+
+// NewWriterWith is NewWriter with a choice of backend. It reports which
+// one it used, for the manifest ("xz (external: /usr/bin/xz -9 ...)").
+func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.WriteCloser, string, error) {
+	if b != PureGo && c != None && c.CanWrite() {
+		level := opt.Level
+		if level == 0 {
+			level = map[Codec]int{Gzip: defaultGzipLevel, Xz: defaultXzLevel, Zstd: defaultZstdLevel, Lz4Legacy: defaultLz4Level, Lz4Frame: defaultLz4Level}[c]
+		}
+		threads := opt.Threads
+		if threads <= 0 {
+			threads = Threads()
+		}
+		if path, args, ok := compressCommand(c, level, threads); ok {
+			ew, err := startCompressor(w, c, path, args)
+			// No path and no thread count: the output depends on neither,
+			// and the manifest must not either.
+			return ew, fmt.Sprintf("%s level %d, external %s", c, level, filepath.Base(path)), err
+		}
+		if b == External {
+			return nil, "", fmt.Errorf("%v: no external compressor on PATH (--backend external)", c)
+		}
+	}
+	zw, err := NewWriter(w, c, opt)
+	if c == None {
+		return zw, "none", err
+	}
+	return zw, fmt.Sprintf("%s level %d, go", c, opt.Level), err
+}
+
+// NewReaderWith is NewReader with a choice of backend.
+func NewReaderWith(r io.Reader, b Backend) (io.ReadCloser, Codec, error) {
+	if b == PureGo {
+		return NewReader(r)
+	}
+	br := bufio.NewReaderSize(r, readBufSize)
+	if err := discardSkippable(br); err != nil {
+		return nil, None, err
+	}
+	c, err := Sniff(br)
+	if err != nil {
+		return nil, None, err
+	}
+	if path, args, ok := decompressCommand(c, Threads()); ok {
+		rc, err := startDecompressor(br, c, path, args)
+		return rc, c, err
+	}
+	if b == External && c != None {
+		return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
+	}
+	return NewReader(br)
+}
+
+// extWriter feeds an external compressor.
+type extWriter struct {
+	codec  Codec
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr bytes.Buffer
+	closed bool
+	err    error
+}
+
+func startCompressor(w io.Writer, c Codec, path string, args []string) (*extWriter, error) {
+	e := &extWriter{codec: c, cmd: exec.Command(path, args...)}
+	e.cmd.Stdout = w
+	e.cmd.Stderr = &e.stderr
+	var err error
+	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
+		return nil, wrapErr(c, err)
+	}
+	if err := e.cmd.Start(); err != nil {
+		return nil, wrapErr(c, err)
+	}
+	return e, nil
+}
+
+func (e *extWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	if e.closed {
+		return 0, wrapErr(e.codec, errors.New("write after close"))
+	}
+	n, err := e.stdin.Write(p)
+	if err != nil {
+		// The tool died (often because its output failed: disk full);
+		// its exit status and stderr say why.
+		e.stdin.Close()
+		e.err = e.wait(err)
+	}
+	return n, e.err
+}
+
+func (e *extWriter) Close() error {
+	if e.closed {
+		return e.err
+	}
+	e.closed = true
+	if e.err != nil {
+		return e.err
+	}
+	if err := e.stdin.Close(); err != nil {
+		e.err = e.wait(err)
+		return e.err
+	}
+	e.err = e.wait(nil)
+	return e.err
+}
+
+func (e *extWriter) wait(cause error) error {
+	err := e.cmd.Wait()
+	if err == nil && cause == nil {
+		return nil
+	}
+	if err == nil {
+		err = cause
+	}
+	return wrapErr(e.codec, fmt.Errorf("%s: %w%s", e.cmd.Path, err, stderrTail(&e.stderr)))
+}
+
+// extReader reads an external decompressor's output.
+type extReader struct {
+	codec  Codec
+	cmd    *exec.Cmd
+	stdout io.ReadCloser
+	stderr bytes.Buffer
+	once   sync.Once
+	err    error
+}
+
+func startDecompressor(r io.Reader, c Codec, path string, args []string) (*extReader, error) {
+	e := &extReader{codec: c, cmd: exec.Command(path, args...)}
+	e.cmd.Stdin = r
+	e.cmd.Stderr = &e.stderr
+	var err error
+	if e.stdout, err = e.cmd.StdoutPipe(); err != nil {
+		return nil, wrapErr(c, err)
+	}
+	if err := e.cmd.Start(); err != nil {
+		return nil, wrapErr(c, err)
+	}
+	return e, nil
+}
+
+func (e *extReader) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.stdout.Read(p)
+	if err == io.EOF {
+		// The end of the output is only the end of the data if the tool
+		// says the stream was whole.
+		if werr := e.finish(); werr != nil {
+			e.err = werr
+			return n, werr
+		}
+	}
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+func (e *extReader) finish() error {
+	var err error
+	e.once.Do(func() {
+		if werr := e.cmd.Wait(); werr != nil {
+			err = wrapErr(e.codec, fmt.Errorf("%s: %w%s", e.cmd.Path, werr, stderrTail(&e.stderr)))
+		}
+	})
+	return err
+}
+
+// Close stops the tool if the data was not read to the end.
+func (e *extReader) Close() error {
+	e.once.Do(func() {
+		e.cmd.Process.Kill()
+		e.stdout.Close()
+		e.cmd.Wait()
+	})
+	return nil
+}
+
+func stderrTail(b *bytes.Buffer) string {
+	s := strings.TrimSpace(b.String())
+	if s == "" {
+		return ""
+	}
+	if len(s) > 300 {
+		s = s[len(s)-300:]
+	}
+	return ": " + s
+}
