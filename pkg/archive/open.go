@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
@@ -129,6 +130,9 @@ type OpenOptions struct {
 	// Backend chooses the decompressor: an external tool (xz, zstd) where
 	// it is much faster than the Go decoder, or pure Go.
 	Backend compress.Backend
+	// Digest makes Input.Digest available (the manifest's input digest);
+	// it costs a sha256 pass, on another core.
+	Digest bool
 }
 
 // DefaultMaxSize is far above any real rootfs (minikube's is ~0.9 GB) and
@@ -172,7 +176,10 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 
 func openStream(f io.Reader, opt OpenOptions) (*Input, error) {
 	maxSize := opt.MaxSize
-	counter := &countingReader{r: f, h: sha256.New()}
+	counter := &countingReader{r: f}
+	if opt.Digest {
+		counter.h = newAsyncHash()
+	}
 	dr, codec, err := compress.NewReaderWith(counter, opt.Backend)
 	if err != nil {
 		return nil, err
@@ -283,19 +290,57 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingReader counts and hashes what is read from the file on disk, for
-// progress and for the manifest's input digest.
+// countingReader counts what is read from the file on disk, for progress,
+// and hashes it when the manifest needs the input's digest.
 type countingReader struct {
 	r io.Reader
 	n int64
-	h hash.Hash
+	h *asyncHash // nil when no digest was asked for
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
-	c.h.Write(p[:n])
+	if c.h != nil && n > 0 {
+		c.h.Write(p[:n])
+	}
 	return n, err
+}
+
+// asyncHash computes sha256 on another goroutine: hashing a rootfs costs as
+// much CPU as decompressing it, and the second core is otherwise idle while
+// the first reads.
+type asyncHash struct {
+	ch   chan []byte
+	done chan struct{}
+	h    hash.Hash
+	pool sync.Pool
+}
+
+func newAsyncHash() *asyncHash {
+	a := &asyncHash{ch: make(chan []byte, 16), done: make(chan struct{}), h: sha256.New()}
+	a.pool.New = func() any { return make([]byte, 0, 64<<10) }
+	go func() {
+		defer close(a.done)
+		for b := range a.ch {
+			a.h.Write(b)
+			//lint:ignore SA6002 the slice header allocation is cheaper than the copy it saves
+			a.pool.Put(b[:0])
+		}
+	}()
+	return a
+}
+
+func (a *asyncHash) Write(p []byte) {
+	b := append(a.pool.Get().([]byte)[:0], p...)
+	a.ch <- b
+}
+
+// Sum waits for the hashing to finish.
+func (a *asyncHash) Sum() []byte {
+	close(a.ch)
+	<-a.done
+	return a.h.Sum(nil)
 }
 
 // Digest returns "sha256:<hex>" of the whole input file. Decompressors may
@@ -305,10 +350,13 @@ func (in *Input) Digest() (string, error) {
 	if in.counter == nil {
 		return "", nil
 	}
+	if in.counter.h == nil {
+		return "", errors.New("input opened without OpenOptions.Digest")
+	}
 	if _, err := io.Copy(io.Discard, in.counter); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(in.counter.h.Sum(nil)), nil
+	return "sha256:" + hex.EncodeToString(in.counter.h.Sum()), nil
 }
 
 // NewWriterFor returns an entry writer of kind k over w (already compressed

@@ -188,6 +188,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 
 func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, flags *inputFlags, m *manifest.Manifest) (*trim.Report, error) {
 	open := flags.open()
+	open.Digest = true
 	if archive.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
