@@ -217,6 +217,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		}
 	}
 
+	index.Files = dedupIndex(index.Files)
 	if len(index.Files) > 0 {
 		var buf bytes.Buffer
 		if err := index.Encode(&buf); err != nil {
@@ -267,6 +268,27 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		}
 	}
 	return withParents, dropped, nil
+}
+
+// dedupIndex keeps one record per (kind, source, destination), the last:
+// with Buildroot's per-package directories a package's files come back on
+// every make, are removed or moved again, and must not be recorded twice.
+func dedupIndex(files []manifest.IndexFile) []manifest.IndexFile {
+	type key struct {
+		kind         manifest.Kind
+		source, dest string
+	}
+	last := map[key]int{}
+	for i, f := range files {
+		last[key{f.Kind, f.Source, f.Dest}] = i
+	}
+	var out []manifest.IndexFile
+	for i, f := range files {
+		if last[key{f.Kind, f.Source, f.Dest}] == i {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func indexPolicy(set *rules.Set) []manifest.IndexPolicy {

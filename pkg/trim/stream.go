@@ -254,7 +254,9 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 		return archive.Drop, nil
 	}
 	delete(a.verdicts, e)
-	if v.Action() != 0 {
+	if v.Action() != 0 || v.Unhandled() {
+		// An unhandled offender fails the run at the end, listed with all
+		// the others; until then it must not reach the output check.
 		return archive.Drop, nil
 	}
 	if e.Type == archive.TypeDir {
