@@ -31,7 +31,8 @@ BIN=${BENCH_BIN:-$ROOT/bin/rootfs-trim}
 EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 
 ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd
-	repack-gzip repack-xz repack-lz4 repack-zstd rss)
+	repack-gzip repack-xz repack-lz4 repack-zstd
+	apply-gzip apply-xz apply-lz4 apply-zstd rss)
 
 die() {
 	printf 'bench: %s\n' "$*" >&2
@@ -425,8 +426,12 @@ case_list() {
 	run_peer "$case" "bsdtar -tf" "" "bsdtar" -- bsdtar -tf "$in"
 }
 
+# case_repack_codec CODEC [apply]: with "apply", rootfs-trim runs apply with
+# the shipped rules and the peers exclude the same three files with bsdtar,
+# the pipeline a user would otherwise script.
 case_repack_codec() {
-	local codec=$1 case=repack-$1 in ext out
+	local codec=$1 mode=${2:-repack} in ext out
+	local case=$mode-$codec
 	ext=${EXT[$codec]}
 	if ! ensure_archive "$SIZE_MB" "$codec"; then
 		add_row ROWS "$case" "n/a" "${COMPRESS[$codec]%% *} missing" "n/a" "n/a" "-" "-"
@@ -434,9 +439,17 @@ case_repack_codec() {
 	fi
 	in=$ARCHIVE
 	out=$WORK/ours.cpio$ext
-	run_ours "$case" "$out" -- "$BIN" repack "$in" "$out"
-	RSS_MAIN[$codec]=$LAST_OURS_KIB
-	verify "$case" "$out" "$codec" "$(rootfs_dir "$SIZE_MB")/rootfs.cpio"
+	local -a excl=()
+	if [[ $mode == apply ]]; then
+		run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" \
+			--packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" "$in" "$out"
+		excl=(--exclude etc/cni/net.d/87-podman-bridge.conflist --exclude etc/crictl.yaml
+			--exclude etc/systemd/system/containerd.service)
+	else
+		run_ours "$case" "$out" -- "$BIN" repack "$in" "$out"
+		RSS_MAIN[$codec]=$LAST_OURS_KIB
+		verify "$case" "$out" "$codec" "$(rootfs_dir "$SIZE_MB")/rootfs.cpio"
+	fi
 	local -a peers=()
 	case $codec in
 	gzip) peers=("gzip -9 -n" "pigz -9 -n") ;;
@@ -450,8 +463,8 @@ case_repack_codec() {
 		i=$((i + 1))
 		read -r -a pc <<<"$p"
 		run_peer "$case" "bsdtar | $p" "$WORK/peer$i.cpio$ext" "bsdtar ${pc[0]}" -- \
-			bash -o pipefail -c 'bsdtar --format newc -cf - @"$1" | "${@:3}" -c >"$2"' \
-			_ "$in" "$WORK/peer$i.cpio$ext" "${pc[@]}"
+			bash -o pipefail -c 'in=$1 out=$2 n=$3; shift 3; bsdtar --format newc "${@:1:n}" -cf - @"$in" | "${@:n+1}" -c >"$out"' \
+			_ "$in" "$WORK/peer$i.cpio$ext" "${#excl[@]}" "${excl[@]}" "${pc[@]}"
 		rm -f "$WORK/peer$i.cpio$ext"
 	done
 	rm -f "$out"
@@ -600,6 +613,9 @@ for codec in none gzip xz lz4 zstd; do
 	fi
 done
 for codec in gzip xz lz4 zstd; do
+	if want "apply-$codec"; then
+		case_repack_codec "$codec" apply
+	fi
 	if want "repack-$codec"; then
 		case_repack_codec "$codec"
 	fi

@@ -415,7 +415,7 @@ func (p *planner) runtimeOffenders() {
   ]
 }
 `, "podman")
-	fixed("etc/crictl.yaml", "runtime-endpoint: unix:///run/containerd/containerd.sock\nimage-endpoint: unix:///run/containerd/containerd.sock\ntimeout: 10\ndebug: false\n", "crictl-bin")
+	fixed("etc/crictl.yaml", "runtime-endpoint: unix:///run/containerd/containerd.sock\nimage-endpoint: unix:///run/containerd/containerd.sock\ntimeout: 10\ndebug: false\n", "cri-containerd-cni")
 	fixed("etc/systemd/system/containerd.service", `# Copyright The containerd Authors.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
