@@ -83,3 +83,35 @@ func TestVersionFromName(t *testing.T) {
 		}
 	}
 }
+
+// Every flag of every command appears in README.md's command synopsis, so
+// the README cannot fall behind the tool.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, synopsis, ok := strings.Cut(string(readme), "## Commands\n")
+	if !ok {
+		t.Fatal("README.md has no Commands section")
+	}
+	synopsis, _, _ = strings.Cut(synopsis, "\n```\n\n")
+	for name := range commands {
+		if !strings.Contains(synopsis, "rootfs-trim "+name) {
+			t.Errorf("README synopsis lacks the %s command", name)
+			continue
+		}
+		_, _, help := run(t, nil, name, "-h")
+		_, flags, _ := strings.Cut(help, "\nFlags:\n")
+		for _, line := range strings.Split(flags, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "-") {
+				continue
+			}
+			flag := strings.Fields(line)[0]
+			if !strings.Contains(synopsis, "-"+flag) {
+				t.Errorf("README synopsis lacks %s's -%s", name, flag)
+			}
+		}
+	}
+}
