@@ -34,6 +34,10 @@ func ParsePattern(raw string) (Pattern, error) {
 	}
 	p = strings.TrimLeft(p, "/")
 	p = strings.TrimSuffix(p, "/")
+	if strings.TrimSpace(p) != p {
+		// "0 /" would otherwise become the glob "0 " (found by fuzzing).
+		return Pattern{}, fmt.Errorf("pattern %q has leading or trailing spaces", raw)
+	}
 	if p == "" || p == "." {
 		return Pattern{}, fmt.Errorf("pattern %q names the root itself", raw)
 	}
