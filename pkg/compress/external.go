@@ -135,6 +135,15 @@ func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.Write
 			threads = Threads()
 		}
 		if path, args, ok := compressCommand(c, level, threads); ok {
+			if c == Lz4Legacy {
+				// The lz4 tool compresses on one core. A legacy stream is a
+				// run of independent 8 MiB blocks and the kernel reads
+				// concatenated legacy streams, so chunks of that size go
+				// to one tool each, in parallel, and come out in order:
+				// exactly the tool's own output, for any thread count.
+				return newChunkedWriter(w, c, path, args, lz4LegacyBlock, threads),
+					fmt.Sprintf("%s level %d, external %s in %d MiB chunks", c, level, filepath.Base(path), lz4LegacyBlock>>20), nil
+			}
 			ew, err := startCompressor(w, c, path, args)
 			// No path and no thread count: the output depends on neither,
 			// and the manifest must not either.
@@ -314,4 +323,125 @@ func stderrTail(b *bytes.Buffer) string {
 		s = s[len(s)-300:]
 	}
 	return ": " + s
+}
+
+// lz4LegacyBlock is the legacy frame's block size: chunks of it compress
+// exactly as the tool would compress them inside one stream.
+const lz4LegacyBlock = 8 << 20
+
+// chunkedWriter compresses fixed-size chunks with separate runs of an
+// external tool, several at a time, and writes the results in order.
+type chunkedWriter struct {
+	w       io.Writer
+	codec   Codec
+	path    string
+	args    []string
+	size    int
+	buf     []byte
+	pending []chan chunkResult
+	slots   chan struct{}
+	err     error
+	closed  bool
+	started bool // a chunk was dispatched
+	wrote   bool // a chunk was written
+}
+
+type chunkResult struct {
+	data []byte
+	err  error
+}
+
+func newChunkedWriter(w io.Writer, c Codec, path string, args []string, size, workers int) *chunkedWriter {
+	return &chunkedWriter{w: w, codec: c, path: path, args: args, size: size, slots: make(chan struct{}, workers)}
+}
+
+func (cw *chunkedWriter) Write(p []byte) (int, error) {
+	if cw.err != nil {
+		return 0, cw.err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		k := min(cw.size-len(cw.buf), len(p))
+		cw.buf = append(cw.buf, p[:k]...)
+		p = p[k:]
+		if len(cw.buf) == cw.size {
+			if err := cw.dispatch(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// dispatch starts compressing the buffered chunk, after writing out the
+// oldest results if every slot is busy.
+func (cw *chunkedWriter) dispatch() error {
+	chunk := cw.buf
+	cw.buf = make([]byte, 0, cw.size)
+	cw.started = true
+	for len(cw.pending) >= cap(cw.slots) {
+		if err := cw.drainOne(); err != nil {
+			return err
+		}
+	}
+	done := make(chan chunkResult, 1)
+	cw.pending = append(cw.pending, done)
+	cw.slots <- struct{}{}
+	go func() {
+		defer func() { <-cw.slots }()
+		var out, stderr bytes.Buffer
+		cmd := exec.Command(cw.path, cw.args...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(chunk), &out, &stderr
+		if err := cmd.Run(); err != nil {
+			done <- chunkResult{err: wrapErr(cw.codec, fmt.Errorf("%s: %w%s", cw.path, err, stderrTail(&stderr)))}
+			return
+		}
+		done <- chunkResult{data: out.Bytes()}
+	}()
+	return nil
+}
+
+// drainOne writes the oldest result. Every chunk's output is a whole
+// legacy stream: the magic number, then one block. After the first, the
+// magic is dropped, so the result is exactly the tool's output for the
+// whole input, whatever the number of workers.
+func (cw *chunkedWriter) drainOne() error {
+	r := <-cw.pending[0]
+	cw.pending = cw.pending[1:]
+	if cw.err != nil {
+		return cw.err
+	}
+	if r.err != nil {
+		cw.err = r.err
+		return r.err
+	}
+	data := r.data
+	if cw.wrote {
+		if len(data) < 4 || !bytes.Equal(data[:4], lz4LegacyMagic) {
+			cw.err = wrapErr(cw.codec, fmt.Errorf("%s: unexpected output for a chunk", cw.path))
+			return cw.err
+		}
+		data = data[4:]
+	}
+	cw.wrote = true
+	if _, err := cw.w.Write(data); err != nil {
+		cw.err = err
+	}
+	return cw.err
+}
+
+var lz4LegacyMagic = []byte{0x02, 0x21, 0x4c, 0x18}
+
+func (cw *chunkedWriter) Close() error {
+	if cw.closed {
+		return cw.err
+	}
+	cw.closed = true
+	if cw.err == nil && (len(cw.buf) > 0 || !cw.started) {
+		cw.dispatch()
+	}
+	for len(cw.pending) > 0 {
+		cw.drainOne()
+	}
+	return cw.err
 }
