@@ -59,6 +59,7 @@ type copier struct {
 	// inode numbering when going to cpio.
 	keptNames map[string]*Entry
 	nextInode uint64
+	buf       []byte
 }
 
 type linkGroup struct {
@@ -123,7 +124,15 @@ func (c *copier) emit(e *Entry, data io.Reader) error {
 		return err
 	}
 	if e.Size > 0 {
-		n, err := io.CopyN(c.dst, data, e.Size)
+		if c.buf == nil {
+			c.buf = make([]byte, 256<<10)
+		}
+		// Plain Reader and Writer: io.CopyN would otherwise hand the copy
+		// to a ReadFrom with a small buffer of its own.
+		n, err := io.CopyBuffer(struct{ io.Writer }{c.dst}, io.LimitReader(struct{ io.Reader }{data}, e.Size), c.buf)
+		if err == nil && n < e.Size {
+			err = io.EOF
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("entry %q: data ends after %d of %d bytes: %w", e.Name, n, e.Size, io.ErrUnexpectedEOF)

@@ -79,7 +79,7 @@ type CpioReader struct {
 func NewCpioReader(r io.Reader) *CpioReader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
-		br = bufio.NewReaderSize(r, 64<<10)
+		br = bufio.NewReaderSize(r, 256<<10)
 	}
 	return &CpioReader{r: br, sawTrailer: true}
 }
@@ -278,6 +278,19 @@ func (cr *CpioReader) verify() error {
 func (cr *CpioReader) finishEntry() error {
 	if cr.cur == nil {
 		return nil
+	}
+	if cr.remaining > 0 && !cr.summing {
+		// Skipping unread data is what list and audit mostly do: let
+		// bufio drop it in large steps rather than copying it out.
+		n, err := cr.r.Discard(int(cr.remaining))
+		cr.off += int64(n)
+		cr.remaining -= int64(n)
+		if err == io.EOF {
+			return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: fmt.Errorf("truncated data, %d bytes missing: %w", cr.remaining, io.ErrUnexpectedEOF)}
+		}
+		if err != nil {
+			return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: err}
+		}
 	}
 	if cr.remaining > 0 {
 		if _, err := io.Copy(io.Discard, struct{ io.Reader }{cr}); err != nil {

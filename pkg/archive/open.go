@@ -184,7 +184,7 @@ func openStream(f io.Reader, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(&limitReader{r: dr, left: maxSize, max: maxSize}, 64<<10)
+	br := bufio.NewReaderSize(&limitReader{r: dr, left: maxSize, max: maxSize}, 256<<10)
 	format, err := sniffContainer(br)
 	if err != nil {
 		dr.Close()

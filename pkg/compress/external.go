@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Backend says who does the (de)compression work.
@@ -197,13 +200,19 @@ func startCompressor(w io.Writer, c Codec, path string, args []string) (*extWrit
 	e := &extWriter{codec: c, cmd: exec.Command(path, args...)}
 	e.cmd.Stdout = w
 	e.cmd.Stderr = &e.stderr
-	var err error
-	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return nil, wrapErr(c, err)
 	}
+	unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, 1<<20) // see startDecompressor
+	e.cmd.Stdin = pr
 	if err := e.cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
 		return nil, wrapErr(c, err)
 	}
+	pr.Close()
+	e.stdin = pw
 	return e, nil
 }
 
@@ -265,13 +274,21 @@ func startDecompressor(r io.Reader, c Codec, path string, args []string) (*extRe
 	e := &extReader{codec: c, cmd: exec.Command(path, args...)}
 	e.cmd.Stdin = r
 	e.cmd.Stderr = &e.stderr
-	var err error
-	if e.stdout, err = e.cmd.StdoutPipe(); err != nil {
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return nil, wrapErr(c, err)
 	}
+	// A 1 MiB pipe instead of 64 KiB: a decompressor writes hundreds of
+	// MB/s, and each wake-up costs more than the copy.
+	unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	e.cmd.Stdout = pw
 	if err := e.cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
 		return nil, wrapErr(c, err)
 	}
+	pw.Close()
+	e.stdout = pr
 	return e, nil
 }
 
