@@ -10,6 +10,7 @@
 #                   or 1 for a command whose first run takes over BENCH_SLOW_S)
 #   BENCH_SLOW_S    seconds above which a command is run only once (default 30)
 #   BENCH_CASES     comma-separated case names or globs, e.g. "repack-gzip,list-*"
+#   BENCH_FASTEST_PEER=1  compare with the fastest peer pipeline of each codec only
 #   BENCH_RSS_CODECS codecs of the peak-RSS comparison (default "none gzip xz lz4 zstd")
 #   BENCH_DIR       cache and work directory (default .bench in the repository)
 #   BENCH_BIN       rootfs-trim binary (default bin/rootfs-trim, built if missing)
@@ -457,6 +458,12 @@ case_repack_codec() {
 	lz4) peers=("lz4 -l -9") ;;
 	zstd) peers=("zstd -19" "zstd -19 -T0") ;;
 	esac
+	# BENCH_FASTEST_PEER=1 keeps only the last, fastest peer of each codec
+	# (the multi-threaded one): the slow single-threaded xz and zstd runs
+	# take most of a full run's hour.
+	if [[ ${BENCH_FASTEST_PEER:-} == 1 ]]; then
+		peers=("${peers[-1]}")
+	fi
 	local p i=0
 	local -a pc
 	for p in "${peers[@]}"; do
