@@ -103,6 +103,9 @@ func (in *Input) Consumed() int64 {
 
 // Close releases the input.
 func (in *Input) Close() error {
+	if in.counter != nil && in.counter.h != nil && !in.counter.h.closed {
+		in.counter.h.Sum() // stops the hashing goroutine
+	}
 	var err error
 	if in.decomp != nil {
 		err = in.decomp.Close()
@@ -311,10 +314,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // much CPU as decompressing it, and the second core is otherwise idle while
 // the first reads.
 type asyncHash struct {
-	ch   chan []byte
-	done chan struct{}
-	h    hash.Hash
-	pool sync.Pool
+	ch     chan []byte
+	done   chan struct{}
+	h      hash.Hash
+	pool   sync.Pool
+	closed bool
+	sum    []byte
 }
 
 func newAsyncHash() *asyncHash {
@@ -336,11 +341,15 @@ func (a *asyncHash) Write(p []byte) {
 	a.ch <- b
 }
 
-// Sum waits for the hashing to finish.
+// Sum waits for the hashing to finish; later calls return the same sum.
 func (a *asyncHash) Sum() []byte {
-	close(a.ch)
-	<-a.done
-	return a.h.Sum(nil)
+	if !a.closed {
+		a.closed = true
+		close(a.ch)
+		<-a.done
+		a.sum = a.h.Sum(nil)
+	}
+	return a.sum
 }
 
 // Digest returns "sha256:<hex>" of the whole input file. Decompressors may

@@ -212,7 +212,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 		// Everything runs, into a scratch file that is thrown away.
 		target = outPath + ".dry-run"
 	}
-	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend})
+	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: true})
 	if err != nil {
 		return nil, err
 	}
