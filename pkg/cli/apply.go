@@ -140,9 +140,13 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if !fi.IsDir() {
 			return usagef("%s is not a directory; to rewrite an archive give IN and OUT", pos[0])
 		}
-		before, n, err := trim.TreeDigest(pos[0])
-		if err != nil {
-			return err
+		// The tree digests read every file: only a manifest needs them.
+		var before string
+		var n int
+		if *manifestPath != "" {
+			if before, n, err = trim.TreeDigest(pos[0]); err != nil {
+				return err
+			}
 		}
 		unlock, err := fslock.Lock(pos[0], false)
 		if err != nil {
@@ -157,7 +161,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", pos[0])
 		}
 		m.Input = manifest.Target{Path: pos[0], Format: "dir", Digest: before, Entries: n}
-		if !*dryRun {
+		if !*dryRun && *manifestPath != "" {
 			after, n, err := trim.TreeDigest(pos[0])
 			if err != nil {
 				return err
