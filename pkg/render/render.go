@@ -215,7 +215,7 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
 			problems = append(problems, fmt.Sprintf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode))
 			continue
 		}
-		p := &planned{dest: dest, data: raw, mode: unixPerm(uint32(mode)), uid: f.UID, gid: f.GID, from: "/" + src}
+		p := &planned{dest: dest, data: raw, mode: archive.FileMode(uint32(mode)), uid: f.UID, gid: f.GID, from: "/" + src}
 		if f.Kind == manifest.Template {
 			t, err := template.New(f.Name).Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(string(raw))
 			if err != nil {
@@ -412,18 +412,4 @@ func fileSum(root *os.Root, p string) string {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-func unixPerm(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	if m&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
 }

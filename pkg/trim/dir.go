@@ -254,7 +254,7 @@ func writeInjection(root *os.Root, in *injection) error {
 	}
 	if err == nil {
 		// After chown, which clears setuid and setgid.
-		err = root.Chmod(tmp, unixPerm(e.Mode))
+		err = root.Chmod(tmp, archive.FileMode(e.Mode))
 	}
 	if err == nil {
 		err = root.Chtimes(tmp, e.ModTime, e.ModTime)
@@ -266,22 +266,6 @@ func writeInjection(root *os.Root, in *injection) error {
 		root.Remove(tmp)
 	}
 	return err
-}
-
-// unixPerm converts permission bits with setuid, setgid and sticky to the
-// os.FileMode spelling of them.
-func unixPerm(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	if m&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
 }
 
 // dirTimes remembers directory mtimes before apply changes their contents
