@@ -72,7 +72,7 @@ type Options struct {
 type planned struct {
 	dest string
 	data []byte
-	mode fs.FileMode
+	mode uint32
 	uid  int
 	gid  int
 	from string
@@ -215,7 +215,7 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
 			problems = append(problems, fmt.Sprintf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode))
 			continue
 		}
-		p := &planned{dest: dest, data: raw, mode: archive.FileMode(uint32(mode)), uid: f.UID, gid: f.GID, from: "/" + src}
+		p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src}
 		if f.Kind == manifest.Template {
 			t, err := template.New(f.Name).Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(string(raw))
 			if err != nil {
@@ -255,38 +255,13 @@ func missingValue(err error) error {
 	return err
 }
 
-// writeFile writes p atomically: a temporary file in the same directory,
-// renamed over the destination. A symlink at the destination is replaced,
-// never written through; os.Root refuses parents that lead outside.
+// writeFile writes p atomically, creating its directory (see
+// archive.WriteRootFile for the symlink and escape rules).
 func writeFile(root *os.Root, p *planned) error {
 	if err := root.MkdirAll(path.Dir(p.dest), 0o755); err != nil {
 		return err
 	}
-	tmp := path.Join(path.Dir(p.dest), "."+path.Base(p.dest)+".rootfs-trim.tmp")
-	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(p.data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && os.Geteuid() == 0 {
-		err = root.Lchown(tmp, p.uid, p.gid)
-	}
-	if err == nil {
-		err = root.Chmod(tmp, p.mode)
-	}
-	if err == nil {
-		err = root.Rename(tmp, p.dest)
-	}
-	if err != nil {
-		root.Remove(tmp)
-	}
-	return err
+	return archive.WriteRootFile(root, archive.RootFile{Name: p.dest, Data: bytes.NewReader(p.data), Mode: p.mode, UID: p.uid, GID: p.gid})
 }
 
 func readRecord(root *os.Root) (*Record, error) {

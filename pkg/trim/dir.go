@@ -234,38 +234,11 @@ func writeInjection(root *os.Root, in *injection) error {
 		}
 		return root.Chtimes(e.Name, e.ModTime, e.ModTime)
 	}
-	tmp := path.Join(path.Dir(e.Name), ".rootfs-trim-"+path.Base(e.Name)+".tmp")
-	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	data, err := in.data()
 	if err != nil {
 		return err
 	}
-	data, err := in.data()
-	if err == nil {
-		_, err = io.Copy(f, data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && os.Geteuid() == 0 {
-		err = root.Lchown(tmp, e.UID, e.GID)
-	}
-	if err == nil {
-		// After chown, which clears setuid and setgid.
-		err = root.Chmod(tmp, archive.FileMode(e.Mode))
-	}
-	if err == nil {
-		err = root.Chtimes(tmp, e.ModTime, e.ModTime)
-	}
-	if err == nil {
-		err = root.Rename(tmp, e.Name)
-	}
-	if err != nil {
-		root.Remove(tmp)
-	}
-	return err
+	return archive.WriteRootFile(root, archive.RootFile{Name: e.Name, Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
 }
 
 // dirTimes remembers directory mtimes before apply changes their contents
