@@ -39,6 +39,7 @@ func New(w io.Writer, label string, total int64, bytes func() int64) *Meter {
 // Start begins redrawing in the background.
 func (m *Meter) Start() {
 	m.start = m.now()
+	m.draw() // at once: a short run shows it ran, too
 	m.stop, m.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(m.done)
