@@ -44,10 +44,8 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if len(pos) == 0 {
 		return usagef("want at least one INPUT")
 	}
-	switch *format {
-	case "text", "json", "github":
-	default:
-		return usagef("--format %q: want text, json or github", *format)
+	if err := checkReportFormat(*format); err != nil {
+		return err
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
@@ -74,6 +72,15 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// checkReportFormat validates the --format of audit and check.
+func checkReportFormat(f string) error {
+	switch f {
+	case "text", "json", "github":
+		return nil
+	}
+	return usagef("--format %q: want text, json or github", f)
 }
 
 func printFindings(w io.Writer, format string, findings []trim.Finding, entries int) error {

@@ -62,10 +62,8 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	if len(pos) == 0 {
 		return usagef("want at least one INPUT")
 	}
-	switch *format {
-	case "text", "json", "github":
-	default:
-		return usagef("--format %q: want text, json or github", *format)
+	if err := checkReportFormat(*format); err != nil {
+		return err
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
