@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -58,11 +59,21 @@ func runList(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer in.Close()
-	r := withContext(ctx, in)
-	if *asJSON {
-		return listJSON(env.Stdout, in, r)
+	// A write per line costs as much as decoding an uncompressed image.
+	out := bufio.NewWriterSize(env.Stdout, 64<<10)
+	err = listTo(out, in, withContext(ctx, in), *asJSON)
+	// What was listed before an error is still worth seeing.
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("writing the listing: %w", ferr)
 	}
-	fmt.Fprintf(env.Stdout, "# %s: %s\n", in.Path, in.Format)
+	return err
+}
+
+func listTo(w io.Writer, in *archive.Input, r archive.Reader, asJSON bool) error {
+	if asJSON {
+		return listJSON(w, in, r)
+	}
+	fmt.Fprintf(w, "# %s: %s\n", in.Path, in.Format)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -71,7 +82,7 @@ func runList(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		fmt.Fprintln(env.Stdout, formatEntry(e))
+		fmt.Fprintln(w, formatEntry(e))
 	}
 }
 
