@@ -3,15 +3,16 @@ package compress
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// lz4LegacyBound is LZ4_compressBound(8 MiB), the largest block the kernel
-// accepts in a legacy stream.
-const lz4LegacyBound = 8<<20 + (8<<20)/255 + 16
 
 // TestLz4LegacyFormat checks the framing the kernel's unlz4 expects: the
 // magic, then blocks of at most 8 MiB of input each, each prefixed by its
@@ -32,7 +33,7 @@ func TestLz4LegacyFormat(t *testing.T) {
 		// The kernel rejects a chunk larger than LZ4_compressBound(8 MiB);
 		// the top bit, which flags uncompressed blocks in frames, must
 		// never be set here.
-		if size > lz4LegacyBound {
+		if int(size) > lz4LegacyBound {
 			t.Fatalf("block at %d: size %#x beyond the kernel's bound", off, size)
 		}
 		sizes = append(sizes, size)
@@ -139,5 +140,78 @@ func TestLz4FrameHeader(t *testing.T) {
 	out := compress(t, Lz4Frame, WriterOptions{}, []byte("x"))
 	if diff := cmp.Diff([]byte{0x04, 0x22, 0x4D, 0x18, 0x64, 0x70}, out[:6]); diff != "" {
 		t.Errorf("magic, FLG and BD (-want +got):\n%s", diff)
+	}
+}
+
+// TestLz4LegacyParallelDecode reads streams of many blocks, which the
+// decoder spreads over workers, on one and on several cores: the blocks
+// must come out in stream order whatever finishes first.
+func TestLz4LegacyParallelDecode(t *testing.T) {
+	data := mixedData(5*lz4LegacyBlock+4321, 57)
+	stream := concat(compress(t, Lz4Legacy, WriterOptions{Level: 1}, data), compress(t, Lz4Legacy, WriterOptions{Level: 1}, data[:lz4LegacyBlock]))
+	want := digestOf(Lz4Legacy, concat(data, data[:lz4LegacyBlock]))
+	for _, procs := range []int{1, 2, 7} {
+		t.Run(fmt.Sprint(procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			got, c, err := decompress(bytes.NewReader(stream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, digestOf(c, got)); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLz4LegacySizeTrailer: the kernel's build appends the uncompressed
+// size to its lz4 images (size_append). Those 4 bytes end the stream when
+// they match what was decoded; otherwise they are a truncated block.
+func TestLz4LegacySizeTrailer(t *testing.T) {
+	data := mixedData(lz4LegacyBlock+999, 58)
+	stream := compress(t, Lz4Legacy, WriterOptions{Level: 1}, data)
+	le32 := func(v int) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
+
+	got, _, err := decompress(bytes.NewReader(concat(stream, le32(len(data)))))
+	if err != nil {
+		t.Fatalf("with the right size: %v", err)
+	}
+	if diff := cmp.Diff(digestOf(Lz4Legacy, data), digestOf(Lz4Legacy, got)); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	_, _, err = decompress(bytes.NewReader(concat(stream, le32(len(data)-1))))
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("with a wrong size: got %v, want an unexpected EOF", err)
+	}
+	checkCorruptErr(t, Lz4Legacy, "wrong size trailer", err)
+}
+
+// TestLz4LegacyCloseEarly stops reading mid-stream: Close must return at
+// once and release the decoder's goroutines, with blocks still in flight.
+func TestLz4LegacyCloseEarly(t *testing.T) {
+	data := mixedData(6*lz4LegacyBlock, 59)
+	stream := compress(t, Lz4Legacy, WriterOptions{Level: 1}, data)
+	before := runtime.NumGoroutine()
+	for range 20 {
+		zr, _, err := NewReader(bytes.NewReader(stream))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(zr, make([]byte, 1000)); err != nil {
+			t.Fatal(err)
+		}
+		if err := zr.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zr.Read(make([]byte, 1)); err == nil {
+			t.Fatal("Read after Close succeeded")
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines left behind", n-before)
 	}
 }

@@ -95,11 +95,13 @@ func newDecoder(c Codec, br *bufio.Reader) (d *decoder, err error) {
 			return nil, err
 		}
 		d.r = &xzReader{zr: zr, tail: tail}
-	case Lz4Legacy, Lz4Frame:
-		// One reader handles both formats, telling them apart by magic.
+	case Lz4Legacy:
+		lr := newLz4LegacyReader(br)
+		d.r, d.close = lr, lr.Close
+	case Lz4Frame:
 		// Concurrency 1 keeps decoding in the caller's goroutine, where a
-		// panic can be recovered; the library's concurrent path also
-		// detects the end of legacy streams differently.
+		// panic can be recovered. (Legacy streams, with their independent
+		// blocks, get a parallel decoder of our own above.)
 		zr := lz4.NewReader(br)
 		if err := zr.Apply(lz4.ConcurrencyOption(1)); err != nil {
 			return nil, err

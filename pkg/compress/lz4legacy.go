@@ -1,0 +1,307 @@
+package compress
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/pierrec/lz4/v4"
+	"golang.org/x/sys/unix"
+)
+
+// lz4LegacyBound is LZ4_compressBound(8 MiB): the kernel's unlz4 refuses a
+// legacy block whose compressed size exceeds it, and so do we.
+var lz4LegacyBound = lz4.CompressBlockBound(lz4LegacyBlock)
+
+const lz4LegacyMagic32 = 0x184C2102
+
+// lz4LegacyReader decodes the legacy frame on several cores. Its blocks are
+// independent 8 MiB units, so they decode in parallel and come out in
+// order. The lz4 tool decodes on one core and, behind a pipe, every byte
+// costs two more copies (make bench: list-lz4).
+//
+// Memory is bounded: depth blocks are in flight at once, each at most an
+// 8 MiB output buffer and its compressed input.
+type lz4LegacyReader struct {
+	src    io.Reader
+	chunks []*lz4Chunk
+	order  chan *lz4Chunk // filled by readChunks, in stream order
+	free   chan *lz4Chunk
+	stop   chan struct{}
+	once   sync.Once
+	wg     sync.WaitGroup // the goroutines, which Close waits for
+
+	started bool
+	cur     *lz4Chunk
+	pos     int
+	total   uint32 // decoded bytes handed out, modulo 2^32
+	err     error
+}
+
+type lz4Chunk struct {
+	comp []byte
+	out  []byte
+	mem  []byte // comp and out, when they come from the block pool
+	n    int   // decoded bytes in out
+	err  error // reading or decoding failed at this chunk
+	done chan struct{}
+	// sizeTrailer marks the 4 bytes that end a kernel-built image; n holds
+	// their value, the stream's uncompressed size modulo 2^32.
+	sizeTrailer bool
+}
+
+func newLz4LegacyReader(src io.Reader) *lz4LegacyReader {
+	depth := max(runtime.GOMAXPROCS(0), 1) + 1 // a block per worker, one being read
+	r := &lz4LegacyReader{
+		src:   src,
+		order: make(chan *lz4Chunk, depth),
+		free:  make(chan *lz4Chunk, depth),
+		stop:  make(chan struct{}),
+	}
+	for range depth {
+		c := &lz4Chunk{done: make(chan struct{}, 1)}
+		r.chunks = append(r.chunks, c)
+		r.free <- c
+	}
+	return r
+}
+
+func (r *lz4LegacyReader) start() {
+	r.started = true
+	workers := len(r.chunks) - 1
+	jobs := make(chan *lz4Chunk, workers)
+	r.wg.Add(workers + 1)
+	for range workers {
+		go func() {
+			defer r.wg.Done()
+			for c := range jobs {
+				c.decode()
+				c.done <- struct{}{}
+			}
+		}()
+	}
+	go func() {
+		defer r.wg.Done()
+		r.readChunks(jobs)
+	}()
+}
+
+// readChunks splits the stream into blocks and hands each to a worker and,
+// in the same order, to Read. It ends at the end of the stream, on an
+// error (passed on as a last chunk) or when Close stops it.
+func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
+	defer close(jobs)
+	defer close(r.order)
+	first := true
+	for {
+		var c *lz4Chunk
+		select {
+		case c = <-r.free:
+		case <-r.stop:
+			return
+		}
+		c.n, c.err, c.sizeTrailer = 0, nil, false
+		more, err := r.readBlock(c)
+		switch {
+		case err != nil:
+			c.err = err
+		case c.sizeTrailer:
+		case !more:
+			return
+		default:
+			if first && len(c.comp) >= 64<<10 {
+				r.allocateAll()
+			}
+			first = false
+			jobs <- c
+		}
+		if err != nil || c.sizeTrailer {
+			c.done <- struct{}{}
+		}
+		select {
+		case r.order <- c:
+		case <-r.stop:
+			return
+		}
+		if err != nil || c.sizeTrailer {
+			return
+		}
+	}
+}
+
+// allocateAll gives every chunk full-size buffers from the block pool,
+// before any worker runs.
+func (r *lz4LegacyReader) allocateAll() {
+	for _, c := range r.chunks {
+		c.mem = lz4Blocks.get()
+		comp := c.mem[:len(c.comp):lz4LegacyBound]
+		copy(comp, c.comp)
+		c.comp, c.out = comp, c.mem[lz4LegacyBound:lz4LegacyBound+lz4LegacyBlock]
+	}
+}
+
+// lz4Blocks holds the buffers of big legacy streams: 16 MiB per block in
+// flight, outside the Go heap and kept for the next reader.
+//
+// On the Go heap, allocating them starts garbage collections while the
+// workers are inside pierrec's assembly decoder, where they cannot be
+// preempted: a collection then waits out whole blocks, spinning and
+// sending signals meanwhile, and with the page faults of 48 MiB of fresh
+// 4 KiB pages this doubled the time of `list` (make bench: list-lz4).
+// Mapped directly, with transparent huge pages where the kernel offers
+// them, they cost a few dozen faults and no collection.
+var lz4Blocks blockPool
+
+type blockPool struct {
+	mu   sync.Mutex
+	free [][]byte
+}
+
+const lz4BlockMem = 16<<20 + 64<<10 // lz4LegacyBound + lz4LegacyBlock, rounded up
+
+func (p *blockPool) get() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	b, err := unix.Mmap(-1, 0, lz4BlockMem, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return make([]byte, lz4BlockMem)
+	}
+	_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // a hint; refused on some kernels
+	return b
+}
+
+func (p *blockPool) put(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, b)
+}
+
+// readBlock reads the next block into c. It reports false at the end of
+// the stream.
+func (r *lz4LegacyReader) readBlock(c *lz4Chunk) (bool, error) {
+	var hdr [4]byte
+	for {
+		n, err := io.ReadFull(r.src, hdr[:])
+		if n == 0 && err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("block header: %w", io.ErrUnexpectedEOF)
+		}
+		size := binary.LittleEndian.Uint32(hdr[:])
+		if size == lz4LegacyMagic32 {
+			continue // a concatenated stream starts
+		}
+		if size == 0 {
+			return false, errors.New("empty block")
+		}
+		if int64(size) > int64(lz4LegacyBound) {
+			return false, fmt.Errorf("block of %d bytes exceeds the legacy bound of %d", size, lz4LegacyBound)
+		}
+		if cap(c.comp) < int(size) {
+			c.comp = make([]byte, size)
+		}
+		c.comp = c.comp[:size]
+		n, err = io.ReadFull(r.src, c.comp)
+		if n == 0 && err == io.EOF {
+			// The kernel's build appends the uncompressed size to its
+			// lz4 images: 4 bytes and nothing after. Read checks the
+			// value against what was decoded.
+			c.sizeTrailer, c.n = true, int(size)
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("block of %d bytes: %w", size, io.ErrUnexpectedEOF)
+		}
+		return true, nil
+	}
+}
+
+// decode decodes c.comp into c.out. A small block gets a small buffer
+// first (tests and fuzzing read thousands of tiny streams) and the full
+// 8 MiB only if it does not fit.
+func (c *lz4Chunk) decode() {
+	defer func() {
+		if v := recover(); v != nil {
+			c.n, c.err = 0, fmt.Errorf("%w: %v", ErrDecoderPanic, v)
+		}
+	}()
+	if c.out == nil {
+		c.out = make([]byte, min(lz4LegacyBlock, 8*len(c.comp)+4096))
+	}
+	n, err := lz4.UncompressBlock(c.comp, c.out)
+	if err != nil && len(c.out) < lz4LegacyBlock {
+		c.out = make([]byte, lz4LegacyBlock)
+		n, err = lz4.UncompressBlock(c.comp, c.out)
+	}
+	if err != nil {
+		c.n, c.err = 0, fmt.Errorf("block of %d bytes: %w", len(c.comp), err)
+		return
+	}
+	c.n = n
+}
+
+func (r *lz4LegacyReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if !r.started {
+		r.start()
+	}
+	for r.cur == nil || r.pos == r.cur.n {
+		if r.cur != nil {
+			r.free <- r.cur
+			r.cur = nil
+		}
+		c, ok := <-r.order
+		if !ok {
+			r.err = io.EOF
+			return 0, io.EOF
+		}
+		<-c.done
+		if c.sizeTrailer && uint32(c.n) != r.total {
+			c.err = fmt.Errorf("block header: %w", io.ErrUnexpectedEOF)
+		}
+		if c.err != nil {
+			r.err = c.err
+			return 0, c.err
+		}
+		if c.sizeTrailer {
+			r.err = io.EOF
+			return 0, io.EOF
+		}
+		r.cur, r.pos = c, 0
+		r.total += uint32(c.n)
+	}
+	n := copy(p, r.cur.out[r.pos:r.cur.n])
+	r.pos += n
+	return n, nil
+}
+
+// Close stops the goroutines, waits for them and hands the block buffers
+// back to the pool.
+func (r *lz4LegacyReader) Close() error {
+	r.once.Do(func() {
+		close(r.stop)
+		r.wg.Wait()
+		for _, c := range r.chunks {
+			if c.mem != nil {
+				lz4Blocks.put(c.mem)
+				c.mem, c.comp, c.out = nil, nil, nil
+			}
+		}
+		r.cur = nil
+	})
+	if r.err == nil || r.err == io.EOF {
+		r.err = errReadClosed
+	}
+	return nil
+}
