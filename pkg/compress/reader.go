@@ -55,7 +55,12 @@ func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
 	if err != nil {
 		return nil, c, wrapErr(c, err)
 	}
-	return d, c, nil
+	switch c {
+	case None, Lz4Legacy:
+		// Nothing to overlap; legacy lz4 decodes on every core already.
+		return d, c, nil
+	}
+	return newReadahead(d, d.Close, wrapErr(c, errReadClosed)), c, nil
 }
 
 // newDecoder sets up the decoder for c. Several libraries parse the stream
