@@ -45,8 +45,8 @@ type lz4Chunk struct {
 	comp []byte
 	out  []byte
 	mem  []byte // comp and out, when they come from the block pool
-	n    int   // decoded bytes in out
-	err  error // reading or decoding failed at this chunk
+	n    int    // decoded bytes in out
+	err  error  // reading or decoding failed at this chunk
 	done chan struct{}
 	// sizeTrailer marks the 4 bytes that end a kernel-built image; n holds
 	// their value, the stream's uncompressed size modulo 2^32.
