@@ -31,12 +31,23 @@ func Clean(name string) (string, error) {
 	if strings.IndexByte(name, 0) >= 0 {
 		return "", fmt.Errorf("%w: %q contains a NUL byte", ErrUnsafePath, name)
 	}
-	for _, part := range strings.Split(name, "/") {
-		if part == ".." {
-			return "", fmt.Errorf("%w: %q has a .. component", ErrUnsafePath, name)
-		}
+	if hasDotDot(name) {
+		return "", fmt.Errorf("%w: %q has a .. component", ErrUnsafePath, name)
 	}
 	return path.Clean(name), nil
+}
+
+// hasDotDot reports whether a component of name is "..", without the
+// allocation of splitting: Clean runs on every entry of every input.
+func hasDotDot(name string) bool {
+	for name != "" {
+		part, rest, _ := strings.Cut(name, "/")
+		if part == ".." {
+			return true
+		}
+		name = rest
+	}
+	return false
 }
 
 // CleanRule normalises a path the way a user writes it in a rule or on the

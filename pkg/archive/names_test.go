@@ -1,0 +1,58 @@
+package archive
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestClean(t *testing.T) {
+	tests := []struct {
+		name, want string
+		unsafe     bool
+	}{
+		{name: ".", want: "."},
+		{name: "./etc/x", want: "etc/x"},
+		{name: "etc//x/", want: "etc/x"},
+		{name: "etc/./x", want: "etc/x"},
+		{name: "..a/b..", want: "..a/b.."},
+		{name: "a/...", want: "a/..."},
+		{name: "a..b/c", want: "a..b/c"},
+		{name: "..", unsafe: true},
+		{name: "../x", unsafe: true},
+		{name: "a/..", unsafe: true},
+		{name: "a/../b", unsafe: true},
+		{name: "a/b/..", unsafe: true},
+		{name: "...//../x", unsafe: true},
+		{name: "/etc", unsafe: true},
+		{name: "", unsafe: true},
+		{name: "a\x00b", unsafe: true},
+	}
+	for _, tt := range tests {
+		got, err := Clean(tt.name)
+		if tt.unsafe {
+			if !errors.Is(err, ErrUnsafePath) {
+				t.Errorf("Clean(%q) = %q, %v; want ErrUnsafePath", tt.name, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Clean(%q) = %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// FuzzHasDotDot checks the allocation-free scan against the plain
+// definition: some component is "..".
+func FuzzHasDotDot(f *testing.F) {
+	for _, s := range []string{"..", "a/..", "../a", "a..", "..a/..b", "a/.../b", "x/../", ".../..", "./.."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		want := slices.Contains(strings.Split(name, "/"), "..")
+		if got := hasDotDot(name); got != want {
+			t.Errorf("hasDotDot(%q) = %v, want %v", name, got, want)
+		}
+	})
+}
