@@ -5,6 +5,7 @@ package trim
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -99,21 +100,31 @@ func (o *Owners) ReadFileList(name string) error {
 func (o *Owners) ParseFileList(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 2*archive.PathMax+1024)
+	// A target's list has tens of thousands of lines and a few hundred
+	// packages: each package name is checked and allocated once.
+	pkgs := map[string]string{}
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSuffix(sc.Text(), "\r")
-		if text == "" {
+		text := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		if len(text) == 0 {
 			continue
 		}
-		pkg, p, ok := strings.Cut(text, ",")
-		if !ok || pkg == "" || p == "" {
-			return fmt.Errorf("%s:%d: want <package>,./<path>, got %q", name, line, shorten(text))
+		pkgB, pathB, ok := bytes.Cut(text, []byte(","))
+		if !ok || len(pkgB) == 0 || len(pathB) == 0 {
+			return fmt.Errorf("%s:%d: want <package>,./<path>, got %q", name, line, shorten(string(text)))
 		}
-		if strings.ContainsAny(pkg, " \t/") {
-			return fmt.Errorf("%s:%d: bad package name %q", name, line, shorten(pkg))
+		pkg, seen := pkgs[string(pkgB)]
+		if !seen {
+			if bytes.ContainsAny(pkgB, " \t/") {
+				return fmt.Errorf("%s:%d: bad package name %q", name, line, shorten(string(pkgB)))
+			}
+			pkg = string(pkgB)
+			pkgs[pkg] = pkg
 		}
-		clean, err := archive.CleanRule(p)
+		// Without the "./" Buildroot writes, most paths are already
+		// clean and cleaning them allocates nothing more.
+		clean, err := archive.CleanRule(strings.TrimPrefix(string(pathB), "./"))
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
