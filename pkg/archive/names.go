@@ -22,6 +22,9 @@ const PathMax = 4096
 // the root with ".." are refused rather than rewritten, because silently
 // turning "/etc/x" into "etc/x" would let two different entries collide.
 func Clean(name string) (string, error) {
+	if isClean(name) {
+		return name, nil
+	}
 	if name == "" {
 		return "", fmt.Errorf("%w: empty name", ErrUnsafePath)
 	}
@@ -35,6 +38,34 @@ func Clean(name string) (string, error) {
 		return "", fmt.Errorf("%w: %q has a .. component", ErrUnsafePath, name)
 	}
 	return path.Clean(name), nil
+}
+
+// isClean reports, in one pass, whether name is already what Clean would
+// return for it: the common case, which then costs no more than a scan.
+// Components are non-empty and neither "." nor ".."; no NUL, no leading or
+// trailing slash. "." alone is clean.
+func isClean(name string) bool {
+	if name == "." {
+		return true
+	}
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) {
+			c := name[i]
+			if c == 0 {
+				return false
+			}
+			if c != '/' {
+				continue
+			}
+		}
+		switch name[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // hasDotDot reports whether a component of name is "..", without the

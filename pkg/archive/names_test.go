@@ -2,6 +2,7 @@ package archive
 
 import (
 	"errors"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +54,23 @@ func FuzzHasDotDot(f *testing.F) {
 		want := slices.Contains(strings.Split(name, "/"), "..")
 		if got := hasDotDot(name); got != want {
 			t.Errorf("hasDotDot(%q) = %v, want %v", name, got, want)
+		}
+	})
+}
+
+// FuzzClean holds the one-pass isClean to its definition: a name is clean
+// when Clean accepts it and returns it unchanged.
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{".", "./a", "a/", "a//b", "a/./b", "a/../b", "..", "/a", "a\x00", "a/b.c/...", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		var want bool
+		if !strings.HasPrefix(name, "/") && !strings.Contains(name, "\x00") && name != "" && !hasDotDot(name) {
+			want = path.Clean(name) == name
+		}
+		if got := isClean(name); got != want {
+			t.Errorf("isClean(%q) = %v, want %v", name, got, want)
 		}
 	})
 }
