@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
@@ -67,6 +70,34 @@ func FuzzParsePattern(f *testing.F) {
 			if q.Match(clean) != p.Match(clean) {
 				t.Fatalf("%q and %q disagree on %q", pattern, variant, clean)
 			}
+		}
+	})
+}
+
+// FuzzPatternMatch holds Match, with its literal-prefix shortcut, to what
+// doublestar says of the whole glob.
+func FuzzPatternMatch(f *testing.F) {
+	for _, s := range []string{"etc/cni/**", "etc/cni/net.d/*", "a/**/b", "etc/{a,b}/x", "usr/lib/*.so", "x\\*y", "etc/cni**"} {
+		f.Add(s, "etc/cni")
+		f.Add(s, "a/b")
+		f.Add(s, "usr/lib/libc.so")
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		// doublestar decodes invalid UTF-8 to U+FFFD, so "\x87" would
+		// match "\xbe"; plain paths compare bytes. Not worth a rule.
+		if !utf8.ValidString(pattern) || !utf8.ValidString(name) {
+			return
+		}
+		p, err := ParsePattern(pattern)
+		if err != nil {
+			return
+		}
+		want, err := doublestar.Match(p.String(), name)
+		if err != nil {
+			t.Fatalf("%q: doublestar: %v", p, err)
+		}
+		if got := p.Match(name); got != want {
+			t.Fatalf("%q.Match(%q) = %v, doublestar says %v", p, name, got, want)
 		}
 	})
 }

@@ -19,6 +19,7 @@ type Pattern struct {
 	// literal is set when the pattern has no metacharacter: a plain path
 	// compares faster and tells export which rules Buildroot can express.
 	literal bool
+	prefix  string // the glob's text before its first metacharacter
 }
 
 // ParsePattern normalises and validates a glob. doublestar validates syntax
@@ -58,7 +59,13 @@ func ParsePattern(raw string) (Pattern, error) {
 	if strings.Trim(p, "*/") == "" {
 		return Pattern{}, fmt.Errorf("pattern %q matches the whole rootfs", raw)
 	}
-	return Pattern{Raw: raw, glob: p, literal: !strings.ContainsAny(p, `*?[{\`)}, nil
+	meta := strings.IndexAny(p, `*?[{\`)
+	if meta < 0 {
+		return Pattern{Raw: raw, glob: p, literal: true}, nil
+	}
+	// Without its last slash: "etc/cni/**" matches "etc/cni" too.
+	prefix := strings.TrimSuffix(p[:meta], "/")
+	return Pattern{Raw: raw, glob: p, prefix: prefix}, nil
 }
 
 // Match reports whether the cleaned archive path name matches.
@@ -66,8 +73,13 @@ func (p Pattern) Match(name string) bool {
 	if p.literal {
 		return p.glob == name
 	}
-	ok, err := doublestar.Match(p.glob, name)
-	return err == nil && ok
+	// Every entry of a tree meets every pattern: most are told apart by
+	// the literal part before the first wildcard, and the glob was
+	// validated when it was compiled.
+	if !strings.HasPrefix(name, p.prefix) {
+		return false
+	}
+	return doublestar.MatchUnvalidated(p.glob, name)
 }
 
 // Literal returns the path when the pattern is a plain path.
