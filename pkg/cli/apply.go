@@ -50,9 +50,16 @@ func (o *ownershipFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.pkg, "package", "", "the whole input was installed by this `package` (a package tree or tarball)")
 }
 
-func (o *ownershipFlags) load() (*trim.Owners, error) {
+func (o *ownershipFlags) check() error {
 	if o.fileList != "" && o.pkg != "" {
-		return nil, usagef("--packages-file-list and --package exclude each other")
+		return usagef("--packages-file-list and --package exclude each other")
+	}
+	return nil
+}
+
+func (o *ownershipFlags) load() (*trim.Owners, error) {
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	owners := trim.NewOwners()
 	if o.fileList != "" {
@@ -116,15 +123,19 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	owners, err := own.load()
-	if err != nil {
+	if err := own.check(); err != nil {
 		return err
 	}
 	epoch, err := sourceDateEpoch(env)
 	if err != nil {
 		return err
 	}
-	opt := trim.Options{Set: set, Owners: owners, Epoch: epoch}
+	opt := trim.Options{Set: set, Epoch: epoch}
+	if len(pos) == 1 {
+		opt.LoadOwners = own.load // while the tree is listed
+	} else if opt.Owners, err = own.load(); err != nil {
+		return err
+	}
 	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
 		Rules: manifest.Rules{Dir: *rulesDir, Digest: set.Digest}}
 

@@ -2,6 +2,8 @@ package trim
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,8 +12,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -188,5 +192,54 @@ rules:
 		"created usr/share/minikube/rootfs-trim", "added usr/share/minikube/rootfs-trim/index.json"}
 	if d := cmp.Diff(want, kinds); d != "" {
 		t.Errorf("changes (-want +got):\n%s", d)
+	}
+}
+
+// TestApplyDirEpochPaths: with SOURCE_DATE_EPOCH, ApplyDir reads the tree
+// from its directory listings and lstats only what rules touch; without
+// it, everything, for the newest mtime. Given the epoch that the newest
+// mtime would have been, both must change the tree in exactly the same way.
+func TestApplyDirEpochPaths(t *testing.T) {
+	set := shippedRules(t)
+	mt := time.Unix(1700000000, 0).UTC()
+	trees := map[string]*time.Time{"walked": nil, "listed": &mt}
+	var digests, reports []string
+	for _, name := range []string{"walked", "listed"} {
+		root := filepath.Join(t.TempDir(), name)
+		if err := archivetest.MakeRootfsTree(root); err != nil {
+			t.Fatal(err)
+		}
+		err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return unix.Lutimes(p, []unix.Timeval{unix.NsecToTimeval(mt.UnixNano()), unix.NsecToTimeval(mt.UnixNano())})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners(), Epoch: trees[name]}, false)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(rep.Changes) == 0 {
+			t.Fatalf("%s: no changes; the tree should hold offenders", name)
+		}
+		var b strings.Builder
+		for _, c := range rep.Changes {
+			fmt.Fprintf(&b, "%+v\n", c)
+		}
+		reports = append(reports, b.String())
+		d, _, err := TreeDigest(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, d)
+	}
+	if diff := cmp.Diff(reports[0], reports[1]); diff != "" {
+		t.Errorf("changes (-walked +listed):\n%s", diff)
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("trees differ after apply: %s vs %s", digests[0], digests[1])
 	}
 }
