@@ -56,8 +56,11 @@ func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
 		return nil, c, wrapErr(c, err)
 	}
 	switch c {
-	case None, Lz4Legacy:
+	case None, Lz4Legacy, Zstd:
 		// Nothing to overlap; legacy lz4 decodes on every core already.
+		// zstd was measured faster without: its decoder is quick enough
+		// that the extra copy of every byte costs more than the parsing it
+		// would overlap (list-zstd 0.66 s with, 0.61 s without).
 		return d, c, nil
 	}
 	return newReadahead(d, d.Close, wrapErr(c, errReadClosed)), c, nil
