@@ -31,7 +31,7 @@ BENCH_DIR=${BENCH_DIR:-$ROOT/.bench}
 BIN=${BENCH_BIN:-$ROOT/bin/rootfs-trim}
 EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 
-ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd
+ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
 	repack-gzip repack-xz repack-lz4 repack-zstd
 	apply-gzip apply-xz apply-lz4 apply-zstd rss)
 
@@ -197,7 +197,8 @@ ensure_archive() {
 fmt_us() { printf '%d.%03d' $(($1 / 1000000)) $((($1 % 1000000) / 1000)); }
 
 # measure NAME CLEAN -- CMD...: run CMD (stdout to /dev/null) RUNS times,
-# removing the path CLEAN (if not empty) before each run. Sets M_US (fastest
+# removing the path CLEAN (if not empty) before each run, and running the
+# array MEASURE_PREP (if set), both untimed. Sets M_US (fastest
 # run, microseconds), M_KIB (peak RSS over the runs, KiB, or empty), M_OK
 # (1 or empty) and M_ERR (tail of stderr when it failed).
 measure() {
@@ -211,6 +212,9 @@ measure() {
 	for ((i = 1; i <= runs; i++)); do
 		if [[ -n $clean ]]; then
 			rm -rf -- "$clean"
+		fi
+		if ((${#MEASURE_PREP[@]} > 0)); then
+			"${MEASURE_PREP[@]}" || die "$name: preparing the run failed: ${MEASURE_PREP[*]}"
 		fi
 		status=0
 		start=$EPOCHREALTIME
@@ -285,6 +289,7 @@ add_row() {
 	arr+=("$(join_tab "$@")")
 }
 
+MEASURE_PREP=()
 ROWS=()
 RSS_ROWS=()
 NOTES=()
@@ -477,6 +482,35 @@ case_repack_codec() {
 	rm -f "$out"
 }
 
+# case_apply_dir: apply in place on a Buildroot target directory, as the
+# post-build script does, against listing the files with find. "first" runs
+# on a fresh copy each time (copied untimed), "again" on a target already
+# applied, as on every later `make`; "no epoch" without SOURCE_DATE_EPOCH,
+# when the newest mtime of the tree must be found and every entry lstat'ed.
+# The manifest (--manifest) is left out: its digests read every byte of the
+# tree, a cost of its own that no peer has.
+case_apply_dir() {
+	local src tgt list
+	src=$(rootfs_dir "$SIZE_MB")/target
+	list=$(rootfs_dir "$SIZE_MB")/packages-file-list.txt
+	tgt=$WORK/apply-dir
+	ensure_archive "$SIZE_MB" none
+	local -a apply=("$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$list" "$tgt")
+
+	MEASURE_PREP=(bash -c 'rm -rf "$2" && cp -a "$1" "$2"' _ "$src" "$tgt")
+	run_ours "apply-dir first" "" -- env SOURCE_DATE_EPOCH="$EPOCH" "${apply[@]}"
+	MEASURE_PREP=()
+	run_peer "apply-dir first" "find -type f | wc -l" "" "find" -- bash -c 'find "$1" -type f | wc -l' _ "$tgt"
+
+	run_ours "apply-dir again" "" -- env SOURCE_DATE_EPOCH="$EPOCH" "${apply[@]}"
+	run_peer "apply-dir again" "find -type f | wc -l" "" "find" -- bash -c 'find "$1" -type f | wc -l' _ "$tgt"
+
+	run_ours "apply-dir again, no epoch" "" -- env -u SOURCE_DATE_EPOCH "${apply[@]}"
+	run_peer "apply-dir again, no epoch" "find -type f | wc -l" "" "find" -- bash -c 'find "$1" -type f | wc -l' _ "$tgt"
+	run_peer "apply-dir again, no epoch" "find -printf '%T@ %m %s'" "" "find" -- bash -c 'find "$1" -printf "%T@ %m %s\n" | wc -l' _ "$tgt"
+	rm -rf "$tgt"
+}
+
 # Peak RSS of rootfs-trim repack at two input sizes: it should not grow with
 # the archive.
 case_rss() {
@@ -619,6 +653,9 @@ for codec in none gzip xz lz4 zstd; do
 		case_list "$codec"
 	fi
 done
+if want apply-dir; then
+	case_apply_dir
+fi
 for codec in gzip xz lz4 zstd; do
 	if want "apply-$codec"; then
 		case_repack_codec "$codec" apply
