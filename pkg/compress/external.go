@@ -128,6 +128,17 @@ func decompressCommand(c Codec, threads int, b Backend) (string, []string, bool)
 	return "", nil, false
 }
 
+// hasExternalDecoder reports whether --backend external reads c with a
+// tool. gzip and bzip2 are always read in Go: pigz -d ignores trailing
+// garbage (see decompressCommand), and bzip2 input is rare enough.
+func hasExternalDecoder(c Codec) bool {
+	switch c {
+	case Xz, Zstd, Lz4Legacy, Lz4Frame:
+		return true
+	}
+	return false
+}
+
 // Threads is the default number of compression threads: every core, since
 // the output does not depend on it.
 func Threads() int { return runtime.NumCPU() }
@@ -187,7 +198,7 @@ func NewReaderWith(r io.Reader, b Backend) (io.ReadCloser, Codec, error) {
 		rc, err := startDecompressor(br, c, path, args)
 		return rc, c, err
 	}
-	if b == External && c != None {
+	if b == External && hasExternalDecoder(c) {
 		return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
 	}
 	return NewReader(br)

@@ -35,7 +35,7 @@ func TestExternalBackend(t *testing.T) {
 			if !bytes.Equal(outs[0], outs[1]) {
 				t.Errorf("output with 1 and 2 threads differs")
 			}
-			for _, b := range []Backend{PureGo, Auto} {
+			for _, b := range []Backend{PureGo, Auto, External} {
 				r, got, err := NewReaderWith(bytes.NewReader(outs[0]), b)
 				if err != nil {
 					t.Fatal(err)
@@ -47,7 +47,7 @@ func TestExternalBackend(t *testing.T) {
 				}
 			}
 			// Truncated: an error from the reader, whichever backend.
-			for _, b := range []Backend{PureGo, Auto} {
+			for _, b := range []Backend{PureGo, Auto, External} {
 				r, _, err := NewReaderWith(bytes.NewReader(outs[0][:len(outs[0])*2/3]), b)
 				if err == nil {
 					_, err = io.ReadAll(r)
