@@ -366,6 +366,10 @@ const lz4LegacyBlock = 8 << 20
 
 // chunkedWriter compresses fixed-size chunks with separate runs of an
 // external tool, several at a time, and writes the results in order.
+//
+// Its buffers are recycled: a fresh 8 MiB input and a growing output per
+// chunk made the collector keep twice what was in flight (113 MiB peak
+// RSS for `repack` to lz4; make bench: rss).
 type chunkedWriter struct {
 	w       io.Writer
 	codec   Codec
@@ -375,6 +379,8 @@ type chunkedWriter struct {
 	buf     []byte
 	pending []chan chunkResult
 	slots   chan struct{}
+	inBufs  chan []byte // spare chunk buffers
+	outBufs chan []byte // spare output buffers
 	err     error
 	closed  bool
 	started bool // a chunk was dispatched
@@ -387,7 +393,36 @@ type chunkResult struct {
 }
 
 func newChunkedWriter(w io.Writer, c Codec, path string, args []string, size, workers int) *chunkedWriter {
-	return &chunkedWriter{w: w, codec: c, path: path, args: args, size: size, slots: make(chan struct{}, workers)}
+	return &chunkedWriter{w: w, codec: c, path: path, args: args, size: size,
+		slots:   make(chan struct{}, workers),
+		inBufs:  make(chan []byte, workers+1),
+		outBufs: make(chan []byte, workers+1),
+	}
+}
+
+// spare returns a buffer from pool, or a new one of capacity n.
+func spare(pool chan []byte, n int) []byte {
+	select {
+	case b := <-pool:
+		return b[:0]
+	default:
+		return make([]byte, 0, n)
+	}
+}
+
+// recycle offers b back to pool; a full pool lets it go.
+func recycle(pool chan []byte, b []byte) {
+	select {
+	case pool <- b:
+	default:
+	}
+}
+
+// chunkOutBound is room for the tool's output for one chunk: the magic
+// and a block of at most LZ4_compressBound(8 MiB), plus the 512 bytes
+// bytes.Buffer.ReadFrom wants free before each read, lest it regrow.
+func (cw *chunkedWriter) chunkOutBound() int {
+	return cw.size + cw.size/255 + 4096
 }
 
 func (cw *chunkedWriter) Write(p []byte) (int, error) {
@@ -396,6 +431,9 @@ func (cw *chunkedWriter) Write(p []byte) (int, error) {
 	}
 	n := len(p)
 	for len(p) > 0 {
+		if cw.buf == nil {
+			cw.buf = spare(cw.inBufs, cw.size)
+		}
 		k := min(cw.size-len(cw.buf), len(p))
 		cw.buf = append(cw.buf, p[:k]...)
 		p = p[k:]
@@ -412,7 +450,7 @@ func (cw *chunkedWriter) Write(p []byte) (int, error) {
 // oldest results if every slot is busy.
 func (cw *chunkedWriter) dispatch() error {
 	chunk := cw.buf
-	cw.buf = make([]byte, 0, cw.size)
+	cw.buf = nil
 	cw.started = true
 	for len(cw.pending) >= cap(cw.slots) {
 		if err := cw.drainOne(); err != nil {
@@ -422,12 +460,16 @@ func (cw *chunkedWriter) dispatch() error {
 	done := make(chan chunkResult, 1)
 	cw.pending = append(cw.pending, done)
 	cw.slots <- struct{}{}
+	outBuf := spare(cw.outBufs, cw.chunkOutBound())
 	go func() {
 		defer func() { <-cw.slots }()
-		var out, stderr bytes.Buffer
+		var stderr bytes.Buffer
+		out := bytes.NewBuffer(outBuf)
 		cmd := exec.Command(cw.path, cw.args...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(chunk), &out, &stderr
-		if err := cmd.Run(); err != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(chunk), out, &stderr
+		err := cmd.Run()
+		recycle(cw.inBufs, chunk[:0])
+		if err != nil {
 			done <- chunkResult{err: wrapErr(cw.codec, fmt.Errorf("%s: %w%s", cw.path, err, stderrTail(&stderr)))}
 			return
 		}
@@ -462,6 +504,7 @@ func (cw *chunkedWriter) drainOne() error {
 	if _, err := cw.w.Write(data); err != nil {
 		cw.err = err
 	}
+	recycle(cw.outBufs, r.data[:0])
 	return cw.err
 }
 
