@@ -18,13 +18,15 @@ var lz4LegacyBound = lz4.CompressBlockBound(lz4LegacyBlock)
 
 const lz4LegacyMagic32 = 0x184C2102
 
+const lz4MaxWorkers = 3
+
 // lz4LegacyReader decodes the legacy frame on several cores. Its blocks are
 // independent 8 MiB units, so they decode in parallel and come out in
 // order. The lz4 tool decodes on one core and, behind a pipe, every byte
 // costs two more copies (make bench: list-lz4).
 //
-// Memory is bounded: depth blocks are in flight at once, each at most an
-// 8 MiB output buffer and its compressed input.
+// Memory is bounded: at most four blocks are in flight, each a 16 MiB
+// buffer for the compressed block and its output.
 type lz4LegacyReader struct {
 	src    io.Reader
 	chunks []*lz4Chunk
@@ -54,7 +56,9 @@ type lz4Chunk struct {
 }
 
 func newLz4LegacyReader(src io.Reader) *lz4LegacyReader {
-	depth := max(runtime.GOMAXPROCS(0), 1) + 1 // a block per worker, one being read
+	// A block per worker and one being read. Three workers decode faster
+	// than anything downstream consumes; more would only hold 16 MiB each.
+	depth := min(max(runtime.GOMAXPROCS(0), 1), lz4MaxWorkers) + 1
 	r := &lz4LegacyReader{
 		src:   src,
 		order: make(chan *lz4Chunk, depth),
