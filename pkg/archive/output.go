@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,10 +41,25 @@ type Output struct {
 	comp    io.WriteCloser
 	counter *countingWriter
 	done    bool
+
+	// direct: an external compressor writes to file itself, so the bytes
+	// are counted by the file's offset and hashed once it is complete.
+	direct    bool
+	digest    bool
+	directSum []byte
+	written   int64 // at finish, for a direct output
 }
 
 // Written reports the bytes written to disk so far (compressed).
 func (o *Output) Written() int64 {
+	if o.direct {
+		if o.written > 0 || o.file == nil {
+			return o.written
+		}
+		// The tool shares the file's offset: it is how far it got.
+		off, _ := o.file.Seek(0, io.SeekCurrent)
+		return off
+	}
 	if o.counter == nil {
 		return 0
 	}
@@ -85,12 +101,17 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 		return nil, err
 	}
 	o.tmp, o.file = file.Name(), file
-	o.counter = &countingWriter{w: file}
-	if opt.Digest {
-		o.counter.h = newAsyncHash()
+	if compress.RunsTool(f.Codec, opt.Compress, opt.Backend) {
+		o.direct, o.digest = true, opt.Digest
+		o.comp, o.Compressor, err = compress.NewWriterWith(file, f.Codec, opt.Compress, opt.Backend)
+	} else {
+		o.counter = &countingWriter{w: file}
+		if opt.Digest {
+			o.counter.h = newAsyncHash()
+		}
+		o.buf = bufio.NewWriterSize(o.counter, 256<<10)
+		o.comp, o.Compressor, err = compress.NewWriterWith(o.buf, f.Codec, opt.Compress, opt.Backend)
 	}
-	o.buf = bufio.NewWriterSize(o.counter, 256<<10)
-	o.comp, o.Compressor, err = compress.NewWriterWith(o.buf, f.Codec, opt.Compress, opt.Backend)
 	if err != nil {
 		o.Abort()
 		return nil, err
@@ -130,7 +151,20 @@ func (o *Output) finish() error {
 	if err := o.comp.Close(); err != nil {
 		return err
 	}
-	if err := o.buf.Flush(); err != nil {
+	if o.direct {
+		size, err := o.file.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return err
+		}
+		o.written = size
+		if o.digest {
+			h := sha256.New()
+			if _, err := io.Copy(h, io.NewSectionReader(o.file, 0, size)); err != nil {
+				return err
+			}
+			o.directSum = h.Sum(nil)
+		}
+	} else if err := o.buf.Flush(); err != nil {
 		return err
 	}
 	// CreateTemp makes the file 0600; an image is meant to be read by others.
@@ -205,6 +239,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // Digest returns "sha256:<hex>" of the file written, after Commit; "" for
 // a tree or when OutputOptions.Digest was not set.
 func (o *Output) Digest() string {
+	if o.directSum != nil {
+		return "sha256:" + hex.EncodeToString(o.directSum)
+	}
 	if o.counter == nil || o.counter.h == nil {
 		return ""
 	}
