@@ -180,7 +180,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, maxSize, m)
+		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, *manifestPath != "", maxSize, m)
 		if err != nil {
 			return err
 		}
@@ -201,9 +201,12 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet bool, flags *inputFlags, m *manifest.Manifest) (*trim.Report, error) {
+// applyArchive applies the rules to the archive inPath, writing outPath.
+// digests: the manifest wants the sha256 of input and output, a pass over
+// both that is skipped when no manifest is written.
+func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet, digests bool, flags *inputFlags, m *manifest.Manifest) (*trim.Report, error) {
 	open := flags.open()
-	open.Digest = true
+	open.Digest = digests
 	if archive.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
@@ -227,7 +230,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 		// Everything runs, into a scratch file that is thrown away.
 		target = outPath + ".dry-run"
 	}
-	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: true})
+	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests})
 	if err != nil {
 		return nil, err
 	}
@@ -238,9 +241,11 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 	if err != nil {
 		return nil, applyError(env, fmt.Errorf("%s: %w", inPath, err))
 	}
-	digest, err := in.Digest()
-	if err != nil {
-		return nil, err
+	var digest string
+	if digests {
+		if digest, err = in.Digest(); err != nil {
+			return nil, err
+		}
 	}
 	m.Input = manifest.Target{Path: inPath, Format: in.Format.Kind.String(), Compression: in.Format.Codec.String(), Digest: digest, Entries: rep.Entries}
 	if dryRun {
