@@ -45,6 +45,7 @@ type Output struct {
 	// direct: an external compressor writes to file itself, so the bytes
 	// are counted by the file's offset and hashed once it is complete.
 	direct    bool
+	toTool    *bufio.Writer // entries on their way to the tool
 	digest    bool
 	directSum []byte
 	written   int64 // at finish, for a direct output
@@ -116,7 +117,14 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 		o.Abort()
 		return nil, err
 	}
-	o.Writer, err = NewWriterFor(o.comp, f)
+	var entries io.Writer = o.comp
+	if o.direct {
+		// Headers and small files would otherwise reach the tool's pipe one
+		// write(2) each, and wake it as often (make bench: apply-gzip).
+		o.toTool = bufio.NewWriterSize(o.comp, 1<<20)
+		entries = o.toTool
+	}
+	o.Writer, err = NewWriterFor(entries, f)
 	if err != nil {
 		o.Abort()
 		return nil, err
@@ -147,6 +155,11 @@ func (o *Output) finish() error {
 	}
 	if o.file == nil {
 		return nil
+	}
+	if o.toTool != nil {
+		if err := o.toTool.Flush(); err != nil {
+			return err
+		}
 	}
 	if err := o.comp.Close(); err != nil {
 		return err
