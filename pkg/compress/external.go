@@ -1,7 +1,6 @@
 package compress
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -179,11 +178,7 @@ func NewReaderWith(r io.Reader, b Backend) (io.ReadCloser, Codec, error) {
 	if b == PureGo {
 		return NewReader(r)
 	}
-	br := bufio.NewReaderSize(r, readBufSize)
-	if err := discardSkippable(br); err != nil {
-		return nil, None, err
-	}
-	c, err := Sniff(br)
+	br, c, err := sniffStream(r)
 	if err != nil {
 		return nil, None, err
 	}
@@ -194,7 +189,8 @@ func NewReaderWith(r io.Reader, b Backend) (io.ReadCloser, Codec, error) {
 	if b == External && hasExternalDecoder(c) {
 		return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
 	}
-	return NewReader(br)
+	d, err := goDecoder(c, br)
+	return d, c, err
 }
 
 func toolSettings(c Codec, opt WriterOptions) (level, threads int) {

@@ -43,6 +43,17 @@ const readBufSize = 64 << 10
 // data is reported by Read alone, so a caller that stops reading early does
 // not get an error from Close for data it never looked at.
 func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
+	br, c, err := sniffStream(r)
+	if err != nil {
+		return nil, None, err
+	}
+	d, err := goDecoder(c, br)
+	return d, c, err
+}
+
+// sniffStream buffers r, drops leading skippable frames and detects the
+// codec.
+func sniffStream(r io.Reader) (*bufio.Reader, Codec, error) {
 	br := bufio.NewReaderSize(r, readBufSize)
 	if err := discardSkippable(br); err != nil {
 		return nil, None, err
@@ -51,9 +62,14 @@ func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
 	if err != nil {
 		return nil, None, err
 	}
+	return br, c, nil
+}
+
+// goDecoder decodes c from br in process.
+func goDecoder(c Codec, br *bufio.Reader) (io.ReadCloser, error) {
 	d, err := newDecoder(c, br)
 	if err != nil {
-		return nil, c, wrapErr(c, err)
+		return nil, wrapErr(c, err)
 	}
 	switch c {
 	case None, Lz4Legacy, Zstd:
@@ -61,9 +77,9 @@ func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
 		// zstd was measured faster without: its decoder is quick enough
 		// that the extra copy of every byte costs more than the parsing it
 		// would overlap (list-zstd 0.66 s with, 0.61 s without).
-		return d, c, nil
+		return d, nil
 	}
-	return newReadahead(d, d.Close, wrapErr(c, errReadClosed)), c, nil
+	return newReadahead(d, d.Close, wrapErr(c, errReadClosed)), nil
 }
 
 // newDecoder sets up the decoder for c. Several libraries parse the stream
