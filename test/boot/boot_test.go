@@ -34,6 +34,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
 // requireToolsEnv set to 1 (CI sets it) turns a missing tool into a failure:
@@ -447,49 +449,10 @@ func writeFixture(t *testing.T, repo, tree, busybox, rootfsTrim string) string {
 	return list
 }
 
-// copyTree copies the overlay into the target as Buildroot does (rsync -a):
-// symlinks stay symlinks, modes are kept.
+// copyTree copies the overlay into the target as Buildroot does (rsync -a).
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			if err := os.MkdirAll(to, 0o755); err != nil {
-				return err
-			}
-			return os.Chmod(to, info.Mode().Perm())
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(to, data, info.Mode().Perm()); err != nil {
-				return err
-			}
-			return os.Chmod(to, info.Mode().Perm())
-		default:
-			return fmt.Errorf("%s: unexpected %s in the overlay", path, d.Type())
-		}
-	})
-	if err != nil {
+	if err := archivetest.CopyTree(src, dst); err != nil {
 		t.Fatalf("copying the overlay: %v", err)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
 // toolBin is rootfs-trim built once for every test: the post-build tests
@@ -100,84 +102,17 @@ func writeFile(t *testing.T, path, data string, mode fs.FileMode) {
 	}
 }
 
-// copyTree copies src into dst as rsync -a would: symlinks as symlinks,
-// modes and mtimes kept, directories' mtimes set after their content.
+// copyTree copies src into dst as rsync -a would; see archivetest.CopyTree.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	type dirTime struct {
-		path string
-		info fs.FileInfo
-	}
-	var dirs []dirTime
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			if err := os.MkdirAll(to, 0o755); err != nil {
-				return err
-			}
-			if err := os.Chmod(to, info.Mode().Perm()|info.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
-				return err
-			}
-			dirs = append(dirs, dirTime{to, info})
-			return nil
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			// A symlink's own mtime is left as is: nothing reads it.
-			os.Remove(to)
-			return os.Symlink(link, to)
-		case d.Type().IsRegular():
-			if err := copyFile(path, to, info.Mode()); err != nil {
-				return err
-			}
-			return os.Chtimes(to, info.ModTime(), info.ModTime())
-		default:
-			return fmt.Errorf("%s: unexpected file type %s", path, d.Type())
-		}
-	})
-	if err != nil {
+	if err := archivetest.CopyTree(src, dst); err != nil {
 		t.Fatal(err)
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Chtimes(dirs[i].path, dirs[i].info.ModTime(), dirs[i].info.ModTime()); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
+// copyFile copies one file with its mode; see archivetest.CopyFile.
 func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	os.Remove(dst)
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(dst, mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	return archivetest.CopyFile(src, dst, mode)
 }
 
 func sha256File(path string) (string, error) {

@@ -5,6 +5,8 @@ package archivetest
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,4 +141,87 @@ func repeat(s string, n int) string {
 		b = append(b, s...)
 	}
 	return string(b)
+}
+
+// CopyTree copies src into dst as rsync -a (and Buildroot's overlay copy)
+// would: symlinks as symlinks, modes with setuid, setgid and sticky bits,
+// and mtimes kept, directories' mtimes set after their content.
+func CopyTree(src, dst string) error {
+	type dirTime struct {
+		path string
+		info fs.FileInfo
+	}
+	var dirs []dirTime
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := os.MkdirAll(to, 0o755); err != nil {
+				return err
+			}
+			if err := os.Chmod(to, info.Mode().Perm()|info.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+				return err
+			}
+			dirs = append(dirs, dirTime{to, info})
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			// A symlink's own mtime is left as is: nothing reads it.
+			os.Remove(to)
+			return os.Symlink(link, to)
+		case d.Type().IsRegular():
+			if err := CopyFile(path, to, info.Mode()); err != nil {
+				return err
+			}
+			return os.Chtimes(to, info.ModTime(), info.ModTime())
+		default:
+			return fmt.Errorf("%s: unexpected file type %s", path, d.Type())
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Chtimes(dirs[i].path, dirs[i].info.ModTime(), dirs[i].info.ModTime()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CopyFile copies src to dst, replacing it, with mode (setuid, setgid and
+// sticky included).
+func CopyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	os.Remove(dst)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 }
