@@ -31,10 +31,20 @@ import (
 // nothing has changed yet; once writing has begun the run finishes, so the
 // tree is never left half-applied by an interrupt.
 func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Report, error) {
-	// With the epoch given, no entry's mtime matters and only the entries
-	// a rule touches need an lstat: the rest of the tree is read from its
-	// directory listings, like `find -type f` (make bench: apply-dir).
-	namesOnly := opt.Epoch != nil
+	fsRoot, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer fsRoot.Close()
+	// Only the entries a rule touches need an lstat when no other entry's
+	// mtime matters: the rest of the tree is read from its directory
+	// listings, like `find -type f` (make bench: apply-dir). Without
+	// SOURCE_DATE_EPOCH what apply writes takes the newest mtime of the
+	// tree, which needs every entry's. A target that an earlier apply
+	// trimmed (its index is there) usually needs nothing written, so it is
+	// listed by name and the mtimes are read only if something must be.
+	_, indexErr := fsRoot.Lstat(manifest.IndexPath)
+	namesOnly := opt.Epoch != nil || indexErr == nil
 	type loaded struct {
 		owners *Owners
 		err    error
@@ -64,11 +74,6 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		return nil, err
 	}
 	defer r.Close()
-	fsRoot, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer fsRoot.Close()
 
 	cls := NewClassifier(opt.Set, opt.Owners)
 	ownPaths := OwnPaths(opt.Set)
@@ -173,10 +178,15 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	if len(offenders) > 0 {
 		return nil, &OffenderError{Offenders: offenders}
 	}
+	// Listed by name, the mtimes of all but the entries a rule touched are
+	// unknown: the plan is made without them, and made again with the
+	// newest of the whole tree if it writes anything. Nothing else in the
+	// plan depends on the epoch.
 	epoch := newest
 	if opt.Epoch != nil {
 		epoch = *opt.Epoch
 	}
+	lazyEpoch := opt.Epoch == nil && namesOnly
 	// A relocation that an interrupted run already wrote is complete, not
 	// a collision: let the plan see the destination as absent when it
 	// holds the very same bytes, and write it again.
@@ -189,9 +199,20 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			delete(out.files, dest)
 		}
 	}
-	inj, dropped, err := planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex, cls.Active)
+	plan := func() ([]*injection, []manifest.Change, error) {
+		return planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex, cls.Active)
+	}
+	inj, dropped, err := plan()
 	if err != nil {
 		return nil, err
+	}
+	if lazyEpoch && !dryRun && writesAny(inj) {
+		if epoch, err = newestMtime(root); err != nil {
+			return nil, err
+		}
+		if inj, dropped, err = plan(); err != nil {
+			return nil, err
+		}
 	}
 	rep.Changes = append(rep.Changes, dropped...)
 	for _, in := range inj {
@@ -226,6 +247,38 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	}
 	rep.OutEntries = rep.Entries // recounted by callers that need it
 	return rep, nil
+}
+
+func writesAny(inj []*injection) bool {
+	for _, in := range inj {
+		if !in.unchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// newestMtime is the newest mtime of any entry in the tree at root: what
+// apply gives the files it writes when SOURCE_DATE_EPOCH is unset.
+func newestMtime(root string) (time.Time, error) {
+	r, err := archive.NewDirReaderWith(root, archive.DirReaderOptions{})
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer r.Close()
+	var newest time.Time
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return newest, nil
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+		if e.ModTime.After(newest) {
+			newest = e.ModTime
+		}
+	}
 }
 
 type removal struct {

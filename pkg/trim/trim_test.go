@@ -16,6 +16,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -209,15 +210,7 @@ func TestApplyDirEpochPaths(t *testing.T) {
 		if err := archivetest.MakeRootfsTree(root); err != nil {
 			t.Fatal(err)
 		}
-		err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
-			if err != nil {
-				return err
-			}
-			return unix.Lutimes(p, []unix.Timeval{unix.NsecToTimeval(mt.UnixNano()), unix.NsecToTimeval(mt.UnixNano())})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		setMtimes(t, root, mt)
 		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners(), Epoch: trees[name]}, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -241,5 +234,104 @@ func TestApplyDirEpochPaths(t *testing.T) {
 	}
 	if digests[0] != digests[1] {
 		t.Errorf("trees differ after apply: %s vs %s", digests[0], digests[1])
+	}
+}
+
+// TestApplyDirAgainWithoutEpoch covers a target an earlier apply trimmed,
+// without SOURCE_DATE_EPOCH: it is listed by name, and the mtimes are read
+// only when something is written, which must then still get the newest
+// mtime of the whole tree, not of the entries a rule touched.
+func TestApplyDirAgainWithoutEpoch(t *testing.T) {
+	set := shippedRules(t)
+	root := filepath.Join(t.TempDir(), "target")
+	if err := archivetest.MakeRootfsTree(root); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Unix(1700000000, 0).UTC()
+	setMtimes(t, root, old)
+	apply := func() *Report {
+		t.Helper()
+		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners()}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	mtime := func(name string) time.Time {
+		t.Helper()
+		fi, err := os.Lstat(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.ModTime().UTC()
+	}
+
+	apply()
+	if got := mtime(manifest.IndexPath); !got.Equal(old) {
+		t.Fatalf("first apply: index mtime %v, want the newest in the tree, %v", got, old)
+	}
+	templates, err := filepath.Glob(filepath.Join(root, TemplateDir, "*.tmpl"))
+	if err != nil || len(templates) == 0 {
+		t.Fatalf("no templates written (%v)", err)
+	}
+
+	before, _, err := TreeDigest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := apply(); len(rep.Changes) != 0 {
+		t.Errorf("second apply changed %+v", rep.Changes)
+	}
+	if after, _, _ := TreeDigest(root); after != before {
+		t.Errorf("second apply, with nothing to do, changed the tree")
+	}
+
+	// A template lost, and a file no rule touches newer than the rest:
+	// the template comes back with that file's mtime.
+	newer := old.Add(time.Hour)
+	lost, _ := filepath.Rel(root, templates[0])
+	if err := os.Remove(templates[0]); err != nil {
+		t.Fatal(err)
+	}
+	setMtime(t, filepath.Join(root, "usr/lib/libc.so.6"), newer)
+	// podman reinstalled its conflist, which is moved again: rule-touched
+	// entries are lstat'ed either way and must not be all that counts.
+	conflist := `{"cniVersion":"0.4.0","name":"podman"}` + "\n"
+	if err := os.WriteFile(filepath.Join(root, "etc/cni/net.d/87-podman-bridge.conflist"), []byte(conflist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setMtime(t, filepath.Join(root, "etc/cni/net.d/87-podman-bridge.conflist"), old.Add(time.Minute))
+	// As the first apply did, the test keeps the directories it changed
+	// as they were.
+	setMtime(t, filepath.Join(root, TemplateDir), old)
+	setMtime(t, filepath.Join(root, "etc/cni/net.d"), old)
+	rep := apply()
+	if len(rep.Changes) == 0 {
+		t.Fatal("third apply changed nothing; the template should be written again")
+	}
+	if got := mtime(lost); !got.Equal(newer) {
+		t.Errorf("rewritten %s: mtime %v, want the newest in the tree, %v", lost, got, newer)
+	}
+}
+
+func setMtimes(t *testing.T, root string, mt time.Time) {
+	t.Helper()
+	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		setMtime(t, p, mt)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setMtime(t *testing.T, p string, mt time.Time) {
+	t.Helper()
+	tv := unix.NsecToTimeval(mt.UnixNano())
+	if err := unix.Lutimes(p, []unix.Timeval{tv, tv}); err != nil {
+		t.Fatal(err)
 	}
 }
