@@ -496,7 +496,8 @@ case_repack_codec() {
 # post-build script does, against listing the files with find. "first" runs
 # on a fresh copy each time (copied untimed), "again" on a target already
 # applied, as on every later `make`; "no epoch" without SOURCE_DATE_EPOCH,
-# when the newest mtime of the tree must be found and every entry lstat'ed.
+# when what apply writes gets the newest mtime of the tree: a fresh target
+# has every entry lstat'ed for it, an applied one only if apply writes.
 # The manifest (--manifest) is left out: its digests read every byte of the
 # tree, a cost of its own that no peer has.
 case_apply_dir() {
@@ -511,6 +512,12 @@ case_apply_dir() {
 	run_ours "apply-dir first" "" -- env SOURCE_DATE_EPOCH="$EPOCH" "${apply[@]}"
 	MEASURE_PREP=()
 	run_peer "apply-dir first" "find -type f | wc -l" "" "find" -- bash -c 'find "$1" -type f | wc -l' _ "$tgt"
+
+	MEASURE_PREP=(bash -c 'rm -rf "$2" && cp -a "$1" "$2"' _ "$src" "$tgt")
+	run_ours "apply-dir first, no epoch" "" -- env -u SOURCE_DATE_EPOCH "${apply[@]}"
+	MEASURE_PREP=()
+	run_peer "apply-dir first, no epoch" "find -type f | wc -l" "" "find" -- bash -c 'find "$1" -type f | wc -l' _ "$tgt"
+	run_peer "apply-dir first, no epoch" "find -printf '%T@ %m %s'" "" "find" -- bash -c 'find "$1" -printf "%T@ %m %s\n" | wc -l' _ "$tgt"
 
 	run_ours "apply-dir again" "" -- env SOURCE_DATE_EPOCH="$EPOCH" "${apply[@]}"
 	run_peer "apply-dir again" "find -type f | wc -l" "" "find" -- bash -c 'find "$1" -type f | wc -l' _ "$tgt"
