@@ -9,7 +9,9 @@
 # fixed in Go 1.27). The coordinator returns that error only when the budget
 # ran out with no crasher: a crash found at any time replaces it, and is
 # written to testdata/fuzz/ with "Failing input written to". So a failure
-# whose whole report is that one line, after the full budget, is the race.
+# whose whole report is that one line is the race, at the end of a budget
+# fuzzed in full.
+# Once go.mod requires Go 1.27, deadline_race and its tolerance can go.
 #
 # Environment: GO (default go), FUZZTIME (default 30s), FUZZ_ROOT (the module
 # root, default this script's repository).
