@@ -1,7 +1,7 @@
 package main
 
 // Hostile inputs and faults, against the real binary: each test fails
-// without the protection it names. The table in README.md ("Threats")
+// without the protection it names. The table in docs/security.md
 // points here.
 
 import (

@@ -219,8 +219,8 @@ func (f fakeGoBin) calls(t *testing.T) []string {
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
-// TestReadmeNamesEveryTarget keeps the README's list of fuzz targets true:
-// it must name exactly the targets that make fuzz runs.
+// TestReadmeNamesEveryTarget keeps the threat table's list of fuzz targets
+// (docs/security.md) true: it must name exactly the targets that make fuzz runs.
 func TestReadmeNamesEveryTarget(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var have []string
@@ -246,7 +246,7 @@ func TestReadmeNamesEveryTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "security.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestReadmeNamesEveryTarget(t *testing.T) {
 		t.Fatal("no fuzz targets found")
 	}
 	if diff := cmp.Diff(have, named); diff != "" {
-		t.Errorf("README's fuzzed: list (-targets in the code +named in README.md):\n%s", diff)
+		t.Errorf("docs/security.md's fuzzed: list (-targets in the code +named there):\n%s", diff)
 	}
 }
 
