@@ -67,6 +67,16 @@ func (o *Output) Written() int64 {
 	return o.counter.n
 }
 
+// userPathError names path, not the temporary file beside it that could not
+// be made: the user knows the one, not the other.
+func userPathError(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &os.PathError{Op: "create", Path: path, Err: pe.Err}
+	}
+	return err
+}
+
 // Create starts writing f at path.
 func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 	if fi, err := os.Lstat(path); err == nil {
@@ -87,7 +97,7 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 	if f.Kind == KindDir {
 		tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
 		if err != nil {
-			return nil, err
+			return nil, userPathError(path, err)
 		}
 		w, err := NewDirWriter(tmp, opt.Dir)
 		if err != nil {
@@ -99,7 +109,7 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 	}
 	file, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
-		return nil, err
+		return nil, userPathError(path, err)
 	}
 	o.tmp, o.file = file.Name(), file
 	if compress.RunsTool(f.Codec, opt.Compress, opt.Backend) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -88,6 +87,13 @@ func sourceDateEpoch(env *Env) (*time.Time, error) {
 func loadRules(dir string) (*rules.Set, error) {
 	if dir == "" {
 		return nil, usagef("--rules DIR is required")
+	}
+	// Load globs *.yaml, and a glob in a directory that is not there just
+	// finds nothing: say what is really wrong.
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("rule directory: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("rule directory %s: not a directory", dir)
 	}
 	set, err := rules.Load(dir)
 	if err != nil {
@@ -292,7 +298,7 @@ func applyError(env *Env, err error) error {
 }
 
 func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newColumns(w)
 	counts := map[manifest.Kind]int{}
 	for _, c := range rep.Changes {
 		counts[c.Kind]++
@@ -327,6 +333,10 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	o, err := os.CreateTemp(dirOf(path), "."+baseOf(path)+".tmp-")
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return &os.PathError{Op: "create", Path: path, Err: pe.Err}
+		}
 		return err
 	}
 	defer os.Remove(o.Name())

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -111,7 +110,7 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		fmt.Fprintf(w, "clean: nothing offends in %d entries\n", entries)
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newColumns(w)
 	fmt.Fprintln(tw, "SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
 	errs, warns := 0, 0
 	for _, f := range findings {

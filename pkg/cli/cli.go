@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -125,17 +126,24 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Run 'rootfs-trim <command> -h' for a command's flags.
-Exit status: 0 success, 1 findings (audit, check), 2 usage, input or I/O error.
+Exit status: 0 success; 1 findings (audit: offending files; check: a failed
+check; apply: a forbidden file that no rule handles, nothing written); 2 usage,
+input or I/O error.
 `)
 }
 
 // newFlagSet returns a flag set whose usage text is the command's own.
+// The flag package prints its own error and then the whole usage on a bad
+// flag; its output is discarded instead, so that a mistake is reported once,
+// with a one-line hint to -h (see Run), and the usage only on -h.
 func newFlagSet(env *Env, name, synopsis, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "Usage: rootfs-trim %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimSpace(help)+"\n")
+		fs.SetOutput(env.Stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }
@@ -143,10 +151,14 @@ func newFlagSet(env *Env, name, synopsis, help string) *flag.FlagSet {
 // parseFlags parses args, allowing flags after the positional arguments
 // (people type `list rootfs.cpio --json`).
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage := fs.Usage
+	fs.Usage = func() {} // called by Parse on errors too; printed below for -h only
+	defer func() { fs.Usage = usage }()
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return nil, err
 			}
 			return nil, &usageError{err.Error()}
@@ -167,7 +179,20 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // 1024), for --max-size.
 type byteSize int64
 
-func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+// String gives the size the way a user writes it (32G, not 34359738368):
+// the largest suffix that divides it exactly.
+func (b *byteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if v != 0 && v%u.size == 0 {
+			return fmt.Sprintf("%d%s", v/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprint(v)
+}
 
 func (b *byteSize) Set(s string) error {
 	mult := int64(1)
@@ -225,4 +250,38 @@ func (b *backendFlag) Set(s string) error {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// newColumns aligns tab-separated cells like tabwriter, without the padding
+// that tabwriter leaves after the last non-empty cell of a line.
+func newColumns(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(&rightTrimmer{w: w}, 0, 0, 2, ' ', 0)
+}
+
+// rightTrimmer drops the spaces at the end of each line written through it.
+type rightTrimmer struct {
+	w      io.Writer
+	spaces int // held back until something other than a newline follows
+}
+
+func (t *rightTrimmer) Write(p []byte) (int, error) {
+	var out []byte
+	for _, c := range p {
+		switch c {
+		case ' ':
+			t.spaces++
+			continue
+		case '\n':
+			t.spaces = 0
+		default:
+			for ; t.spaces > 0; t.spaces-- {
+				out = append(out, ' ')
+			}
+		}
+		out = append(out, c)
+	}
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func run(t *testing.T, env map[string]string, args ...string) (int, string, string) {
@@ -112,6 +115,131 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 			if !strings.Contains(synopsis, "-"+flag) {
 				t.Errorf("README synopsis lacks %s's -%s", name, flag)
 			}
+		}
+	}
+}
+
+// A mistake on the command line is reported once, with a one-line pointer
+// to -h: not the flag package's message, the whole usage, then the message
+// again.
+func TestBadFlagIsOneError(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--frob", "x"}, "rootfs-trim list: flag provided but not defined: -frob\nRun 'rootfs-trim list -h' for usage.\n"},
+		{[]string{"audit", "--max-size", "lots", "x"}, "rootfs-trim audit: invalid value \"lots\" for flag -max-size: want a positive size such as 512M or 32G\nRun 'rootfs-trim audit -h' for usage.\n"},
+	} {
+		code, stdout, stderr := run(t, nil, tc.args...)
+		if code != ExitError || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q", tc.args, code, stdout)
+		}
+		if diff := cmp.Diff(tc.want, stderr); diff != "" {
+			t.Errorf("%v: stderr (-want +got):\n%s", tc.args, diff)
+		}
+	}
+}
+
+// Errors name what the user gave, not an internal temporary file or a
+// consequence of the real problem.
+func TestErrorsNameTheUsersPath(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.MkdirAll(filepath.Join(target, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nonexistent-dir")
+	notDir := filepath.Join(dir, "file")
+	os.WriteFile(notDir, nil, 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"repack output in a missing directory", []string{"repack", "--format", "newc", target, missing + "/out.cpio"},
+			"rootfs-trim repack: create " + missing + "/out.cpio: no such file or directory\n"},
+		{"tree output in a missing directory", []string{"repack", "--format", "dir", target, missing + "/tree"},
+			"rootfs-trim repack: create " + missing + "/tree: no such file or directory\n"},
+		{"manifest in a missing directory", []string{"apply", "--rules", "../../rules", "--manifest", missing + "/m.json", target},
+			"rootfs-trim apply: create " + missing + "/m.json: no such file or directory\n"},
+		{"missing rule directory", []string{"audit", "--rules", missing, target},
+			"rootfs-trim audit: rule directory: stat " + missing + ": no such file or directory\n"},
+		{"rule directory is a file", []string{"audit", "--rules", notDir, target},
+			"rootfs-trim audit: rule directory " + notDir + ": not a directory\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, map[string]string{"SOURCE_DATE_EPOCH": "1700000000"}, tc.args...)
+			if code != ExitError {
+				t.Errorf("exit %d, want %d", code, ExitError)
+			}
+			if diff := cmp.Diff(tc.want, stderr); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Sizes are shown as they are written on the command line and in the README.
+func TestByteSizeString(t *testing.T) {
+	for in, want := range map[string]string{"32G": "32G", "34359738368": "32G", "512M": "512M", "1536M": "1536M", "1025": "1025", "2048": "2K", "1t": "1T"} {
+		var b byteSize
+		if err := b.Set(in); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); got != want {
+			t.Errorf("byteSize(%s).String() = %s, want %s", in, got, want)
+		}
+	}
+	_, _, help := run(t, nil, "list", "-h")
+	if !strings.Contains(help, "(default 32G)") {
+		t.Errorf("list -h does not show --max-size's default as 32G:\n%s", help)
+	}
+}
+
+// The top-level help names every command that exits 1, apply included.
+func TestHelpExitStatus(t *testing.T) {
+	_, usage, _ := run(t, nil, "--help")
+	_, status, _ := strings.Cut(usage, "Exit status:")
+	for _, name := range []string{"audit", "check", "apply"} {
+		if !strings.Contains(status, name+":") {
+			t.Errorf("exit status line does not say when %s exits 1:\n%s", name, status)
+		}
+	}
+}
+
+// Aligned columns end at the last cell's text: no trailing spaces, which
+// diffs and CI logs would carry.
+func TestColumnsHaveNoTrailingSpaces(t *testing.T) {
+	var b strings.Builder
+	tw := newColumns(&b)
+	fmt.Fprintln(tw, "added\tetc/containers/containers.conf\tpodman\t")
+	fmt.Fprintln(tw, "template\tusr/share/minikube/templates/crictl.tmpl\trootfs-trim\trule crictl")
+	fmt.Fprintln(tw, "a  b\t\t\t")
+	tw.Flush()
+	want := "added     etc/containers/containers.conf            podman\n" +
+		"template  usr/share/minikube/templates/crictl.tmpl  rootfs-trim  rule crictl\n" +
+		"a  b\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+
+	// And apply's own report, on a target where a change has no rule.
+	target := t.TempDir()
+	os.MkdirAll(filepath.Join(target, "etc", "cni", "net.d"), 0o755)
+	os.WriteFile(filepath.Join(target, "etc", "cni", "net.d", "87-podman-bridge.conflist"), []byte("{}\n"), 0o644)
+	list := filepath.Join(t.TempDir(), "packages-file-list.txt")
+	os.WriteFile(list, []byte("podman,./etc/cni/net.d/87-podman-bridge.conflist\n"), 0o644)
+	code, stdout, stderr := run(t, map[string]string{"SOURCE_DATE_EPOCH": "1700000000"},
+		"apply", "--rules", "../../rules", "--packages-file-list", list, "--dry-run", target)
+	if code != ExitOK {
+		t.Fatalf("apply: exit %d:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "\nadded ") {
+		t.Fatalf("apply reported no added file, which has no rule column:\n%s", stdout)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("trailing space: %q", line)
 		}
 	}
 }
