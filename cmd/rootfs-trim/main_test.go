@@ -39,6 +39,8 @@ func readmeBlock(path, name string) (string, error) {
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual")
 
 func TestMain(m *testing.M) {
+	// The scripts set their own; the tests in Go run tools directly.
+	archivetest.SetToolEnv()
 	testscript.Main(m, map[string]func(){
 		"rootfs-trim": func() { os.Exit(cli.Main(os.Args[1:])) },
 	})

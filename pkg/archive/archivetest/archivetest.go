@@ -17,6 +17,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ToolLocale is the locale the tests run the external tools in. Buildroot
+// exports LC_ALL=C, under which bsdtar cannot convert UTF-8 names ("Pathname
+// can't be converted from UTF-8 to current locale"); C.UTF-8 sorts and
+// compares bytes as C does, and glibc has it built in (Debian's libc-bin
+// ships it, no locales package needed).
+const ToolLocale = "C.UTF-8"
+
+// SetToolEnv fixes the environment the external tools see, whatever the
+// caller's: locale and time zone (cpio -tv and bsdtar -tv print local
+// times). Call it from TestMain, before any test runs a tool.
+func SetToolEnv() {
+	for _, v := range []string{"LANG", "LANGUAGE", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_TIME"} {
+		os.Unsetenv(v)
+	}
+	os.Setenv("LC_ALL", ToolLocale)
+	os.Setenv("TZ", "UTC")
+}
+
 // RequireToolsEnv names the variable that CI sets: with it, a missing
 // external tool fails the test instead of skipping it, so that an
 // interoperability test can never pass by not running.
