@@ -141,6 +141,18 @@ func TestRunner(t *testing.T) {
 			if !strings.Contains(string(out), tt.wantInOut) {
 				t.Errorf("output lacks %q:\n%s", tt.wantInOut, out)
 			}
+			// A tolerated race prints no FAIL line; a real failure
+			// prints go test's whole report.
+			for target, report := range tt.outputs {
+				_, failLines, _ := strings.Cut(report, "--- FAIL: ")
+				shown := strings.Contains(string(out), "--- FAIL: "+failLines)
+				if real := report != deadlineRace; shown != real && failLines != "" {
+					t.Errorf("%s: report shown = %v, want %v; output:\n%s", target, shown, real, out)
+				}
+			}
+			if !tt.wantFail && strings.Contains(string(out), "FAIL") {
+				t.Errorf("a green run prints FAIL:\n%s", out)
+			}
 			// Every target, once, in its own package, with the budget.
 			want := []string{
 				"test -run=^$ -fuzz=^FuzzCrash$ -fuzztime=7s ./a",
