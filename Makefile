@@ -13,7 +13,7 @@ export CGO_ENABLED := 0
 
 help:
 	@echo 'make build  build bin/rootfs-trim (static)'
-	@echo 'make test   run every test, interoperability tests included'
+	@echo 'make test   run every test, interoperability tests included, and summarise'
 	@echo 'make lint   gofmt, go vet, staticcheck'
 	@echo 'make fuzz   run each fuzz target for FUZZTIME ($(FUZZTIME))'
 	@echo 'make bench  benchmarks side by side with the peer tools (see bench/)'
@@ -22,8 +22,22 @@ help:
 build:
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/rootfs-trim
 
+# The boot test's kernel (test/boot): ROOTFS_TRIM_KERNEL, else /boot's, else
+# the one .ci/run fetched into KERNEL_CACHE, else fetched there the same way
+# (apt's lists and Debian's archive needed; without them the boot test skips
+# and the summary says why).
+KERNEL_CACHE ?= $(if $(shell test -w /var/cache -o -d /var/cache/rootfs-trim-kernel && echo y),/var/cache/rootfs-trim-kernel,$(HOME)/.cache/rootfs-trim-kernel)
+
+# go test -json through test/summary: each package's result line, failed
+# tests' output, each skip with its reason, and "N passed, N failed, N
+# skipped"; the exit status is go test's.
 test:
-	$(GO) test -count=1 $(PKGS)
+	@$(GO) build -o bin/test-summary ./test/summary
+	@kernel=$${ROOTFS_TRIM_KERNEL:-}; \
+	if [ -z "$$kernel" ] && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then \
+		kernel=$$(test/boot/fetch-kernel.sh "$(KERNEL_CACHE)" | tail -n 1) || kernel=; \
+	fi; \
+	ROOTFS_TRIM_KERNEL=$$kernel bin/test-summary $(GO) test -count=1 -json $(PKGS)
 
 test-short:
 	$(GO) test -short $(PKGS)
