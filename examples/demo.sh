@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: a small Buildroot-like target with
-# the minikube runtime packages' files and its packages-file-list.txt.
-# Needs only the rootfs-trim binary (make demo builds it).
+# make demo: rootfs-trim on the bundled example (examples/minikube: a small
+# Buildroot target with the minikube ISO's runtime packages), from the
+# problem to the image booted for two runtimes. Everything goes to out/demo;
+# the README's examples use what it leaves there. Needs the rootfs-trim
+# binary (make demo builds it); GNU cpio when present, to archive the target
+# exactly as Buildroot does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${ROOTFS_TRIM:-bin/rootfs-trim}
@@ -9,34 +12,68 @@ ex=examples/minikube
 out=out/demo
 rm -rf "$out"
 mkdir -p "$out"
-# Buildroot exports this when BR2_REPRODUCIBLE is set; the demo does too.
-export SOURCE_DATE_EPOCH=1700000000
+# Buildroot exports these when BR2_REPRODUCIBLE is set; the demo does too,
+# so that its output is the same on every machine.
+export SOURCE_DATE_EPOCH=1700000000 TZ=UTC LC_ALL=C.UTF-8
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+bold='' plain=''
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+say() { printf '%s\n' "$@"; }
+show() { # show FILE...: each file's content, under its name
+	for f in "$@"; do printf -- '--- %s\n' "${f#"$out"/root}"; cat "$f"; done
+}
 
-step "The example target, archived as Buildroot's rootfs.cpio.gz"
-"$bin" repack --format newc --compress gzip "$ex/target" "$out/rootfs.cpio.gz"
-"$bin" list "$out/rootfs.cpio.gz" | grep -E '^#|etc/(cni|crictl|containers)'
+step "1. The problem"
+say "A Kubernetes node image carries several container runtimes (containerd, cri-o," \
+	"docker, podman) and picks one when the cluster starts. Their packages each" \
+	"install configuration that is right only if that runtime is the one in use:" \
+	"  - a network definition in /etc/cni/net.d: the kubelet uses the first file there," \
+	"    so a packaged one takes the place of the network the cluster installs later;" \
+	"  - /etc/crictl.yaml, which tells crictl and kubeadm which runtime's socket to use." \
+	"The example image, archived as Buildroot does (out/demo/rootfs.cpio.gz):"
+# Buildroot builds the cpio from a copy of the target under fakeroot:
+# owners 0:0, mtimes clamped to SOURCE_DATE_EPOCH, find | sort | cpio.
+cp -R "$ex/target" "$out/target"
+chmod -R u=rwX,go=rX "$out/target"
+find "$out/target" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+if command -v cpio >/dev/null; then
+	(cd "$out/target" && find . | LC_ALL=C sort | cpio --quiet -o -H newc --reproducible -R 0:0) |
+		gzip -9 -n >"$out/rootfs.cpio.gz"
+else
+	"$bin" repack --format newc --compress gzip "$out/target" "$out/rootfs.cpio.gz"
+fi
+"$bin" list "$out/rootfs.cpio.gz" | grep -E '^#| etc/(cni/net.d/|crictl)'
 
-step "audit: what the packages ship that they must not, and who shipped it"
-"$bin" audit --rules rules --packages-file-list "$ex/packages-file-list.txt" "$out/rootfs.cpio.gz" || true
+step "2. audit: what the packages ship that they must not, and who shipped it"
+say "(Buildroot's packages-file-list.txt says which package installed each file.)"
+"$bin" audit --rules rules --packages-file-list "$ex/packages-file-list.txt" "$out/rootfs.cpio.gz" || [ $? -eq 1 ]
 
-step "apply: strip, relocate, inject templates; the archive streams through"
+step "3. apply: strip, defer, relocate; the archive streams through"
+say "Deferred files wait under /usr/share/minikube for the boot step; the rules' templates" \
+	"and an index go there too. (Directories apply creates are left out below.)"
 "$bin" apply --rules rules --packages-file-list "$ex/packages-file-list.txt" \
-	--manifest "$out/manifest.json" "$out/rootfs.cpio.gz" "$out/rootfs-trimmed.cpio.gz"
+	--manifest "$out/manifest.json" "$out/rootfs.cpio.gz" "$out/rootfs-trimmed.cpio.gz" |
+	grep -v '^created '
 
-step "audit again: clean"
+step "4. audit again: clean"
 "$bin" audit --rules rules --packages-file-list "$ex/packages-file-list.txt" "$out/rootfs-trimmed.cpio.gz"
 
-step "At boot: unpack, then render for cri-o with the bridge CNI"
+step "5. At boot, minikube chose cri-o with minikube's own bridge network"
+say "rootfs-trim render (run by rootfs-trim-render.service) writes /etc for that choice;" \
+	"here into a scratch root, out/demo/root, unpacked from the trimmed image."
 "$bin" repack --format dir "$out/rootfs-trimmed.cpio.gz" "$out/root"
 "$bin" render --root "$out/root" --runtime crio --cni bridge --pod-cidr 10.244.0.0/16
-printf -- '--- /etc/crictl.yaml\n'; cat "$out/root/etc/crictl.yaml"
-printf -- '--- /etc/cni/net.d\n'; ls -A "$out/root/etc/cni/net.d"
+show "$out/root/etc/crictl.yaml"
+say "--- /etc/cni/net.d"; ls -A "$out/root/etc/cni/net.d"
 
-step "Switch to containerd with kindnet: nothing may pre-empt kindnet"
+step "6. Next start: containerd, and no cluster network (containerd's own comes back)"
+"$bin" render --root "$out/root" --runtime containerd --cni none
+show "$out/root/etc/crictl.yaml"
+say "--- /etc/cni/net.d"; ls -A "$out/root/etc/cni/net.d"
+
+step "7. Then containerd with kindnet, which its pod installs: nothing may be in its way"
 "$bin" render --root "$out/root" --runtime containerd --cni kindnet
-printf -- '--- /etc/crictl.yaml\n'; cat "$out/root/etc/crictl.yaml"
-printf -- '--- /etc/cni/net.d\n'; ls -A "$out/root/etc/cni/net.d"
+say "--- /etc/cni/net.d"; ls -A "$out/root/etc/cni/net.d"
 
-printf '\nThe manifest of the apply is %s.\n' "$out/manifest.json"
+printf '\nWhat apply changed, with each rule and reason: %s\n' "$out/manifest.json"
