@@ -483,6 +483,10 @@ func checkImages(t *testing.T, f *fakeBuildroot, want ...string) {
 // earlier build must not survive to describe this one.
 func TestPostBuildPolicyViolation(t *testing.T) {
 	f := newFakeBuildroot(t, nil)
+	// The example's containerd-bin installs a crictl.yaml; here the
+	// overlay's replaces it, so no package owns the file.
+	list := filepath.Join(f.build, "packages-file-list.txt")
+	writeFile(t, list, strings.ReplaceAll(readFile(t, list), "containerd-bin,./etc/crictl.yaml\n", ""), 0o644)
 	writeFile(t, filepath.Join(f.target, "etc", "crictl.yaml"), "runtime-endpoint: unix:///var/run/crio/crio.sock\ntimeout: 0\ndebug: false\n", 0o644)
 	writeFile(t, f.manifestPath(), "{\"changes\": []}\n", 0o644)
 	before := treeListing(t, f.target)
