@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+)
+
+// A README example is a ```console block: "$ " lines are commands (a line
+// ending in a backslash continues on the next), the lines after a command
+// are what it prints (stdout and stderr). An expected line may hold "…",
+// which stands for any run of non-blank characters (a digest that changes
+// with every rule edit).
+type readmeCommand struct {
+	line   int    // of the "$ " line in README.md, for messages
+	cmd    string // as sh reads it
+	output []string
+	// first and end delimit the output's lines in the README, for -update
+	first, end int
+}
+
+// readmeExamples returns the commands of every ```console block of lines.
+func readmeExamples(lines []string) []*readmeCommand {
+	var cmds []*readmeCommand
+	var cur *readmeCommand
+	inBlock := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case !inBlock && strings.TrimSpace(l) == "```console":
+			inBlock = true
+		case inBlock && strings.TrimSpace(l) == "```":
+			inBlock, cur = false, nil
+		case inBlock && strings.HasPrefix(l, "$ "):
+			cur = &readmeCommand{line: i + 1, cmd: l[2:]}
+			for strings.HasSuffix(cur.cmd, "\\") && i+1 < len(lines) {
+				i++
+				cur.cmd += "\n" + lines[i]
+			}
+			cur.first, cur.end = i+1, i+1
+			cmds = append(cmds, cur)
+		case inBlock && cur != nil:
+			cur.output = append(cur.output, l)
+			cur.end = i + 1
+		}
+	}
+	return cmds
+}
+
+// matches reports whether got is want, "…" in want matching any non-blank
+// run.
+func matches(want, got []string) bool {
+	if len(want) != len(got) {
+		return false
+	}
+	for i := range want {
+		if want[i] == got[i] {
+			continue
+		}
+		if !strings.Contains(want[i], "…") {
+			return false
+		}
+		re := "^" + strings.ReplaceAll(regexp.QuoteMeta(want[i]), "…", `\S*`) + "$"
+		if !regexp.MustCompile(re).MatchString(got[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestREADMEExamples runs every example of README.md as a newcomer would:
+// in a fresh clone, after `make demo`, from the top of the tree, and
+// requires each command to print exactly what the README shows. With
+// -update, the README's outputs are rewritten from what the commands print.
+func TestREADMEExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo and every README example: not with -short")
+	}
+	// The demo archives the target with GNU cpio, as Buildroot does, so
+	// that owners are 0:0 whoever runs it.
+	archivetest.RequireTool(t, "cpio")
+	readmePath := filepath.Join("..", "..", "README.md")
+	data, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	cmds := readmeExamples(lines)
+	if len(cmds) < 8 {
+		t.Fatalf("README.md has %d example commands in ```console blocks; the commands section alone has eight", len(cmds))
+	}
+
+	// A fresh clone, as far as the examples can tell: the example, the
+	// rules and the demo, and bin/rootfs-trim as make builds it.
+	work := t.TempDir()
+	for _, dir := range []string{"examples", "rules"} {
+		if err := archivetest.CopyTree(filepath.Join("..", "..", dir), filepath.Join(work, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool, err := exec.LookPath("rootfs-trim") // installed by testscript.Main
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tool, filepath.Join(work, "bin", "rootfs-trim")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "LC_ALL=C.UTF-8", "TZ=UTC"}
+
+	demo := exec.Command("bash", "examples/demo.sh")
+	demo.Dir, demo.Env = work, env
+	out, err := demo.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make demo: %v\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("\x1b")) {
+		t.Errorf("the demo writes terminal escapes into a pipe:\n%q", out)
+	}
+	for _, want := range []string{"etc/crictl.yaml", "deferred ", "relocated ", "removed ", "clean: nothing offends"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the demo does not show %q:\n%s", want, out)
+		}
+	}
+
+	changed := false
+	for _, c := range cmds {
+		sh := exec.Command("sh", "-c", c.cmd)
+		sh.Dir, sh.Env = work, env
+		out, err := sh.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+			err = nil // findings: audit, check
+		}
+		if err != nil {
+			t.Errorf("README.md:%d: %s: %v\n%s", c.line, c.cmd, err, out)
+			continue
+		}
+		got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		if len(out) == 0 {
+			got = nil
+		}
+		if matches(c.output, got) {
+			continue
+		}
+		if *update {
+			c.output, changed = got, true
+			continue
+		}
+		t.Errorf("README.md:%d: %s\nthe README shows:\n%s\nthe command prints:\n%s\n(go test ./cmd/rootfs-trim -run TestREADMEExamples -update rewrites the README)",
+			c.line, c.cmd, strings.Join(c.output, "\n"), strings.Join(got, "\n"))
+	}
+	if changed {
+		var b []string
+		prev := 0
+		for _, c := range cmds {
+			b = append(b, lines[prev:c.first]...)
+			b = append(b, c.output...)
+			prev = c.end
+		}
+		b = append(b, lines[prev:]...)
+		if err := os.WriteFile(readmePath, []byte(strings.Join(b, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestReadmeExamplesParse(t *testing.T) {
+	lines := strings.Split("text\n```console\n$ a \\\n    b\nout 1\nout 2\n$ c\n```\n$ not a command\n```sh\n$ nor this\n```\n", "\n")
+	cmds := readmeExamples(lines)
+	if len(cmds) != 2 {
+		t.Fatalf("got %d commands, want 2", len(cmds))
+	}
+	if cmds[0].cmd != "a \\\n    b" || strings.Join(cmds[0].output, "|") != "out 1|out 2" || cmds[0].first != 4 || cmds[0].end != 6 {
+		t.Errorf("first command: %+v", cmds[0])
+	}
+	if cmds[1].cmd != "c" || len(cmds[1].output) != 0 {
+		t.Errorf("second command: %+v", cmds[1])
+	}
+	if !matches([]string{"rules rules sha256:…"}, []string{"rules rules sha256:fd23"}) || matches([]string{"a…"}, []string{"a b"}) {
+		t.Error("… does not match a non-blank run, and only that")
+	}
+}
