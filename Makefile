@@ -17,7 +17,7 @@ help:
 	@echo 'make lint   gofmt, go vet, staticcheck'
 	@echo 'make fuzz   run each fuzz target for FUZZTIME ($(FUZZTIME))'
 	@echo 'make bench  benchmarks side by side with the peer tools (see bench/)'
-	@echo 'make demo   run apply on the bundled example rootfs'
+	@echo 'make demo   the bundled example, start to end: audit, apply, audit, render'
 
 build:
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/rootfs-trim
