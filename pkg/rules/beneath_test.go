@@ -107,7 +107,7 @@ func TestSymlinkedRuleFiles(t *testing.T) {
 			t.Fatal("Load succeeded")
 		}
 		msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
-		if !strings.Contains(msg, "shadow.yaml: a symlink leading out of the rules directory") {
+		if !strings.Contains(msg, "shadow.yaml:1: a symlink leading out of the rules directory") {
 			t.Errorf("error does not name the link:\n%s", msg)
 		}
 		if strings.Contains(msg, "SECRETHASH") {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/template"
 
 	"go.yaml.in/yaml/v3"
@@ -41,42 +43,144 @@ func (e *LoadError) Error() string {
 
 // Load reads every *.yaml file of dir (not recursively: files/ and
 // templates/ hold the sources they refer to), validates and compiles them.
+//
+// Everything is read beneath dir through an os.Root: a symlink that leads
+// out of it (files/hostetc -> /etc, say) is refused, naming the link, so a
+// rule set can never carry a host file into an image. Sources are read
+// once, here; apply writes what was read (Addition.Data, Template.Data).
 func Load(dir string) (*Set, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if ok, _ := path.Match("*.yaml", e.Name()); ok {
+			names = append(names, e.Name())
+		}
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%s: no rule files (*.yaml)", dir)
 	}
 	sort.Strings(names)
-	l := &loader{set: &Set{Dir: dir, byName: map[string]*Package{}}, dir: dir,
-		ruleNames: map[string]Pos{}, digestFiles: map[string]bool{}}
+	l := &loader{set: &Set{Dir: dir, byName: map[string]*Package{}}, dir: dir, root: root,
+		ruleNames: map[string]Pos{}, digestFiles: map[string][]byte{}}
 	for _, name := range names {
-		data, err := os.ReadFile(name)
+		full := filepath.Join(dir, name)
+		data, err := readBeneath(root, name, maxRuleFile)
 		if err != nil {
-			return nil, err
+			// Never the content: a link to /etc/shadow is not read.
+			var ee *escapeError
+			if errors.As(err, &ee) && ee.link == name {
+				err = fmt.Errorf("a symlink leading out of the rules directory (to %s)", ee.target)
+			}
+			l.errorf(Pos{full, 1}, "%v", err)
+			continue
 		}
-		l.digestFiles[name] = true
-		l.file(name, data)
+		l.digestFiles[name] = data
+		l.file(full, data)
 	}
 	l.crossCheck()
 	if len(l.problems) > 0 {
 		return nil, &LoadError{Problems: l.problems}
 	}
 	sort.Slice(l.set.Packages, func(i, j int) bool { return l.set.Packages[i].Name < l.set.Packages[j].Name })
-	if l.set.Digest, err = digest(dir, l.digestFiles); err != nil {
-		return nil, err
-	}
+	l.set.Digest = digest(l.digestFiles)
 	return l.set, nil
 }
 
+// Bounds on what a rule set reads: rule files and the configuration files
+// they add are small; a link to a disk image or a log is a mistake.
+const (
+	maxRuleFile   = 64 << 20
+	maxSourceFile = 16 << 20
+)
+
+// readBeneath reads the regular file name (slash-separated, relative to
+// root) without following any symlink out of root, and without blocking on
+// a fifo. Its errors leave naming the file to the caller.
+func readBeneath(root *os.Root, name string, limit int64) ([]byte, error) {
+	if link, target, ok := linkOut(root, name); ok {
+		return nil, &escapeError{link: link, target: target}
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("more than the %d bytes a rule set may hold", limit)
+	}
+	return data, nil
+}
+
+// escapeError names the symlink that leads out of the rules directory.
+type escapeError struct {
+	link, target string
+}
+
+func (e *escapeError) Error() string {
+	return fmt.Sprintf("%s is a symlink leading out of the rules directory (to %s)", e.link, e.target)
+}
+
+// linkOut finds the first symlink on name's path that os.Root refuses to
+// follow because it leads out of root, and its target.
+func linkOut(root *os.Root, name string) (link, target string, ok bool) {
+	parts := strings.Split(name, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return "", "", false
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		// os.Root's error for this ("path escapes from parent") is not
+		// exported; any failure other than a missing target means the
+		// link cannot be followed beneath root.
+		if _, err := root.Stat(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			target, _ := root.Readlink(p)
+			return p, target, true
+		}
+	}
+	return "", "", false
+}
+
+// unwrapPath drops the *PathError's operation and path, which the caller
+// names in its own words.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 type loader struct {
-	set         *Set
-	dir         string
-	problems    []string
-	ruleNames   map[string]Pos
-	digestFiles map[string]bool
+	set       *Set
+	dir       string
+	root      *os.Root
+	problems  []string
+	ruleNames map[string]Pos
+	// digestFiles holds every file read, by its path relative to dir.
+	digestFiles map[string][]byte
 }
 
 func (l *loader) errorf(pos Pos, format string, args ...any) {
@@ -166,7 +270,15 @@ type rawTemplate struct {
 	Reason  located   `yaml:"reason"`
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var (
+	yamlLine     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	unknownField = regexp.MustCompile(`^field (.+) not found in type \S+$`)
+	quotedValue  = regexp.MustCompile("`[^`]*`")
+	// plainWord is what a key or value the decoder complains about may be
+	// for the message to quote it. A *.yaml that is really some other file
+	// (a link to a password file, say) parses as keys: never quote those.
+	plainWord = regexp.MustCompile(`^[A-Za-z0-9_./-]{1,64}$`)
+)
 
 func (l *loader) file(name string, data []byte) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -229,9 +341,18 @@ func (l *loader) lineMessage(name, m string) {
 	if sm := yamlLine.FindStringSubmatch(m); sm != nil {
 		line, _ := strconv.Atoi(sm[1])
 		msg := sm[2]
-		if fm := regexp.MustCompile(`^field (\S+) not found in type \S+$`).FindStringSubmatch(msg); fm != nil {
+		if fm := unknownField.FindStringSubmatch(msg); fm != nil {
 			msg = fmt.Sprintf("unknown key %q", fm[1])
+			if !plainWord.MatchString(fm[1]) {
+				msg = "unknown key (not shown: this is not a rule file)"
+			}
 		}
+		msg = quotedValue.ReplaceAllStringFunc(msg, func(v string) string {
+			if plainWord.MatchString(strings.Trim(v, "`")) {
+				return v
+			}
+			return "a value (not shown)"
+		})
 		l.errorf(Pos{name, line}, "%s", msg)
 		return
 	}
@@ -402,28 +523,25 @@ func (l *loader) checkChoice(pos Pos, rule, what, v string, allowed []string) {
 	l.errorf(pos, "rule %s: %s %q: want one of %s", rule, what, v, strings.Join(allowed, ", "))
 }
 
-func (l *loader) source(pos Pos, what, src string) (string, bool) {
+// source reads a file a rule names, beneath the rules directory, and
+// returns its path (for messages) and content.
+func (l *loader) source(pos Pos, what, src string) (string, []byte, bool) {
 	if src == "" {
 		l.errorf(pos, "%s: source: is required", what)
-		return "", false
+		return "", nil, false
 	}
 	clean, err := archive.Clean(src)
-	if err != nil || path.IsAbs(src) {
+	if err != nil || path.IsAbs(src) || clean == "." {
 		l.errorf(pos, "%s: source %q must be a path inside the rules directory", what, src)
-		return "", false
+		return "", nil, false
 	}
-	full := filepath.Join(l.dir, filepath.FromSlash(clean))
-	fi, err := os.Lstat(full)
+	data, err := readBeneath(l.root, clean, maxSourceFile)
 	if err != nil {
-		l.errorf(pos, "%s: source %s: %v", what, src, errors.Unwrap(err))
-		return "", false
+		l.errorf(pos, "%s: source %s: %v", what, src, err)
+		return "", nil, false
 	}
-	if !fi.Mode().IsRegular() {
-		l.errorf(pos, "%s: source %s is not a regular file", what, src)
-		return "", false
-	}
-	l.digestFiles[full] = true
-	return full, true
+	l.digestFiles[clean] = data
+	return filepath.Join(l.dir, filepath.FromSlash(clean)), data, true
 }
 
 func parseMode(s string, def uint32) (uint32, error) {
@@ -445,7 +563,7 @@ func (l *loader) addition(file string, p *Package, ra rawAdd) *Addition {
 		return nil
 	}
 	what := "add " + dest
-	src, ok := l.source(Pos{file, max(ra.Source.Line, pos.Line)}, what, ra.Source.V)
+	src, data, ok := l.source(Pos{file, max(ra.Source.Line, pos.Line)}, what, ra.Source.V)
 	if !ok {
 		return nil
 	}
@@ -456,7 +574,7 @@ func (l *loader) addition(file string, p *Package, ra rawAdd) *Addition {
 	if ra.Reason.V == "" {
 		l.errorf(pos, "%s: a reason is required", what)
 	}
-	return &Addition{Path: dest, Source: src, Mode: mode, Package: p.Name, Reason: ra.Reason.V, Pos: pos}
+	return &Addition{Path: dest, Source: src, Data: data, Mode: mode, Package: p.Name, Reason: ra.Reason.V, Pos: pos}
 }
 
 func (l *loader) template(file string, rt rawTemplate) {
@@ -475,14 +593,11 @@ func (l *loader) template(file string, rt rawTemplate) {
 		l.errorf(Pos{file, rt.Dest.Line}, "template %s: dest %q is outside /etc; the boot step only writes configuration", t.Name, rt.Dest.V)
 	}
 	t.Dest = dest
-	src, ok := l.source(Pos{file, max(rt.Source.Line, pos.Line)}, "template "+t.Name, rt.Source.V)
+	src, data, ok := l.source(Pos{file, max(rt.Source.Line, pos.Line)}, "template "+t.Name, rt.Source.V)
 	if ok {
-		t.Source = src
-		data, err := os.ReadFile(src)
-		if err == nil {
-			if _, err := template.New(t.Name).Option("missingkey=error").Funcs(TemplateFuncs).Parse(string(data)); err != nil {
-				l.errorf(Pos{file, rt.Source.Line}, "template %s: %v", t.Name, err)
-			}
+		t.Source, t.Data = src, data
+		if _, err := template.New(t.Name).Option("missingkey=error").Funcs(TemplateFuncs).Parse(string(data)); err != nil {
+			l.errorf(Pos{file, rt.Source.Line}, "template %s: %v", t.Name, err)
 		}
 	}
 	for _, v := range rt.Runtime {
@@ -551,7 +666,9 @@ func overlap(a, b []Pattern) (string, bool) {
 	return "", false
 }
 
-func digest(dir string, files map[string]bool) (string, error) {
+// digest hashes every file read, by its path relative to the rules
+// directory: the digest must not depend on where the checkout lives.
+func digest(files map[string][]byte) string {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -559,18 +676,9 @@ func digest(dir string, files map[string]bool) (string, error) {
 	sort.Strings(names)
 	h := sha256.New()
 	for _, n := range names {
-		data, err := os.ReadFile(n)
-		if err != nil {
-			return "", err
-		}
-		rel, err := filepath.Rel(dir, n)
-		if err != nil {
-			return "", err
-		}
-		// Paths relative to the rules directory: the digest must not
-		// depend on where the checkout lives.
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
+		data := files[n]
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(data))
 		h.Write(data)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -135,7 +135,8 @@ const (
 // Addition is a file a rule set adds to the image.
 type Addition struct {
 	Path    string // destination, cleaned
-	Source  string // file under the rules directory
+	Source  string // file under the rules directory, for messages
+	Data    []byte // its content, read beneath the rules directory at load
 	Mode    uint32
 	Package string
 	Reason  string

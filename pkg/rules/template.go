@@ -31,7 +31,8 @@ func contains(list []string, v string) bool {
 // CNI are known.
 type Template struct {
 	Name   string
-	Source string // absolute path of the template under the rules directory
+	Source string // path of the template under the rules directory, for messages
+	Data   []byte // its content, read beneath the rules directory at load
 	Dest   string // cleaned path under etc/
 	When   Condition
 	Mode   uint32

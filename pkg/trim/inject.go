@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -169,10 +168,8 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		if !claim(a.Path, "add at "+a.Pos.String()) {
 			continue
 		}
-		data, err := os.ReadFile(a.Source)
-		if err != nil {
-			return nil, nil, err
-		}
+		// What the rules held when loaded, read beneath their directory.
+		data := a.Data
 		if !checkOwn(a.Path, data, fmt.Sprintf("add %s (%s)", a.Path, a.Pos)) {
 			continue
 		}
@@ -197,10 +194,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		if !claim(dest, "template "+t.Name) {
 			continue
 		}
-		data, err := os.ReadFile(t.Source)
-		if err != nil {
-			return nil, nil, err
-		}
+		data := t.Data
 		written = append(written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
 			Kind: manifest.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
 		index.Files = append(index.Files, manifest.IndexFile{
