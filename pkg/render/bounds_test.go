@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // TestRenderBoundsTemplates: a template in the image (from an apply that
@@ -58,5 +59,13 @@ func TestRenderBoundsTemplates(t *testing.T) {
 	}
 	if after := snapshot(t, root); after != before {
 		t.Errorf("a refused render changed /etc:\n%s", cmp.Diff(before, after))
+	}
+}
+
+// The .Socket the load check renders templates with is the one render
+// gives them.
+func TestSocketsAgreeWithRules(t *testing.T) {
+	if d := cmp.Diff(rules.Sockets, Sockets); d != "" {
+		t.Errorf("rules.Sockets (-) and render.Sockets (+) differ:\n%s", d)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
@@ -217,17 +216,12 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
 		}
 		p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src}
 		if f.Kind == manifest.Template {
-			t, err := template.New(f.Name).Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(string(raw))
+			out, err := rules.ExecuteTemplate(f.Name, raw, data)
 			if err != nil {
-				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, err))
-				continue
-			}
-			var out bytes.Buffer
-			if err := t.Execute(&out, data); err != nil {
 				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, missingValue(err)))
 				continue
 			}
-			p.data = out.Bytes()
+			p.data = out
 		}
 		plan = append(plan, p)
 	}

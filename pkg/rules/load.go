@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/template"
 
 	"go.yaml.in/yaml/v3"
 
@@ -596,9 +595,6 @@ func (l *loader) template(file string, rt rawTemplate) {
 	src, data, ok := l.source(Pos{file, max(rt.Source.Line, pos.Line)}, "template "+t.Name, rt.Source.V)
 	if ok {
 		t.Source, t.Data = src, data
-		if _, err := template.New(t.Name).Option("missingkey=error").Funcs(TemplateFuncs).Parse(string(data)); err != nil {
-			l.errorf(Pos{file, rt.Source.Line}, "template %s: %v", t.Name, err)
-		}
 	}
 	for _, v := range rt.Runtime {
 		l.checkChoice(Pos{file, v.Line}, t.Name, "runtime", v.V, Runtimes)
@@ -608,6 +604,11 @@ func (l *loader) template(file string, rt rawTemplate) {
 		l.checkChoice(Pos{file, v.Line}, t.Name, "cni", v.V, CNIs)
 		t.When.CNIs = append(t.When.CNIs, v.V)
 	}
+	if ok {
+		if err := checkTemplate(t); err != nil {
+			l.errorf(Pos{file, rt.Source.Line}, "template %s: %v", t.Name, err)
+		}
+	}
 	if t.Mode, err = parseMode(rt.Mode.V, 0o644); err != nil {
 		l.errorf(Pos{file, rt.Mode.Line}, "template %s: %v", t.Name, err)
 	}
@@ -615,6 +616,28 @@ func (l *loader) template(file string, rt rawTemplate) {
 		l.errorf(pos, "template %s: a reason is required", t.Name)
 	}
 	l.set.Templates = append(l.set.Templates, t)
+}
+
+// checkTemplate refuses at load what would fail or run without bound at
+// boot: it parses the template within the step bound and renders it, within
+// the output and time bounds, for every runtime and CNI its condition
+// allows, with sample values.
+func checkTemplate(t *Template) error {
+	tmpl, err := DefaultTemplateLimits.Parse(t.Name, t.Data)
+	if err != nil {
+		return err
+	}
+	for _, runtime := range Runtimes {
+		for _, cni := range CNIs {
+			if !t.When.Holds(runtime, cni) {
+				continue
+			}
+			if _, err := DefaultTemplateLimits.run(tmpl, SampleData(tmpl, runtime, cni)); err != nil {
+				return fmt.Errorf("with runtime %s and cni %s: %w", runtime, cni, err)
+			}
+		}
+	}
+	return nil
 }
 
 // crossCheck finds conflicts between rules of different places: one path
