@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -214,7 +215,7 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		switch e.Type {
 		case archive.TypeRegular:
 			if content, err = readCapped(r, e.Size); err != nil {
-				return fmt.Errorf("%s: %s: %w", in.Path, e.Name, err)
+				return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 			}
 		case archive.TypeSymlink:
 			content = []byte(e.Linkname)
@@ -364,15 +365,15 @@ func (res *Result) summarise(names []string, lock *Lock) {
 // Changes lists, one line each, how the new lock differs from the old.
 func Changes(old, new *Lock) []string {
 	var out []string
-	names := map[string]bool{}
+	pkgs := map[string]bool{}
 	for n := range old.Packages {
-		names[n] = true
+		pkgs[n] = true
 	}
 	for n := range new.Packages {
-		names[n] = true
+		pkgs[n] = true
 	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
+	sorted := make([]string, 0, len(pkgs))
+	for n := range pkgs {
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
@@ -393,14 +394,14 @@ func Changes(old, new *Lock) []string {
 			of := o.file(f.Path)
 			switch {
 			case of == nil:
-				out = append(out, fmt.Sprintf("+ %s: %s (%s)", n, f.Path, ruleOrPolicy(f)))
+				out = append(out, fmt.Sprintf("+ %s: %s (%s)", n, names.Quote(f.Path), ruleOrPolicy(f)))
 			case of.SHA256 != f.SHA256 || of.Mode != f.Mode || of.Rule != f.Rule:
-				out = append(out, fmt.Sprintf("~ %s: %s (%s)", n, f.Path, ruleOrPolicy(f)))
+				out = append(out, fmt.Sprintf("~ %s: %s (%s)", n, names.Quote(f.Path), ruleOrPolicy(f)))
 			}
 		}
 		for _, f := range o.Files {
 			if nw.file(f.Path) == nil {
-				out = append(out, fmt.Sprintf("- %s: %s", n, f.Path))
+				out = append(out, fmt.Sprintf("- %s: %s", n, names.Quote(f.Path)))
 			}
 		}
 	}

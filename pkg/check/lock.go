@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // LockVersion is the lock file format version.
@@ -37,13 +39,15 @@ type LockPackage struct {
 
 // LockFile is one file a rule or the policy matched.
 type LockFile struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-	Mode   string `json:"mode"`
-	Type   string `json:"type"`
-	Rule   string `json:"rule,omitempty"`   // the rule that handles it
-	Action string `json:"action,omitempty"` // strip, defer, relocate
-	Policy string `json:"policy,omitempty"` // the policy item it violates, if any
+	Path string `json:"path"`
+	// PathB64 is Path in base64 when it is not UTF-8 (see names.B64).
+	PathB64 string `json:"path_b64,omitempty"`
+	SHA256  string `json:"sha256"`
+	Mode    string `json:"mode"`
+	Type    string `json:"type"`
+	Rule    string `json:"rule,omitempty"`   // the rule that handles it
+	Action  string `json:"action,omitempty"` // strip, defer, relocate
+	Policy  string `json:"policy,omitempty"` // the policy item it violates, if any
 	// Content of deferred files, for diffs when upstream changes them.
 	Content string `json:"content,omitempty"`
 }
@@ -69,6 +73,15 @@ func ReadLock(path string) (*Lock, error) {
 	if l.Packages == nil {
 		l.Packages = map[string]*LockPackage{}
 	}
+	for name, p := range l.Packages {
+		for i := range p.Files {
+			f := &p.Files[i]
+			if f.Path, err = names.Exact(f.Path, f.PathB64); err != nil {
+				return nil, fmt.Errorf("%s: package %s: path_b64: %w", path, name, err)
+			}
+			f.PathB64 = ""
+		}
+	}
 	return &l, nil
 }
 
@@ -78,6 +91,9 @@ func (l *Lock) Encode(w io.Writer) error {
 		sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
 		if p.Files == nil {
 			p.Files = []LockFile{}
+		}
+		for i := range p.Files {
+			p.Files[i].PathB64 = names.B64(p.Files[i].Path)
 		}
 	}
 	var buf bytes.Buffer

@@ -15,6 +15,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -199,7 +200,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		printChanges(env.Stdout, rep, *dryRun)
 	}
 	for _, r := range rep.Stale {
-		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present [stale-rule]\n", r.Pos, r.Name, r.Package)
+		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package))
 	}
 	if *manifestPath != "" && !*dryRun {
 		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
@@ -291,7 +292,7 @@ func outputFormat(in archive.Format, format, codec string) (archive.Format, erro
 func applyError(env *Env, err error) error {
 	var oe *trim.OffenderError
 	if errors.As(err, &oe) {
-		fmt.Fprintln(env.Stderr, "rootfs-trim apply: "+oe.Error())
+		fmt.Fprintln(env.Stderr, "rootfs-trim apply: "+shownError(oe))
 		return errFindings
 	}
 	return err
@@ -302,15 +303,15 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	counts := map[manifest.Kind]int{}
 	for _, c := range rep.Changes {
 		counts[c.Kind]++
-		what := c.Path
+		what := names.Quote(c.Path)
 		if c.To != "" {
-			what += " -> " + c.To
+			what += " -> " + names.Quote(c.To)
 		}
 		rule := ""
 		if c.Rule != "" {
 			rule = "rule " + c.Rule
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Kind, what, c.Package, rule)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Kind, what, names.Quote(c.Package), names.Text(rule))
 	}
 	tw.Flush()
 	var parts []string

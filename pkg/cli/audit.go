@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -91,6 +92,7 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		if findings == nil {
 			findings = []trim.Finding{}
 		}
+		findings = withExactPaths(findings)
 		return enc.Encode(struct {
 			Findings []trim.Finding `json:"findings"`
 			Entries  int            `json:"entries"`
@@ -118,11 +120,11 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		if f.Rule != "" {
 			by = "rule " + f.Rule + " (" + f.Action + ")"
 		}
-		p := f.Path
+		p := names.Quote(f.Path)
 		if p == "" {
 			p = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t[%s]\t%s\n", f.Severity, p, f.Package, by, f.Check, oneLine(f.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t[%s]\t%s\n", f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason))
 		if f.Severity == rules.Error {
 			errs++
 		} else {
@@ -137,14 +139,26 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 func findingMessage(f trim.Finding) string {
 	switch f.Check {
 	case trim.CheckStale:
-		return fmt.Sprintf("rule %s of package %s %s", f.Rule, f.Package, f.Reason)
+		return fmt.Sprintf("rule %s of package %s %s", f.Rule, names.Quote(f.Package), f.Reason)
 	case trim.CheckUnhandled:
-		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s", f.Path, f.Package, f.Input, f.Policy, oneLine(f.Reason))
+		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason))
 	}
-	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s", f.Path, f.Package, f.Input, f.Rule, f.Action, oneLine(f.Reason))
+	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, oneLine(f.Reason))
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine folds a reason's whitespace and escapes what it must not carry
+// to a terminal.
+func oneLine(s string) string { return names.Text(strings.Join(strings.Fields(s), " ")) }
+
+// withExactPaths sets PathB64 on findings whose path is not UTF-8.
+func withExactPaths(findings []trim.Finding) []trim.Finding {
+	out := make([]trim.Finding, len(findings))
+	for i, f := range findings {
+		f.PathB64 = names.B64(f.Path)
+		out[i] = f
+	}
+	return out
+}
 
 // relPath shows rule files relative to the working directory, as GitHub
 // annotations expect paths relative to the repository.
@@ -162,11 +176,13 @@ func relPath(p string) string {
 	return p
 }
 
-// GitHub's workflow command escaping.
+// GitHub's workflow command escaping, after names.Text has escaped every
+// control byte (GitHub only decodes %25, %0D and %0A; an ESC would reach
+// the log as it is).
 func ghEscapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(names.Text(s))
 }
 
 func ghEscapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(names.Text(s))
 }

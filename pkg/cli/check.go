@@ -12,6 +12,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -105,7 +106,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		} else {
 			fmt.Fprintf(env.Stdout, "%s: updated\n", *lockPath)
 			for _, c := range changes {
-				fmt.Fprintln(env.Stdout, "  "+c)
+				fmt.Fprintln(env.Stdout, "  "+names.Text(c))
 			}
 		}
 		return nil
@@ -185,6 +186,9 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		if res.Findings == nil {
 			res.Findings = []check.Finding{}
 		}
+		for i := range res.Findings {
+			res.Findings[i].PathB64 = names.B64(res.Findings[i].Path)
+		}
 		return enc.Encode(struct {
 			Findings []check.Finding `json:"findings"`
 			Packages []check.Summary `json:"packages"`
@@ -200,22 +204,23 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		return printFindings(w, "github", plain, 0)
 	}
 	for _, f := range res.Findings {
-		p := f.Path
+		p := names.Quote(f.Path)
 		if p == "" {
 			p = "-"
 		}
 		where := ""
 		if f.Pos.File != "" {
-			where = " (" + relPath(f.Pos.File) + ":" + fmt.Sprint(f.Pos.Line) + ")"
+			where = " (" + names.Text(relPath(f.Pos.File)) + ":" + fmt.Sprint(f.Pos.Line) + ")"
 		}
-		subject := f.Package
+		subject := names.Quote(f.Package)
 		if f.Rule != "" {
 			subject += ", rule " + f.Rule
 		}
 		fmt.Fprintf(w, "%-7s [%s] %s: %s: %s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
 		if f.Diff != "" {
+			// The lines of a file a package ships: escaped like names.
 			for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {
-				fmt.Fprintln(w, "        "+line)
+				fmt.Fprintln(w, "        "+names.Text(line))
 			}
 		}
 	}
@@ -231,7 +236,7 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		if version == "" {
 			version = "(no version)"
 		}
-		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, s.Package, version, s.Files, s.Errors, s.Warnings)
+		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, names.Quote(s.Package), names.Text(version), s.Files, s.Errors, s.Warnings)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // Exit codes: "found problems" is a result, not a failure of the tool.
@@ -103,8 +104,19 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "rootfs-trim %s: interrupted; nothing was written\n", name)
 		return ExitError
 	}
-	fmt.Fprintf(env.Stderr, "rootfs-trim %s: %v\n", name, err)
+	fmt.Fprintf(env.Stderr, "rootfs-trim %s: %s\n", name, shownError(err))
 	return ExitError
+}
+
+// shownError is an error message as it may reach a terminal or a CI log:
+// the packages quote the names they put in messages (names.Quote), and
+// this escapes, line by line, whatever else could act on the terminal.
+func shownError(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = names.Text(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func printUsage(w io.Writer) {

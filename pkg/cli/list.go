@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 func init() {
@@ -25,22 +26,25 @@ may be concatenated. The first line names the detected format and compression.
 
 // listEntry is the stable JSON form of an entry.
 type listEntry struct {
-	Name      string `json:"name"`
-	Type      string `json:"type"`
-	Mode      string `json:"mode"`
-	UID       int    `json:"uid"`
-	GID       int    `json:"gid"`
-	Size      int64  `json:"size"`
-	MTime     string `json:"mtime"`
-	Linkname  string `json:"linkname,omitempty"`
-	Inode     uint64 `json:"inode"`
-	Nlink     uint32 `json:"nlink"`
-	DevMajor  uint32 `json:"dev_major"`
-	DevMinor  uint32 `json:"dev_minor"`
-	RdevMajor uint32 `json:"rdev_major"`
-	RdevMinor uint32 `json:"rdev_minor"`
-	Offset    int64  `json:"offset"`
-	Pad       int64  `json:"pad,omitempty"`
+	Name     string `json:"name"`
+	NameB64  string `json:"name_b64,omitempty"` // only when Name is not UTF-8
+	Type     string `json:"type"`
+	Mode     string `json:"mode"`
+	UID      int    `json:"uid"`
+	GID      int    `json:"gid"`
+	Size     int64  `json:"size"`
+	MTime    string `json:"mtime"`
+	Linkname string `json:"linkname,omitempty"`
+	// LinknameB64: only when Linkname is not UTF-8.
+	LinknameB64 string `json:"linkname_b64,omitempty"`
+	Inode       uint64 `json:"inode"`
+	Nlink       uint32 `json:"nlink"`
+	DevMajor    uint32 `json:"dev_major"`
+	DevMinor    uint32 `json:"dev_minor"`
+	RdevMajor   uint32 `json:"rdev_major"`
+	RdevMinor   uint32 `json:"rdev_minor"`
+	Offset      int64  `json:"offset"`
+	Pad         int64  `json:"pad,omitempty"`
 }
 
 func runList(ctx context.Context, env *Env, args []string) error {
@@ -73,7 +77,7 @@ func listTo(w io.Writer, in *archive.Input, r archive.Reader, asJSON bool) error
 	if asJSON {
 		return listJSON(w, in, r)
 	}
-	fmt.Fprintf(w, "# %s: %s\n", in.Path, in.Format)
+	fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -88,19 +92,19 @@ func listTo(w io.Writer, in *archive.Input, r archive.Reader, asJSON bool) error
 
 func formatEntry(e *archive.Entry) string {
 	if e.Type == archive.TypeTrailer {
-		return fmt.Sprintf("-- %s at offset %d, %d bytes of padding", e.Name, e.Offset, e.Pad)
+		return fmt.Sprintf("-- %s at offset %d, %d bytes of padding", names.Quote(e.Name), e.Offset, e.Pad)
 	}
 	size := fmt.Sprint(e.Size)
 	if e.Type == archive.TypeChar || e.Type == archive.TypeBlock {
 		size = fmt.Sprintf("%d,%d", e.RdevMajor, e.RdevMinor)
 	}
 	line := fmt.Sprintf("%s %5d/%-5d %10s %s %s", e.ModeString(), e.UID, e.GID, size,
-		e.ModTime.UTC().Format("2006-01-02 15:04:05"), e.Name)
+		e.ModTime.UTC().Format("2006-01-02 15:04:05"), names.Quote(e.Name))
 	switch {
 	case e.Type == archive.TypeSymlink:
-		line += " -> " + e.Linkname
+		line += " -> " + names.Quote(e.Linkname)
 	case e.Type == archive.TypeHardlink:
-		line += " link to " + e.Linkname
+		line += " link to " + names.Quote(e.Linkname)
 	}
 	if _, ok := e.LinkKey(); ok {
 		line += fmt.Sprintf("  [hard link: inode %d, %d links]", e.Inode, e.Nlink)
@@ -110,9 +114,9 @@ func formatEntry(e *archive.Entry) string {
 
 func toListEntry(e *archive.Entry) listEntry {
 	return listEntry{
-		Name: e.Name, Type: e.Type.String(), Mode: fmt.Sprintf("%04o", e.Mode),
+		Name: e.Name, NameB64: names.B64(e.Name), Type: e.Type.String(), Mode: fmt.Sprintf("%04o", e.Mode),
 		UID: e.UID, GID: e.GID, Size: e.Size, MTime: e.ModTime.UTC().Format(time.RFC3339Nano),
-		Linkname: e.Linkname, Inode: e.Inode, Nlink: e.Nlink,
+		Linkname: e.Linkname, LinknameB64: names.B64(e.Linkname), Inode: e.Inode, Nlink: e.Nlink,
 		DevMajor: e.DevMajor, DevMinor: e.DevMinor, RdevMajor: e.RdevMajor, RdevMinor: e.RdevMinor,
 		Offset: e.Offset, Pad: e.Pad,
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/render"
 )
 
@@ -115,25 +116,25 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	}
 	out := env.Stdout
 	if !*quiet {
-		fmt.Fprintf(out, "render: %s\n", c.Describe())
+		fmt.Fprintf(out, "render: %s\n", names.Text(c.Describe()))
 		for _, p := range res.Written {
-			fmt.Fprintf(out, "wrote      /%s\n", p)
+			fmt.Fprintf(out, "wrote      %s\n", names.Quote("/"+p))
 		}
 		for _, p := range res.Unchanged {
-			fmt.Fprintf(out, "unchanged  /%s\n", p)
+			fmt.Fprintf(out, "unchanged  %s\n", names.Quote("/"+p))
 		}
 		for _, p := range res.Removed {
-			fmt.Fprintf(out, "removed    /%s\n", p)
+			fmt.Fprintf(out, "removed    %s\n", names.Quote("/"+p))
 		}
 	}
 	for _, p := range res.Modified {
-		fmt.Fprintf(env.Stderr, "note: /%s was changed since the last render; replaced\n", p)
+		fmt.Fprintf(env.Stderr, "note: %s was changed since the last render; replaced\n", names.Quote("/"+p))
 	}
 	for _, f := range res.Foreign {
 		if f.Removed {
-			fmt.Fprintf(env.Stderr, "warning: /%s was not written by render and policy %s forbids it: removed\n", f.Path, f.Policy)
+			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it: removed\n", names.Quote("/"+f.Path), names.Text(f.Policy))
 		} else {
-			fmt.Fprintf(env.Stderr, "warning: /%s was not written by render and policy %s forbids it; left in place (the policy says at_boot: report)\n", f.Path, f.Policy)
+			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it; left in place (the policy says at_boot: report)\n", names.Quote("/"+f.Path), names.Text(f.Policy))
 		}
 	}
 	if *dryRun && !*quiet {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // IndexPath is where apply puts the index in the image, and where the boot
@@ -45,11 +47,15 @@ type IndexFile struct {
 	// template; Dest is where the boot step writes it.
 	Source string `json:"source"`
 	Dest   string `json:"dest"`
-	When   When   `json:"when"`
-	Mode   string `json:"mode"`
-	UID    int    `json:"uid"`
-	GID    int    `json:"gid"`
-	SHA256 string `json:"sha256"`
+	// SourceB64 and DestB64 carry Source and Dest in base64 when they are
+	// not UTF-8 (see names.B64): a deferred file keeps its exact name.
+	SourceB64 string `json:"source_b64,omitempty"`
+	DestB64   string `json:"dest_b64,omitempty"`
+	When      When   `json:"when"`
+	Mode      string `json:"mode"`
+	UID       int    `json:"uid"`
+	GID       int    `json:"gid"`
+	SHA256    string `json:"sha256"`
 }
 
 // When is the condition under which a file is written.
@@ -87,6 +93,10 @@ func (ix *Index) Encode(w io.Writer) error {
 	if ix.Policy == nil {
 		ix.Policy = []IndexPolicy{}
 	}
+	for i := range ix.Files {
+		f := &ix.Files[i]
+		f.SourceB64, f.DestB64 = names.B64(f.Source), names.B64(f.Dest)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -108,6 +118,17 @@ func DecodeIndex(r io.Reader) (*Index, error) {
 	}
 	if ix.Version != IndexVersion {
 		return nil, fmt.Errorf("index version %d, want %d", ix.Version, IndexVersion)
+	}
+	for i := range ix.Files {
+		f := &ix.Files[i]
+		var err error
+		if f.Source, err = names.Exact(f.Source, f.SourceB64); err != nil {
+			return nil, fmt.Errorf("index entry %s: source_b64: %w", f.Name, err)
+		}
+		if f.Dest, err = names.Exact(f.Dest, f.DestB64); err != nil {
+			return nil, fmt.Errorf("index entry %s: dest_b64: %w", f.Name, err)
+		}
+		f.SourceB64, f.DestB64 = "", ""
 	}
 	return &ix, nil
 }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // Version is the manifest format version; bump it on any incompatible change.
@@ -70,8 +72,11 @@ const (
 type Change struct {
 	Kind Kind   `json:"kind"`
 	Path string `json:"path"`
+	// PathB64 is Path in base64 when it is not UTF-8 (see names.B64).
+	PathB64 string `json:"path_b64,omitempty"`
 	// To is the new path of a relocated or deferred entry.
 	To      string `json:"to,omitempty"`
+	ToB64   string `json:"to_b64,omitempty"`
 	Type    string `json:"type"`
 	Package string `json:"package"`
 	Rule    string `json:"rule,omitempty"`
@@ -108,6 +113,10 @@ func (m *Manifest) Encode(w io.Writer) error {
 	}
 	if m.Stale == nil {
 		m.Stale = []StaleRule{}
+	}
+	for i := range m.Changes {
+		c := &m.Changes[i]
+		c.PathB64, c.ToB64 = names.B64(c.Path), names.B64(c.To)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // Runtimes and CNIs that conditions may name. They are the choices of
@@ -184,8 +185,8 @@ type loader struct {
 
 func (l *loader) errorf(pos Pos, format string, args ...any) {
 	// One problem per line: values quoted from the file may hold newlines
-	// (found by FuzzLoad).
-	msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(fmt.Sprintf(format, args...))
+	// (found by FuzzLoad) or escapes.
+	msg := names.Text(fmt.Sprintf(format, args...))
 	l.problems = append(l.problems, pos.String()+": "+msg)
 }
 

@@ -14,6 +14,7 @@ import (
 type Finding struct {
 	Input    string         `json:"input"`
 	Path     string         `json:"path,omitempty"`
+	PathB64  string         `json:"path_b64,omitempty"` // set for JSON when Path is not UTF-8
 	Type     string         `json:"type,omitempty"`
 	Package  string         `json:"package"`
 	Rule     string         `json:"rule,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // TreeDigest is the digest of a directory tree's canonical listing: every
@@ -33,7 +34,7 @@ func TreeDigest(root string) (string, int, error) {
 		if e.Type == archive.TypeRegular && e.Size > 0 {
 			fh := sha256.New()
 			if _, err := io.Copy(fh, r); err != nil {
-				return "", 0, fmt.Errorf("%s: %w", e.Name, err)
+				return "", 0, fmt.Errorf("%s: %w", names.Quote(e.Name), err)
 			}
 			content = hex.EncodeToString(fh.Sum(nil))
 		}

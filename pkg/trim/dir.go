@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -115,14 +116,14 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			}
 			sp, err := newSpool(r)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 			}
 			own[name] = sp.sum
 			if name == manifest.IndexPath {
 				rd, _ := sp.Reader()
 				if oldIndex, err = manifest.DecodeIndex(rd); err != nil {
 					sp.Close()
-					return nil, fmt.Errorf("%s: %w", name, err)
+					return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 				}
 				cls.NoteApplied(oldIndex)
 			}
@@ -148,7 +149,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			if e.Type == archive.TypeRegular && e.Size > 0 {
 				sp, err := newSpool(r)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
+					return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 				}
 				ch.SHA256 = sp.sum
 				sp.Close()
@@ -159,11 +160,11 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			}
 		case rules.Relocate, rules.Defer:
 			if e.Type == archive.TypeDir {
-				return nil, fmt.Errorf("%s: rule %s cannot %s a directory", name, v.Rule.Name, v.Rule.Action)
+				return nil, fmt.Errorf("%s: rule %s cannot %s a directory", names.Quote(name), v.Rule.Name, v.Rule.Action)
 			}
 			sp, err := newSpool(r)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 			}
 			caps = append(caps, &captured{entry: e, verdict: v, data: sp})
 			removals = append(removals, &removal{path: name})
@@ -233,13 +234,13 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 		times.save(path.Dir(in.entry.Name))
 		if err := writeInjection(fsRoot, in); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", in.entry.Name, err)
+			return nil, fmt.Errorf("writing %s: %w", names.Quote(in.entry.Name), err)
 		}
 	}
 	for _, rm := range removals {
 		times.save(path.Dir(rm.path))
 		if err := fsRoot.RemoveAll(rm.path); err != nil {
-			return nil, fmt.Errorf("removing %s: %w", rm.path, err)
+			return nil, fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
 		}
 	}
 	if err := times.restore(); err != nil {

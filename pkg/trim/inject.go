@@ -11,6 +11,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -69,7 +70,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	claimed := map[string]string{} // path -> what claims it
 	claim := func(p, what string) bool {
 		if prev, ok := claimed[p]; ok {
-			problems = append(problems, fmt.Sprintf("%s: both %s and %s write it", p, prev, what))
+			problems = append(problems, fmt.Sprintf("%s: both %s and %s write it", names.Quote(p), prev, what))
 			return false
 		}
 		claimed[p] = what
@@ -106,7 +107,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		if have == sha256Hex(data) || have == ours[p] || strings.HasPrefix(p, TemplateDir+"/") || p == manifest.IndexPath {
 			return true
 		}
-		problems = append(problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, ownerName(owners, p)))
+		problems = append(problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, p))))
 		return false
 	}
 
@@ -126,11 +127,11 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			if out.exists(dest) {
 				if r.Existing == rules.ExistingStrip {
 					change.Kind = manifest.Removed
-					change.Reason = fmt.Sprintf("%s already has its proper copy at %s", c.verdict.Path, dest)
+					change.Reason = fmt.Sprintf("%s already has its proper copy at %s", names.Quote(c.verdict.Path), names.Quote(dest))
 					dropped = append(dropped, change)
 					continue
 				}
-				problems = append(problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, c.verdict.Path, dest))
+				problems = append(problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, names.Quote(c.verdict.Path), names.Quote(dest)))
 				continue
 			}
 		case rules.Defer:
@@ -162,7 +163,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			continue
 		}
 		if out.exists(a.Path) {
-			problems = append(problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, ownerName(owners, a.Path)))
+			problems = append(problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(owners, a.Path))))
 			continue
 		}
 		if !claim(a.Path, "add at "+a.Pos.String()) {
@@ -207,7 +208,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range index.Files {
 		if f.Kind == manifest.Deferred && out.exists(f.Dest) {
-			problems = append(problems, fmt.Sprintf("deferred %s: the image still holds %s", f.Source, f.Dest))
+			problems = append(problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
 		}
 	}
 
@@ -240,7 +241,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		var missing []string
 		for d := path.Dir(in.entry.Name); d != "." && !out.isDir(d) && !made[d]; d = path.Dir(d) {
 			if out.exists(d) {
-				return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: parent %s exists and is not a directory", in.entry.Name, d)}}
+				return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: parent %s exists and is not a directory", names.Quote(in.entry.Name), names.Quote(d))}}
 			}
 			missing = append(missing, d)
 		}
@@ -258,7 +259,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			in.unchanged = true
 		}
 		if hits := set.ForbiddenBy(in.entry.Name, EntryType(in.entry.Type)); len(hits) > 0 {
-			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", in.entry.Name, hits[0].Name)}}
+			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", names.Quote(in.entry.Name), hits[0].Name)}}
 		}
 	}
 	return withParents, dropped, nil

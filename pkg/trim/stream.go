@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -48,7 +49,7 @@ func (e *OffenderError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d file(s) violate the policy and no rule handles them:", len(e.Offenders))
 	for _, f := range e.Offenders {
-		fmt.Fprintf(&b, "\n  %s (package %s): policy %s: %s", f.Path, f.Package, f.Policy, f.Reason)
+		fmt.Fprintf(&b, "\n  %s (package %s): policy %s: %s", names.Quote(f.Path), names.Quote(f.Package), f.Policy, f.Reason)
 	}
 	b.WriteString("\nadd a rule for the package, or allow the path in the policy")
 	return b.String()
@@ -355,10 +356,10 @@ func (g *guardWriter) WriteHeader(e *archive.Entry) error {
 			return fmt.Errorf("%w: %v", errGuard, err)
 		}
 		if hits := g.set.ForbiddenBy(name, EntryType(e.Type)); len(hits) > 0 {
-			return fmt.Errorf("%w: %s is still in the output, which policy %s forbids", errGuard, name, hits[0].Name)
+			return fmt.Errorf("%w: %s is still in the output, which policy %s forbids", errGuard, names.Quote(name), hits[0].Name)
 		}
 		if g.parentsFirst && name != "." && !g.dirs[path.Dir(name)] {
-			return fmt.Errorf("%w: %s is written before its parent directory", errGuard, name)
+			return fmt.Errorf("%w: %s is written before its parent directory", errGuard, names.Quote(name))
 		}
 		if e.Type == archive.TypeDir {
 			g.dirs[name] = true
