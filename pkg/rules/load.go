@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -646,15 +647,8 @@ func checkTemplate(t *Template) error {
 // forbidden paths.
 func (l *loader) crossCheck() {
 	rules := l.set.Rules()
-	for i, a := range rules {
-		for _, b := range rules[i+1:] {
-			if a.Package == b.Package {
-				continue
-			}
-			if p, ok := overlap(a.Paths, b.Paths); ok && (a.Action != b.Action || a.To != b.To || a.Tag() != b.Tag()) {
-				l.errorf(b.Pos, "rule %s conflicts with rule %s (%s): both match %s but do different things", b.Name, a.Name, a.Pos, p)
-			}
-		}
+	l.ruleConflicts(rules)
+	for _, a := range rules {
 		if a.Action == Relocate && !strings.HasSuffix(a.To, "/") {
 			if hits := l.set.ForbiddenBy(a.To, TypeFile); len(hits) > 0 {
 				l.errorf(a.Pos, "rule %s relocates to %s, which policy %s forbids", a.Name, a.To, hits[0].Name)
@@ -673,21 +667,128 @@ func (l *loader) crossCheck() {
 	}
 }
 
-// overlap reports a path that patterns of both lists match, checking the
-// literal ones against the other side (glob-against-glob intersection is
-// undecidable in general and left to the run-time checks).
-func overlap(a, b []Pattern) (string, bool) {
-	for _, p := range a {
-		if lit, ok := p.Literal(); ok && matchAny(b, lit) {
-			return lit, true
+// outcome is what a rule does with a path it matches: rules of different
+// packages that match one path must agree on it.
+type outcome struct {
+	action  Action
+	to, tag string
+}
+
+func outcomeOf(r *Rule) outcome { return outcome{r.Action, r.To, r.Tag()} }
+
+type globRef struct {
+	rule int
+	p    Pattern
+}
+
+// ruleConflicts reports each rule that can match a path an earlier rule of
+// another package also matches, with another outcome. The paths checked
+// are the literal ones (glob against glob is undecidable in general and
+// left to the run-time checks). Each literal path forms a group of the
+// rules that match it: those naming it, found in a map, and the globs
+// whose literal prefix (the text before the first wildcard) is a prefix
+// of it, found by looking each of its prefixes up, then matched. So the
+// cost is O(P·L + M) for P literal paths of length up to L and M pairs of
+// a glob and a path that starts with the glob's literal prefix, instead
+// of comparing every pair of rules.
+func (l *loader) ruleConflicts(rules []*Rule) {
+	byPath := map[string][]int{} // literal path -> indexes of the rules naming it
+	var paths []string           // in first-seen order, for a stable report
+	globs := map[string][]globRef{}
+	for i, r := range rules {
+		for _, p := range r.Paths {
+			lit, ok := p.Literal()
+			if !ok {
+				globs[p.prefix] = append(globs[p.prefix], globRef{i, p})
+				continue
+			}
+			have := byPath[lit]
+			if len(have) == 0 {
+				paths = append(paths, lit)
+			}
+			if len(have) == 0 || have[len(have)-1] != i {
+				byPath[lit] = append(have, i)
+			}
 		}
 	}
-	for _, p := range b {
-		if lit, ok := p.Literal(); ok && matchAny(a, lit) {
-			return lit, true
+	reported := map[int]bool{}
+	var group []int
+	for _, p := range paths {
+		group = append(group[:0], byPath[p]...)
+		if len(globs) > 0 {
+			for k := 0; k <= len(p); k++ {
+				for _, g := range globs[p[:k]] {
+					if g.p.Match(p) {
+						group = append(group, g.rule)
+					}
+				}
+			}
+		}
+		if len(group) < 2 {
+			continue
+		}
+		sort.Ints(group)
+		group = slices.Compact(group)
+		l.groupConflicts(rules, group, byPath[p], p, reported)
+	}
+}
+
+// groupConflicts reports, in a group of rules (sorted by rule order) that
+// all match path, each rule that an earlier rule of another package
+// contradicts, where one of the two names path literally (lits, sorted).
+// Whether one does is counted (earlier rules, minus those of the same
+// package, minus those with the same outcome, plus those with both), so a
+// group costs its size unless it holds conflicts.
+func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, reported map[int]bool) {
+	type key struct {
+		pkg string
+		out outcome
+	}
+	// Counts over the earlier rules, and over the earlier literal ones.
+	type counts struct {
+		n      int
+		byPkg  map[string]int
+		byOut  map[outcome]int
+		byBoth map[key]int
+	}
+	newCounts := func() *counts {
+		return &counts{byPkg: map[string]int{}, byOut: map[outcome]int{}, byBoth: map[key]int{}}
+	}
+	all, literal := newCounts(), newCounts()
+	isLit := func(i int) bool {
+		_, ok := slices.BinarySearch(lits, i)
+		return ok
+	}
+	for _, j := range group {
+		b := rules[j]
+		ob := outcomeOf(b)
+		bLit := isLit(j)
+		c := literal
+		if bLit {
+			c = all
+		}
+		if !reported[j] && c.n-c.byPkg[b.Package]-c.byOut[ob]+c.byBoth[key{b.Package, ob}] > 0 {
+			for _, i := range group {
+				if i >= j {
+					break
+				}
+				if a := rules[i]; a.Package != b.Package && outcomeOf(a) != ob && (bLit || isLit(i)) {
+					l.errorf(b.Pos, "rule %s conflicts with rule %s (%s): both match %s but do different things", b.Name, a.Name, a.Pos, path)
+					reported[j] = true
+					break
+				}
+			}
+		}
+		for _, c := range []*counts{all, literal} {
+			if c == literal && !bLit {
+				continue
+			}
+			c.n++
+			c.byPkg[b.Package]++
+			c.byOut[ob]++
+			c.byBoth[key{b.Package, ob}]++
 		}
 	}
-	return "", false
 }
 
 // digest hashes every file read, by its path relative to the rules
