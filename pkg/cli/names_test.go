@@ -238,3 +238,33 @@ func TestHostileNamesShown(t *testing.T) {
 		t.Errorf("render restored (-want +got):\n%s", d)
 	}
 }
+
+// TestExportKeepsNamesOutOfMake: export writes makefile lines; a rule path
+// that make would read as more than one path, an expansion or the end of a
+// comment is listed as a comment, quoted, never as make code.
+func TestExportKeepsNamesOutOfMake(t *testing.T) {
+	dir := t.TempDir()
+	doc := "package: p\nrules:\n" +
+		"  - name: ok\n    match: [etc/plain.conf]\n    action: strip\n    reason: x\n" +
+		"  - name: space\n    match: [\"etc/a b.conf\"]\n    action: strip\n    reason: x\n" +
+		"  - name: dollar\n    match: [\"etc/$(shell touch /tmp/pwned).conf\"]\n    action: strip\n    reason: x\n" +
+		"  - name: newline\n    match: [\"etc/x\\n$(info pwned)\"]\n    action: strip\n    reason: x\n" +
+		"  - name: glob\n    match: [\"etc/g/*\\n$(info pwned)\"]\n    action: strip\n    reason: x\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, nil, "export", "buildroot", "--rules", dir)
+	if code != ExitOK {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	checkShown(t, "export", out)
+	var makeLines []string
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			makeLines = append(makeLines, line)
+		}
+	}
+	if d := cmp.Diff([]string{"P_DROP_FILES_OR_DIRS += /etc/plain.conf"}, makeLines); d != "" {
+		t.Errorf("make code (-want +got):\n%s\nwhole output:\n%s", d, out)
+	}
+}
