@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -67,11 +68,19 @@ func exportBuildroot(w io.Writer, set *rules.Set) {
 			for _, pat := range r.Paths {
 				lit, ok := pat.Literal()
 				if !ok {
-					cannot = append(cannot, fmt.Sprintf("rule %s (%s): glob %s", r.Name, r.Pos, pat))
+					cannot = append(cannot, fmt.Sprintf("rule %s (%s): glob %s", r.Name, r.Pos, names.Quote(pat.String())))
+					continue
+				}
+				if !makeWord(lit) {
+					cannot = append(cannot, fmt.Sprintf("rule %s (%s): path %s is not one plain word to make", r.Name, r.Pos, names.Quote(lit)))
 					continue
 				}
 				lines = append(lines, fmt.Sprintf("%s_DROP_FILES_OR_DIRS += /%s", buildrootVar(p.Name), lit))
 			}
+		}
+		if len(lines) > 0 && !makeWord(p.Name) {
+			cannot = append(cannot, fmt.Sprintf("package %s (%s): not one plain word to make", names.Quote(p.Name), p.Pos))
+			lines = nil
 		}
 		if len(lines) > 0 {
 			fmt.Fprintf(w, "\n# %s\n%s\n", p.Name, strings.Join(lines, "\n"))
@@ -86,7 +95,24 @@ func exportBuildroot(w io.Writer, set *rules.Set) {
 	if len(cannot) > 0 {
 		fmt.Fprintln(w, "\n# Not expressible as DROP_FILES_OR_DIRS:")
 		for _, c := range cannot {
-			fmt.Fprintln(w, "#   "+c)
+			// A newline would end the comment: names.Text escapes it.
+			fmt.Fprintln(w, "#   "+names.Text(c))
 		}
 	}
+}
+
+// makeWord reports whether make reads s, in a variable's value, as one
+// word and nothing more: printable ASCII without blanks (which split the
+// list), $ (an expansion), # (a comment) or \ (a continuation).
+func makeWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || c == '$' || c == '#' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
