@@ -97,7 +97,7 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(env.Stderr, "rootfs-trim %s: %v\nRun 'rootfs-trim %s -h' for usage.\n", name, err, name)
+		fmt.Fprintf(env.Stderr, "rootfs-trim %s: %s\nRun 'rootfs-trim %s -h' for usage.\n", name, shownError(err), name)
 		return ExitError
 	}
 	if ctx.Err() != nil {
