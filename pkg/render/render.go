@@ -52,6 +52,14 @@ type Result struct {
 	// did not write: packages or programs created them after the image was
 	// built (podman's default network at first use, say).
 	Foreign []Foreign
+	// Left lists files the record names that render did not take back.
+	Left []Left
+}
+
+// Left is a recorded file render left in place, and why.
+type Left struct {
+	Path string
+	Why  string
 }
 
 // Foreign is a file render did not write that the policy forbids.
