@@ -160,3 +160,50 @@ func TestStaleTempFilesCleaned(t *testing.T) {
 		}
 	}
 }
+
+// A template whose output for a .conf, .conflist or .json destination is
+// not JSON is refused, and nothing is written.
+func TestTemplateJSONChecked(t *testing.T) {
+	rulesDir := t.TempDir()
+	copyDir(t, filepath.Join("..", "..", "rules"), rulesDir)
+	os.WriteFile(filepath.Join(rulesDir, "templates/mtu.conflist.tmpl"), []byte(`{"name": "x", "mtu": {{ index .Values "MTU" }}}`+"\n"), 0o644)
+	f, _ := os.OpenFile(filepath.Join(rulesDir, "templates.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("  - name: mtu\n    source: templates/mtu.conflist.tmpl\n    dest: etc/cni/net.d/50-mtu.conflist\n    cni: [bridge]\n    reason: test\n")
+	f.Close()
+	root := appliedImageFrom(t, rulesDir)
+	before := snapshot(t, root)
+	c := choice("crio", "bridge", "10.244.0.0/16")
+	c.Values["MTU"] = "1450, 1" // a value of a valid kind; the output is still not JSON
+	_, err := Render(Options{Root: root, Choice: c})
+	if err == nil || !strings.Contains(err.Error(), "template mtu") || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Errorf("err = %v, want one saying template mtu is not valid JSON", err)
+	}
+	if after := snapshot(t, root); after != before {
+		t.Errorf("a refused render changed /etc")
+	}
+	c.Values["MTU"] = "1450"
+	if _, err := Render(Options{Root: root, Choice: c}); err != nil {
+		t.Errorf("a good value: %v", err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
