@@ -207,3 +207,37 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+func TestValidators(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		ok   bool
+	}{
+		{"cidr v4", validCIDR("10.244.0.0/16"), true},
+		{"cidr v6", validCIDR("fd00:10:244::/56"), true},
+		{"cidr injection", validCIDR(`10.0.0.0/8","x":"y`), false},
+		{"cidr host bits kept", validCIDR("10.244.0.1/16"), true},
+		{"cidr leading zero", validCIDR("010.244.0.0/16"), false},
+		{"socket", validSocket("/var/run/dockershim.sock"), true},
+		{"socket relative", validSocket("run/x.sock"), false},
+		{"socket dotdot", validSocket("/run/../x.sock"), false},
+		{"socket quote", validSocket(`/run/x".sock`), false},
+		{"socket newline", validSocket("/run/x\n.sock"), false},
+		{"name", validName("MTU_1"), true},
+		{"name digit first", validName("1MTU"), false},
+		{"name dash", validName("M-TU"), false},
+		{"value", validValue("MTU", "1450"), true},
+		{"value quote", validValue("MTU", `1450, "x": "y`), false},
+		{"value newline", validValue("MTU", "1\n2"), false},
+		{"json ok", checkJSON("etc/cni/net.d/x.conflist", []byte(`{"a": 1}`+"\n")), true},
+		{"json two values", checkJSON("etc/cni/net.d/x.conf", []byte(`{"a": 1} {}`)), false},
+		{"json broken", checkJSON("etc/x.json", []byte(`{"a": 1,}`)), false},
+		{"not json", checkJSON("etc/crictl.yaml", []byte(`{`)), true},
+	}
+	for _, tc := range tests {
+		if (tc.err == nil) != tc.ok {
+			t.Errorf("%s: err = %v, want ok=%v", tc.name, tc.err, tc.ok)
+		}
+	}
+}

@@ -295,6 +295,10 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
 				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, missingValue(err)))
 				continue
 			}
+			if err := checkJSON(dest, out.Bytes()); err != nil {
+				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, err))
+				continue
+			}
 			p.data = out.Bytes()
 		}
 		plan = append(plan, p)
