@@ -6,6 +6,7 @@ package render
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -152,6 +153,7 @@ func ReadEnvFile(path string) (runtime, cni, podCIDR string, values map[string]s
 func ParseEnv(r io.Reader, name string) (map[string]string, error) {
 	vars := map[string]string{}
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEnvLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -170,8 +172,17 @@ func ParseEnv(r io.Reader, name string) (map[string]string, error) {
 		}
 		vars[k] = v
 	}
-	return vars, sc.Err()
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", name, line+1, maxEnvLine)
+		}
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return vars, nil
 }
+
+// maxEnvLine is systemd's own bound on an EnvironmentFile line (LONG_LINE_MAX).
+const maxEnvLine = 1 << 20
 
 // ParseCmdline reads minikube.* settings from a kernel command line.
 func ParseCmdline(cmdline string) (runtime, cni, podCIDR string, values map[string]string) {
