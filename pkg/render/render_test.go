@@ -67,6 +67,13 @@ func appliedImage(t *testing.T) string {
 
 func appliedImageFrom(t *testing.T, rulesDir string) string {
 	t.Helper()
+	return appliedImageWith(t, rulesDir, nil)
+}
+
+// appliedImageWith is appliedImage with other package files: name -> owner
+// and content ("" owner: owned by nobody).
+func appliedImageWith(t *testing.T, rulesDir string, extra map[string][2]string) string {
+	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
 		"etc/cni/net.d/.keep":                       "",
@@ -90,6 +97,15 @@ func appliedImageFrom(t *testing.T, rulesDir string) string {
 		"etc/systemd/system/containerd.service":     "cri-containerd-cni",
 		"etc/cni/net.d/87-podman-bridge.conflist":   "podman",
 		"usr/bin/podman":                            "podman",
+	}
+	for name, od := range extra {
+		if od[1] == "" {
+			delete(files, name)
+			delete(owner, name)
+			continue
+		}
+		files[name] = od[1]
+		owner[name] = od[0]
 	}
 	owners := trim.NewOwners()
 	for name, data := range files {
@@ -188,10 +204,14 @@ func TestCrictlMatchesMinikube(t *testing.T) {
 		"containerd": "runtime-endpoint: unix:///run/containerd/containerd.sock\n",
 		"crio":       "runtime-endpoint: unix:///var/run/crio/crio.sock\n",
 		"docker":     "runtime-endpoint: unix:///var/run/cri-dockerd.sock\n",
+		// Kubernetes before 1.24: cruntime.InternalDockerCRISocket.
+		"docker /var/run/dockershim.sock": "runtime-endpoint: unix:///var/run/dockershim.sock\n",
 	}
 	for rt, w := range want {
 		root := appliedImage(t)
-		if _, err := Render(Options{Root: root, Choice: choice(rt, "kindnet", "")}); err != nil {
+		c := choice(rt, "kindnet", "")
+		c.Runtime, c.CRISocket, _ = strings.Cut(rt, " ")
+		if _, err := Render(Options{Root: root, Choice: c}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(filepath.Join(root, "etc/crictl.yaml"))
