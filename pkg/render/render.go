@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -399,10 +398,7 @@ func missingValue(err error) error {
 	msg := err.Error()
 	if i := strings.Index(msg, `map has no entry for key "`); i >= 0 {
 		key := strings.TrimSuffix(msg[i+len(`map has no entry for key "`):], `"`)
-		switch key {
-		default:
-			return fmt.Errorf("needs value %q: give --set %s=...", key, key)
-		}
+		return fmt.Errorf("needs value %q: give --set %s=VALUE", key, key)
 	}
 	return err
 }
@@ -529,19 +525,6 @@ func matchAny(ps []rules.Pattern, name string) bool {
 		}
 	}
 	return false
-}
-
-func fileSum(root *os.Root, p string) string {
-	f, err := root.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func sha256Hex(b []byte) string {
