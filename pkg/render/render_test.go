@@ -336,6 +336,26 @@ func TestSymlinkDestinations(t *testing.T) {
 	if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
 		t.Errorf("render wrote outside the root: %v", entries)
 	}
+
+	// A parent that is a symlink inside the root is refused too: render
+	// writes a file only where it really is, and writes nothing else first.
+	root = appliedImage(t)
+	inside := filepath.Join(root, "usr/lib/cni")
+	os.MkdirAll(inside, 0o755)
+	os.RemoveAll(filepath.Join(root, "etc/cni"))
+	if err := os.Symlink("../usr/lib/cni", filepath.Join(root, "etc/cni")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Render(Options{Root: root, Choice: choice("crio", "bridge", "")})
+	if err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("err = %v, want a refusal naming the symlink", err)
+	}
+	if entries, _ := os.ReadDir(inside); len(entries) > 0 {
+		t.Errorf("render wrote through etc/cni -> ../usr/lib/cni: %v", entries)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "etc/crictl.yaml")); err == nil {
+		t.Error("render wrote /etc/crictl.yaml before refusing")
+	}
 }
 
 func TestReadOnlyRoot(t *testing.T) {
