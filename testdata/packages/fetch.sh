@@ -12,6 +12,8 @@
 #   <pkg>/root/{lib,usr/lib}/systemd/system/...
 #                                        its unit files (small text files)
 # Everything else in the package stays out: the .list still names it.
+# A refresh leaves <pkg>/check.lock alone: run `go test ./test/packages
+# -update` after it and review both diffs.
 #
 # Tests never run this: Debian's point releases change the archive, so the
 # fixtures are committed and a refresh is a reviewed diff. It needs apt-get
@@ -51,7 +53,8 @@ for p in "${pkgs[@]}"; do
 	deb=$(ls "$tmp/debs/${p}"_*.deb)
 	version=$(dpkg-deb -f "$deb" Version)
 	dest=$out/$p
-	rm -rf "$dest"
+	# check.lock stays: test/packages -update rewrites it, for review.
+	rm -rf "$dest/root"
 	mkdir -p "$dest/root/var/lib/dpkg/info" "$tmp/x/$p"
 	printf '%s\n' "$version" >"$dest/version"
 	dpkg-deb -x "$deb" "$tmp/x/$p"

@@ -42,7 +42,8 @@ emit() { # emit PKG KIND PATH [TARGET]: KIND is file, conf, link or real
 for arch in x86_64 aarch64; do
 	sfx=''
 	[ "$arch" = aarch64 ] && sfx=-aarch64
-	rm -rf "$arch"
+	# check.lock stays: test/packages -update rewrites it, for review.
+	rm -rf "$arch/target"
 	t=$arch/target list=$arch/packages-file-list.txt
 	mkdir -p "$t/etc/cni/net.d"
 	: >"$t/etc/cni/net.d/.keep"
