@@ -1,0 +1,153 @@
+package archive
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Hard-link groups crafted to reach through a symlink or into a device
+// (issue 12): the kernel links only members of one file type, and never
+// a directory or a symlink; DirWriter must do no more, and must never
+// chmod, open or write through what a later entry put at a member's name.
+func TestDirWriterHardLinkTypes(t *testing.T) {
+	outsideDir := t.TempDir()
+	outside := filepath.Join(outsideDir, "passwd")
+	const outsideData = "root:x:0:0::/root:/bin/sh\n"
+	member := func(name string, typ Type, mode uint32, size int64) *Entry {
+		return &Entry{Name: name, Type: typ, Mode: mode, Size: size, Inode: 77, Nlink: 3, ModTime: dirTestTime}
+	}
+	symlink := func(name, target string) *Entry {
+		e := member(name, TypeSymlink, 0o777, 0)
+		e.Linkname = target
+		return e
+	}
+	tests := []struct {
+		name    string
+		root    bool // needs device nodes
+		entries []*Entry
+		data    map[string]string
+		wantErr string // the entry named, or "" for success
+		check   func(t *testing.T, tree string)
+	}{{
+		// min1.cpio: a fifo of the group is not linked to the symlink
+		// that replaced the regular member, so its chmod stays inside.
+		name: "fifo after a symlink at the file's name",
+		entries: []*Entry{
+			member("a", TypeRegular, 0o644, 0),
+			symlink("a", outside),
+			member("b", TypeFifo, 0o6777, 0),
+		},
+		check: func(t *testing.T, tree string) {
+			if fi, err := os.Lstat(filepath.Join(tree, "b")); err != nil || fi.Mode().Type() != os.ModeNamedPipe {
+				t.Errorf("b: %v %v, want a fifo", fi, err)
+			}
+		},
+	}, {
+		// Same type, same inode: the later regular member would be linked
+		// to what now stands at "a", a symlink to a file in the tree, and
+		// its data written there.
+		name: "regular member after a symlink at the first member's name",
+		entries: []*Entry{
+			{Name: "t", Type: TypeRegular, Mode: 0o644, Size: 5, Nlink: 1, Inode: 5, ModTime: dirTestTime},
+			member("a", TypeRegular, 0o644, 0),
+			symlink("a", "t"),
+			member("c", TypeRegular, 0o6755, 6),
+		},
+		data:    map[string]string{"t": "keep\n", "c": "PWNED\n"},
+		wantErr: `entry "c"`,
+		check: func(t *testing.T, tree string) {
+			if b, _ := os.ReadFile(filepath.Join(tree, "t")); string(b) != "keep\n" {
+				t.Errorf("t now holds %q", b)
+			}
+			if fi, _ := os.Stat(filepath.Join(tree, "t")); fi.Mode() != 0o644 {
+				t.Errorf("t is now %v", fi.Mode())
+			}
+		},
+	}, {
+		// min2.cpio: a device and a regular file with data sharing an
+		// inode are two files; the data never goes into the device.
+		name: "regular member with data after a device",
+		root: true,
+		entries: []*Entry{
+			{Name: "x", Type: TypeChar, Mode: 0o600, Inode: 88, Nlink: 2, RdevMajor: 1, RdevMinor: 3},
+			{Name: "y", Type: TypeRegular, Mode: 0o644, Size: 6, Inode: 88, Nlink: 2},
+		},
+		data: map[string]string{"y": "PWNED\n"},
+		check: func(t *testing.T, tree string) {
+			var st unix.Stat_t
+			if err := unix.Lstat(filepath.Join(tree, "y"), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+				t.Errorf("y: mode %o nlink %d (%v), want a regular file of its own", st.Mode, st.Nlink, err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(tree, "y")); string(b) != "PWNED\n" {
+				t.Errorf("y holds %q", b)
+			}
+		},
+	}, {
+		// Directories and symlinks are never linked, whatever their
+		// inode; the regular file of the same inode stays a file.
+		name: "directory and symlinks sharing an inode with files",
+		entries: []*Entry{
+			member("d", TypeDir, 0o755, 0),
+			symlink("s1", "d"),
+			symlink("s2", "elsewhere"),
+			member("f", TypeRegular, 0o600, 2),
+		},
+		data: map[string]string{"f": "f\n"},
+		check: func(t *testing.T, tree string) {
+			if l, _ := os.Readlink(filepath.Join(tree, "s2")); l != "elsewhere" {
+				t.Errorf("s2 -> %q", l)
+			}
+			if fi, err := os.Lstat(filepath.Join(tree, "f")); err != nil || !fi.Mode().IsRegular() {
+				t.Errorf("f: %v %v", fi, err)
+			}
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.root && os.Geteuid() != 0 {
+				t.Skip("device nodes need root")
+			}
+			mustDo(t, os.WriteFile(outside, []byte(outsideData), 0o644))
+			mustDo(t, os.Chmod(outside, 0o644))
+			tree := t.TempDir()
+			w, err := NewDirWriter(tree, DirWriterOptions{})
+			mustDo(t, err)
+			err = writeEntries(w, tc.entries, tc.data)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("err = %v, want one naming %s", err, tc.wantErr)
+			}
+			if fi, err := os.Stat(outside); err != nil || fi.Mode() != 0o644 {
+				t.Errorf("the file outside the tree is now %v (%v)", fi.Mode(), err)
+			}
+			if b, _ := os.ReadFile(outside); string(b) != outsideData {
+				t.Errorf("the file outside the tree now holds %q", b)
+			}
+			tc.check(t, tree)
+		})
+	}
+}
+
+// writeEntries writes entries and their data, stopping at the first error.
+func writeEntries(w Writer, entries []*Entry, data map[string]string) error {
+	for _, e := range entries {
+		if err := w.WriteHeader(e); err != nil {
+			return err
+		}
+		if d := data[e.Name]; d != "" && e.Type == TypeRegular {
+			if _, err := w.Write([]byte(d)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
