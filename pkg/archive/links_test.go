@@ -151,3 +151,14 @@ func writeEntries(w Writer, entries []*Entry, data map[string]string) error {
 	}
 	return nil
 }
+
+// TestDirWriterWithoutFchmodat2 writes as on kernels before 6.6 (the boot
+// test's 6.1), where modes go through /proc/self/fd: the same protections
+// and the same tree.
+func TestDirWriterWithoutFchmodat2(t *testing.T) {
+	fchmodat2Missing.Store(true)
+	defer fchmodat2Missing.Store(false)
+	t.Run("hard-link types", TestDirWriterHardLinkTypes)
+	t.Run("round trip", TestDirRoundTrip)
+	t.Run("cpio links", TestDirWriterCpioLinks)
+}
