@@ -1,6 +1,9 @@
 package archive
 
 import (
+	"archive/tar"
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,4 +164,44 @@ func TestDirWriterWithoutFchmodat2(t *testing.T) {
 	t.Run("hard-link types", TestDirWriterHardLinkTypes)
 	t.Run("round trip", TestDirRoundTrip)
 	t.Run("cpio links", TestDirWriterCpioLinks)
+}
+
+// A tar hard link to a directory or a symlink names no file that can be
+// linked: it is refused with the entry's name, for every destination,
+// never turned into an empty file.
+func TestCopyRefusesHardLinksToDirsAndSymlinks(t *testing.T) {
+	targets := map[string]*tar.Header{
+		"directory": {Name: "etc/d/", Typeflag: tar.TypeDir, Mode: 0o755},
+		"symlink":   {Name: "etc/s", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow", Mode: 0o777},
+	}
+	for what, target := range targets {
+		for _, dest := range []Kind{KindTar, KindCpio, KindDir} {
+			t.Run(what+"/"+dest.String(), func(t *testing.T) {
+				link := &tar.Header{Name: "etc/l", Typeflag: tar.TypeLink, Linkname: strings.TrimSuffix(target.Name, "/"), Mode: 0o644}
+				in := tarOf(t, &tar.Header{Name: "etc/", Typeflag: tar.TypeDir, Mode: 0o755}, target, link)
+				opt := CopyOptions{Dest: dest}
+				var w Writer
+				switch dest {
+				case KindTar:
+					w = NewTarWriter(io.Discard, tar.FormatPAX)
+				case KindCpio:
+					scan, err := ScanLinks(NewTarReader(bytes.NewReader(in.Bytes())), nil)
+					mustDo(t, err)
+					opt.Links = scan
+					w = NewCpioWriter(io.Discard, Newc)
+				case KindDir:
+					tree := t.TempDir()
+					dw, err := NewDirWriter(tree, DirWriterOptions{})
+					mustDo(t, err)
+					defer dw.Close()
+					w = dw
+				}
+				err := Copy(w, NewTarReader(in), opt)
+				want := `hard link "etc/l": target "etc/` + strings.TrimPrefix(strings.TrimSuffix(target.Name, "/"), "etc/") + `" is a ` + what
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("err = %v, want %q", err, want)
+				}
+			})
+		}
+	}
 }
