@@ -141,13 +141,14 @@ func cpioOrder(items []dirItem) []dirItem {
 	// Only members inside the tree count: a file linked from outside is a
 	// plain file here.
 	type group struct {
-		members []dirItem
-		n       int
-		inode   uint64
+		members  []dirItem
+		n        int
+		inode    uint64
+		numbered bool
 	}
 	groups := map[fileID]*group{}
 	for _, it := range items {
-		if it.e.Type == TypeRegular && it.e.Nlink >= 2 {
+		if _, ok := it.e.LinkKey(); ok {
 			g := groups[it.id]
 			if g == nil {
 				g = &group{}
@@ -161,8 +162,8 @@ func cpioOrder(items []dirItem) []dirItem {
 	for _, it := range items {
 		e := it.e
 		g := groups[it.id]
-		if e.Type != TypeRegular || e.Nlink < 2 || g.n < 2 {
-			if e.Type == TypeRegular {
+		if _, ok := e.LinkKey(); !ok || g.n < 2 {
+			if e.Type != TypeDir {
 				e.Nlink = 1
 			}
 			e.Inode = inode
@@ -171,11 +172,17 @@ func cpioOrder(items []dirItem) []dirItem {
 			continue
 		}
 		// GNU cpio numbers a file when it first sees it, in input order.
-		if len(g.members) == 0 {
-			g.inode = inode
+		if !g.numbered {
+			g.inode, g.numbered = inode, true
 			inode++
 		}
 		e.Inode, e.Nlink = g.inode, uint32(g.n)
+		if e.Type != TypeRegular {
+			// Nothing to carry: GNU cpio writes linked fifos and devices
+			// where they are.
+			out = append(out, it)
+			continue
+		}
 		g.members = append(g.members, it)
 		if len(g.members) < g.n {
 			continue
@@ -449,7 +456,7 @@ func (d *DirReader) Stat(e *Entry) error {
 	if it.e.Type != e.Type {
 		return fmt.Errorf("%s: changed from %s to %s while reading the tree", d.display(e.Name), e.Type, it.e.Type)
 	}
-	if e.Type == TypeRegular {
+	if e.Type != TypeDir {
 		it.e.Nlink = 1
 	}
 	*e = *it.e
@@ -499,12 +506,13 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 	switch t {
 	case TypeRegular:
 		e.Size = st.Size
-		// Kept for grouping; scan replaces it by the count in the tree.
-		e.Nlink = uint32(st.Nlink)
-	case TypeDir:
-		e.Nlink = uint32(st.Nlink)
 	case TypeChar, TypeBlock:
 		e.RdevMajor, e.RdevMinor = unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
+	}
+	if t != TypeSymlink {
+		// For files, fifos and devices kept for grouping; scan replaces
+		// it by the count in the tree.
+		e.Nlink = uint32(st.Nlink)
 	}
 	return dirItem{e: e, id: fileID{uint64(st.Dev), uint64(st.Ino)}}, nil
 }
