@@ -239,3 +239,40 @@ func TestDirReaderBytesPerEntry(t *testing.T) {
 		t.Errorf("%d bytes of heap per entry, want at most 150", per)
 	}
 }
+
+// tar output groups hard links as DirWriter does: by (dev, inode) and
+// type. A fifo that shares a symlink's and a file's inode number stays a
+// fifo instead of becoming a tar hard link to one of them, which GNU tar
+// and bsdtar would make into a link to whatever "a" is by then.
+func TestCopyToTarGroupsByType(t *testing.T) {
+	var in bytes.Buffer
+	cw := NewCpioWriter(&in, Newc)
+	entries := []*Entry{
+		{Name: ".", Type: TypeDir, Mode: 0o755, Nlink: 2, Inode: 1},
+		{Name: "a", Type: TypeRegular, Mode: 0o644, Nlink: 3, Inode: 77},
+		{Name: "a", Type: TypeSymlink, Mode: 0o777, Nlink: 3, Inode: 77, Linkname: "/etc/passwd"},
+		{Name: "b", Type: TypeFifo, Mode: 0o6777, Nlink: 3, Inode: 77},
+	}
+	for _, e := range entries {
+		mustDo(t, cw.WriteHeader(e))
+	}
+	mustDo(t, cw.Close())
+	var out bytes.Buffer
+	tw := NewTarWriter(&out, tar.FormatPAX)
+	mustDo(t, Copy(tw, NewCpioReader(&in), CopyOptions{Dest: KindTar}))
+	mustDo(t, tw.Close())
+	got := map[string][]byte{}
+	tr := tar.NewReader(&out)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		mustDo(t, err)
+		got[h.Name] = append(got[h.Name], h.Typeflag)
+	}
+	want := map[string][]byte{".": {tar.TypeDir}, "a": {tar.TypeSymlink, tar.TypeReg}, "b": {tar.TypeFifo}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("type flags %q, want %q", got, want)
+	}
+}
