@@ -276,3 +276,89 @@ func TestCopyToTarGroupsByType(t *testing.T) {
 		t.Errorf("type flags %q, want %q", got, want)
 	}
 }
+
+// FuzzCopyLinks: whatever newc input the reader accepts, Copy to tar, to
+// newc with members dropped, and tar to newc again never panics, and a tar
+// hard link it writes always names an earlier file, fifo or device, never
+// a directory, a symlink or nothing.
+func FuzzCopyLinks(f *testing.F) {
+	seed := func(entries ...*Entry) []byte {
+		var b bytes.Buffer
+		w := NewCpioWriter(&b, Newc)
+		for _, e := range entries {
+			w.WriteHeader(e)
+			w.Write(bytes.Repeat([]byte("d"), int(e.Size)))
+		}
+		w.Close()
+		return b.Bytes()
+	}
+	root := &Entry{Name: ".", Type: TypeDir, Mode: 0o755, Nlink: 2, Inode: 1}
+	f.Add(seed(root,
+		&Entry{Name: "a", Type: TypeRegular, Mode: 0o644, Nlink: 3, Inode: 77},
+		&Entry{Name: "a", Type: TypeSymlink, Mode: 0o777, Nlink: 3, Inode: 77, Linkname: "/x"},
+		&Entry{Name: "b", Type: TypeFifo, Mode: 0o6777, Nlink: 3, Inode: 77}))
+	f.Add(seed(root,
+		&Entry{Name: "f", Type: TypeRegular, Mode: 0o644, Nlink: 2, Inode: 5, Size: 3},
+		&Entry{Name: "h", Type: TypeRegular, Mode: 0o644, Nlink: 2, Inode: 5},
+		&Entry{Name: "g", Type: TypeRegular, Mode: 0o644, Nlink: 3, Inode: 6},
+		&Entry{Name: "gg", Type: TypeRegular, Mode: 0o644, Nlink: 3, Inode: 6, Size: 4},
+		&Entry{Name: "ggg", Type: TypeRegular, Mode: 0o644, Nlink: 3, Inode: 6}))
+	f.Fuzz(fuzzCopyBody)
+}
+
+func fuzzCopyBody(t *testing.T, in []byte) {
+	// Drops every entry whose name has an odd length: data carriers and
+	// not, first members and last.
+	decide := func(e *Entry) (Action, error) {
+		if len(e.Name)%2 == 1 && e.Name != "." {
+			return Drop, nil
+		}
+		return Keep, nil
+	}
+	{
+		for _, d := range []func(*Entry) (Action, error){nil, decide} {
+			var tarOut bytes.Buffer
+			tw := NewTarWriter(&tarOut, tar.FormatPAX)
+			if Copy(tw, NewCpioReader(bytes.NewReader(in)), CopyOptions{Dest: KindTar, Decide: d}) != nil || tw.Close() != nil {
+				continue
+			}
+			kinds := map[string]byte{}
+			tr := tar.NewReader(bytes.NewReader(tarOut.Bytes()))
+			for {
+				h, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("reading our tar: %v", err)
+				}
+				name, err := Clean(h.Name)
+				if err != nil {
+					break // written as the input named it; not ours to judge
+				}
+				if h.Typeflag == tar.TypeLink {
+					target, _ := Clean(h.Linkname)
+					switch kinds[target] {
+					case tar.TypeReg, tar.TypeFifo, tar.TypeChar, tar.TypeBlock:
+					default:
+						t.Fatalf("hard link %q to %q, which is %q", h.Name, h.Linkname, kinds[target])
+					}
+					continue
+				}
+				kinds[name] = h.Typeflag
+			}
+			scan, err := ScanLinks(NewTarReader(bytes.NewReader(tarOut.Bytes())), nil)
+			if err != nil {
+				continue
+			}
+			cw := NewCpioWriter(io.Discard, Newc)
+			if err := Copy(cw, NewTarReader(bytes.NewReader(tarOut.Bytes())), CopyOptions{Dest: KindCpio, Links: scan}); err == nil {
+				cw.Close()
+			}
+		}
+		cw := NewCpioWriter(io.Discard, Newc)
+		if err := Copy(cw, NewCpioReader(bytes.NewReader(in)), CopyOptions{Dest: KindCpio, Decide: decide}); err == nil {
+			cw.Close()
+		}
+	}
+}
