@@ -232,12 +232,14 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			continue
 		}
 		times.save(path.Dir(in.entry.Name))
+		step(fsRoot)
 		if err := writeInjection(fsRoot, in); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", in.entry.Name, err)
 		}
 	}
 	for _, rm := range removals {
 		times.save(path.Dir(rm.path))
+		step(fsRoot)
 		if err := fsRoot.RemoveAll(rm.path); err != nil {
 			return nil, fmt.Errorf("removing %s: %w", rm.path, err)
 		}
@@ -247,6 +249,20 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	}
 	rep.OutEntries = rep.Entries // recounted by callers that need it
 	return rep, nil
+}
+
+// beforeStep, set only by tests, runs before each change ApplyDir makes to
+// the tree at root: a test stops the run there, as a kill would.
+var beforeStep func(root string)
+
+// syncWrites is for the kill tests, which lose nothing the page cache
+// holds: files written here are always synced.
+var syncWrites = true
+
+func step(root *os.Root) {
+	if beforeStep != nil {
+		beforeStep(root.Name())
+	}
 }
 
 func writesAny(inj []*injection) bool {
@@ -322,6 +338,7 @@ func writeInjection(root *os.Root, in *injection) error {
 		if err := root.Mkdir(e.Name, fs.FileMode(e.Mode&0o777)); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
+		step(root)
 		return root.Chtimes(e.Name, e.ModTime, e.ModTime)
 	}
 	data, err := in.data()
@@ -354,6 +371,7 @@ func (d *dirTimes) save(dir string) {
 func (d *dirTimes) restore() error {
 	for _, dir := range d.order {
 		t := d.saved[dir]
+		step(d.root)
 		if err := d.root.Chtimes(dir, t, t); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
