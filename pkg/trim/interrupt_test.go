@@ -523,3 +523,47 @@ func TestKillTargetCoversEveryChange(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyDirJournalOfAnotherTree: a journal a killed run left for a tree
+// that was since removed and made again (Buildroot's make clean keeps what
+// is beside the target) is not used, and goes; one that cannot be read
+// stops apply before anything changes.
+func TestApplyDirJournalOfAnotherTree(t *testing.T) {
+	set := shippedRules(t)
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref")
+	opt := Options{Set: set, Owners: killTarget(t, ref, false)}
+	if _, err := ApplyDir(context.Background(), ref, opt, false); err != nil {
+		t.Fatal(err)
+	}
+	want := listTree(t, ref)
+
+	root := filepath.Join(dir, "target")
+	killTarget(t, root, false)
+	jpath := filepath.Join(dir, ".target.rootfs-trim-journal")
+	stale := `{"version":1,"dev":1,"ino":2,"epoch_ns":0,"dirs":{"etc":0,"usr/share":0},"temps":["etc/hostname"]}`
+	if err := os.WriteFile(jpath, []byte(stale), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyDir(context.Background(), root, opt, false); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, listTree(t, root)); d != "" {
+		t.Errorf("with another tree's journal beside it (-want +got):\n%s", d)
+	}
+	checkNoJournal(t, root)
+
+	other := filepath.Join(dir, "other")
+	killTarget(t, other, false)
+	before := listTree(t, other)
+	if err := os.WriteFile(filepath.Join(dir, ".other.rootfs-trim-journal"), []byte(`{"version":1,"dirs":{`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ApplyDir(context.Background(), other, opt, false)
+	if err == nil || !strings.Contains(err.Error(), ".other.rootfs-trim-journal") {
+		t.Errorf("a truncated journal: err = %v, want one naming it", err)
+	}
+	if d := cmp.Diff(before, listTree(t, other)); d != "" {
+		t.Errorf("apply changed the tree although it refused (-before +after):\n%s", d)
+	}
+}
