@@ -175,6 +175,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return applyError(env, err)
 		}
+		if rep.Resumed {
+			fmt.Fprintf(env.Stderr, "rootfs-trim apply: finished the apply on %s that was interrupted\n", pos[0])
+		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", pos[0])
 		}
