@@ -201,7 +201,7 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 				plain = append(plain, f.Finding)
 			}
 		}
-		return printFindings(w, "github", plain, 0)
+		return printFindings(w, "github", plain, 0, nil)
 	}
 	for _, f := range res.Findings {
 		p := names.Quote(f.Path)
