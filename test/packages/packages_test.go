@@ -314,12 +314,14 @@ func checkCovered(t *testing.T, forbidden []string, got map[string]finding) {
 	}
 }
 
-// dryRun runs `apply --dry-run` and checks that it carries out each rule.
-func dryRun(t *testing.T, root string, want map[string]handled, args ...string) {
+// dryRun runs `apply --dry-run` and checks that it carries out each rule;
+// it returns what apply printed.
+func dryRun(t *testing.T, root string, want map[string]handled, args ...string) string {
 	t.Helper()
 	out, code := run(t, append([]string{"apply", "--rules", filepath.Join(root, "rules"), "--dry-run"}, args...)...)
 	if code != 0 {
 		t.Fatalf("apply --dry-run %v: exit %d\n%s", args, code, out)
+		return ""
 	}
 	verb := map[string]string{"strip": "removed", "defer": "deferred", "relocate": "relocated"}
 	got := map[string]string{}
@@ -336,6 +338,7 @@ func dryRun(t *testing.T, root string, want map[string]handled, args ...string) 
 	if diff := cmp.Diff(wantVerbs, got); diff != "" {
 		t.Errorf("apply --dry-run %v (-want +got):\n%s\n%s", args, diff, out)
 	}
+	return out
 }
 
 // runCheck runs `check` against lock; with -update it rewrites the lock
