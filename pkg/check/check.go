@@ -350,6 +350,10 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			if r.Waiver != "" {
 				f.Severity, f.Reason = rules.Warning, "waived: "+r.Waiver
 				waived[r] = true
+			} else if r.StaleReason != "" {
+				// Expected of some versions of the package: say why,
+				// and do not fail the build.
+				f.Severity, f.Reason = rules.Warning, "matched nothing: "+r.StaleReason
 			}
 			res.add(Finding{Finding: f})
 		}

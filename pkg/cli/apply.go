@@ -208,7 +208,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		printChanges(env.Stdout, rep, *dryRun)
 	}
 	for _, r := range rep.Stale {
-		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package))
+		why := ""
+		if r.StaleReason != "" {
+			why = ": " + oneLine(r.StaleReason)
+		}
+		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present%s [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package), why)
 	}
 	if *manifestPath != "" && !*dryRun {
 		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
