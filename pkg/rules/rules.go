@@ -120,9 +120,9 @@ type Rule struct {
 	// problem, as podman 4's default network living in the binary.
 	// check then reports the stale rule as a warning with this reason.
 	StaleReason string
-	Reason    string
-	Link      string
-	Pos       Pos
+	Reason      string
+	Link        string
+	Pos         Pos
 }
 
 // ExistingPolicy says what a relocation does when its destination is
