@@ -23,7 +23,9 @@ const auditHelp = `
 Reads trees, archives and package tarballs (it never writes) and lists each
 file that a package must not ship: path, package, the rule that handles it or
 the policy it violates, and why. Must-match rules that matched nothing although
-their package is present are listed as warnings (stale rules).
+their package is present are listed as warnings (stale rules). Without
+--packages-file-list or --package, an input with a dpkg database
+(var/lib/dpkg/info/*.list) is attributed from it, and a line says so.
 
 Exit status: 0 when nothing offends, 1 when something does, 2 on error.
 Formats: text (aligned columns), json, github (workflow annotations pointing at
