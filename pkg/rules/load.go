@@ -248,6 +248,8 @@ type rawRule struct {
 	Existing  located   `yaml:"existing"`
 	Runtime   located   `yaml:"runtime"`
 	CNI       located   `yaml:"cni"`
+	RestoreAs located   `yaml:"restore_as"`
+	Fallback  *bool     `yaml:"fallback"`
 	MustMatch *bool     `yaml:"must_match"`
 	Waive     located   `yaml:"waive"`
 	Stale     located   `yaml:"stale_reason"`
@@ -422,6 +424,21 @@ func (l *loader) forbid(file string, r rawForbid) {
 func (l *loader) pkg(file string, doc rawDoc) {
 	pos := Pos{file, doc.Package.Line}
 	p := &Package{Name: doc.Package.V, Pos: pos}
+	if p.Name == AnyPackage {
+		// Several files may hold rules for any owner (leftovers.yaml,
+		// a site's fallback.yaml): one package, rules in file order.
+		if prev := l.set.byName[AnyPackage]; prev != nil {
+			p = prev
+		} else {
+			l.set.byName[AnyPackage] = p
+			l.set.Packages = append(l.set.Packages, p)
+		}
+		if len(doc.Aliases) > 0 {
+			l.errorf(Pos{file, doc.Aliases[0].Line}, "package \"*\" has no aliases: its rules apply whatever the owner")
+		}
+		l.pkgContent(file, p, doc)
+		return
+	}
 	for _, n := range append([]located{doc.Package}, doc.Aliases...) {
 		if prev, ok := l.set.byName[n.V]; ok {
 			l.errorf(Pos{file, n.Line}, "package name %q is already used by package %s at %s", n.V, prev.Name, prev.Pos)
@@ -432,6 +449,11 @@ func (l *loader) pkg(file string, doc rawDoc) {
 			p.Aliases = append(p.Aliases, n.V)
 		}
 	}
+	l.pkgContent(file, p, doc)
+	l.set.Packages = append(l.set.Packages, p)
+}
+
+func (l *loader) pkgContent(file string, p *Package, doc rawDoc) {
 	for _, rr := range doc.Rules {
 		if r := l.rule(file, p, rr); r != nil {
 			p.Rules = append(p.Rules, r)
@@ -442,7 +464,6 @@ func (l *loader) pkg(file string, doc rawDoc) {
 			p.Adds = append(p.Adds, a)
 		}
 	}
-	l.set.Packages = append(l.set.Packages, p)
 }
 
 func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
@@ -454,6 +475,17 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		Runtime: rr.Runtime.V, CNI: rr.CNI.V, Waiver: rr.Waive.V, StaleReason: rr.Stale.V, MustMatch: true}
 	if rr.MustMatch != nil {
 		r.MustMatch = *rr.MustMatch
+	}
+	if rr.Fallback != nil && *rr.Fallback {
+		r.Fallback = true
+		switch {
+		case p.Name != AnyPackage:
+			l.errorf(pos, "rule %s: fallback: only goes in a package: \"*\" file (a package's own rules always decide first)", r.Name)
+		case rr.Action.V != "strip":
+			l.errorf(pos, "rule %s: a fallback rule strips (action: strip): it handles files nobody reviewed", r.Name)
+		case r.MustMatch:
+			l.errorf(pos, "rule %s: a fallback rule needs must_match: false (it is for files no rule names)", r.Name)
+		}
 	}
 	if r.StaleReason != "" && !r.MustMatch {
 		l.errorf(Pos{file, rr.Stale.Line}, "rule %s: stale_reason needs a must-match rule (must_match: false never goes stale)", r.Name)
@@ -506,6 +538,16 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		}
 		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, Runtimes)
 		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, CNIs)
+		if rr.RestoreAs.V != "" {
+			if n := rr.RestoreAs.V; strings.ContainsAny(n, "/\x00") || n == "." || n == ".." || strings.TrimSpace(n) != n {
+				l.errorf(Pos{file, rr.RestoreAs.Line}, "rule %s: restore_as: %q: want a file name (the deferred file is restored in its own directory)", r.Name, n)
+			} else {
+				r.RestoreAs = n
+			}
+		}
+	}
+	if act != Defer && rr.RestoreAs.V != "" {
+		l.errorf(Pos{file, rr.RestoreAs.Line}, "rule %s: restore_as: only goes with action defer", r.Name)
 	}
 	if act != Relocate && (rr.To.V != "" || rr.Existing.V != "") {
 		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate", r.Name)
@@ -678,7 +720,7 @@ type outcome struct {
 	to, tag string
 }
 
-func outcomeOf(r *Rule) outcome { return outcome{r.Action, r.To, r.Tag()} }
+func outcomeOf(r *Rule) outcome { return outcome{r.Action, r.To, r.Tag() + "/" + r.RestoreAs} }
 
 type globRef struct {
 	rule int
@@ -695,7 +737,21 @@ type globRef struct {
 // cost is O(P·L + M) for P literal paths of length up to L and M pairs of
 // a glob and a path that starts with the glob's literal prefix, instead
 // of comparing every pair of rules.
-func (l *loader) ruleConflicts(rules []*Rule) {
+//
+// Rules decide in tiers (the owning package's, then any owner's, then the
+// fallback), so only rules of one tier can contradict each other: each
+// tier is checked on its own.
+func (l *loader) ruleConflicts(all []*Rule) {
+	tiers := make([][]*Rule, tierFallback+1)
+	for _, r := range all {
+		tiers[r.tier()] = append(tiers[r.tier()], r)
+	}
+	for _, rules := range tiers {
+		l.tierConflicts(rules)
+	}
+}
+
+func (l *loader) tierConflicts(rules []*Rule) {
 	byPath := map[string][]int{} // literal path -> indexes of the rules naming it
 	var paths []string           // in first-seen order, for a stable report
 	globs := map[string][]globRef{}
@@ -745,8 +801,8 @@ func (l *loader) ruleConflicts(rules []*Rule) {
 // group costs its size unless it holds conflicts.
 func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, reported map[int]bool) {
 	type key struct {
-		pkg string
-		out outcome
+		scope string
+		out   outcome
 	}
 	// Counts over the earlier rules, and over the earlier literal ones.
 	type counts struct {
@@ -771,12 +827,12 @@ func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, r
 		if bLit {
 			c = all
 		}
-		if !reported[j] && c.n-c.byPkg[b.Package]-c.byOut[ob]+c.byBoth[key{b.Package, ob}] > 0 {
+		if !reported[j] && c.n-c.byPkg[b.scope()]-c.byOut[ob]+c.byBoth[key{b.scope(), ob}] > 0 {
 			for _, i := range group {
 				if i >= j {
 					break
 				}
-				if a := rules[i]; a.Package != b.Package && outcomeOf(a) != ob && (bLit || isLit(i)) {
+				if a := rules[i]; a.scope() != b.scope() && outcomeOf(a) != ob && (bLit || isLit(i)) {
 					l.errorf(b.Pos, "rule %s conflicts with rule %s (%s): both match %s but do different things", b.Name, a.Name, a.Pos, path)
 					reported[j] = true
 					break
@@ -788,9 +844,9 @@ func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, r
 				continue
 			}
 			c.n++
-			c.byPkg[b.Package]++
+			c.byPkg[b.scope()]++
 			c.byOut[ob]++
-			c.byBoth[key{b.Package, ob}]++
+			c.byBoth[key{b.scope(), ob}]++
 		}
 	}
 }

@@ -120,6 +120,22 @@ func TestLoadErrors(t *testing.T) {
 			"a.yaml": "package: p\naliases: [q]\n",
 			"b.yaml": "package: q\n"},
 			[]string{`b.yaml:1: package name "q" is already used by package p`}},
+		{"fallback in a package", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    fallback: true\n    must_match: false\n    reason: x\n"},
+			[]string{`a.yaml:3: rule r: fallback: only goes in a package: "*" file`}},
+		{"fallback that defers", map[string]string{"a.yaml": "package: \"*\"\nrules:\n  - name: r\n    match: [etc/x]\n    action: defer\n    runtime: crio\n    fallback: true\n    must_match: false\n    reason: x\n"},
+			[]string{`a.yaml:3: rule r: a fallback rule strips`}},
+		{"fallback must match", map[string]string{"a.yaml": "package: \"*\"\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    fallback: true\n    reason: x\n"},
+			[]string{`a.yaml:3: rule r: a fallback rule needs must_match: false`}},
+		{"two any-owner files disagree", map[string]string{
+			"a.yaml": "package: \"*\"\nrules:\n  - name: r1\n    match: [etc/x]\n    action: strip\n    reason: x\n",
+			"b.yaml": "package: \"*\"\nrules:\n  - name: r2\n    match: [\"etc/*\"]\n    action: relocate\n    to: usr/\n    reason: x\n"},
+			[]string{`b.yaml:3: rule r2 conflicts with rule r1 (`}},
+		{"aliases for any owner", map[string]string{"a.yaml": "package: \"*\"\naliases: [x]\n"},
+			[]string{`a.yaml:2: package "*" has no aliases`}},
+		{"restore_as with a directory", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: defer\n    runtime: crio\n    restore_as: ../y\n    reason: x\n"},
+			[]string{`a.yaml:7: rule r: restore_as: "../y": want a file name`}},
+		{"restore_as without defer", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    restore_as: y\n    reason: x\n"},
+			[]string{`a.yaml:6: rule r: restore_as: only goes with action defer`}},
 		{"stale_reason without must_match", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    must_match: false\n    stale_reason: gone in v4\n    reason: x\n"},
 			[]string{`a.yaml:7: rule r: stale_reason needs a must-match rule`}},
 		{"missing reason", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n"},
@@ -159,6 +175,58 @@ func TestLoadErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Precedence: a package's rule, then rules for any owner (several files
+// may say package: "*"), then fallback rules; none of them conflicts with
+// a rule of another tier matching the same path.
+func TestPrecedence(t *testing.T) {
+	dir := writeRules(t, map[string]string{
+		"policy.yaml":    okPolicy,
+		"p.yaml":         "package: p\nrules:\n  - name: p-defer\n    match: [etc/cni/net.d/a.conf]\n    action: defer\n    runtime: crio\n    reason: x\n",
+		"leftovers.yaml": "package: \"*\"\nrules:\n  - name: any-old\n    match: [\"etc/cni/net.d/*.old\", etc/cni/net.d/a.conf]\n    action: relocate\n    to: usr/share/old/\n    must_match: false\n    reason: x\n",
+		"site.yaml":      "package: \"*\"\nrules:\n  - name: site-fallback\n    match: [\"etc/cni/net.d/*\"]\n    action: strip\n    fallback: true\n    must_match: false\n    reason: x\n",
+	})
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	any := set.Lookup(AnyPackage)
+	if any == nil || len(any.Rules) != 2 {
+		t.Fatalf("package \"*\": %+v", any)
+	}
+	got := map[string]string{}
+	for _, name := range []string{"etc/cni/net.d/a.conf", "etc/cni/net.d/b.old", "etc/cni/net.d/c.conflist"} {
+		var who []string
+		if r := set.Lookup("p").Match(name); r != nil {
+			who = append(who, r.Name)
+		}
+		if r := any.Match(name); r != nil {
+			who = append(who, r.Name)
+		}
+		if r := any.MatchFallback(name); r != nil {
+			who = append(who, r.Name)
+		}
+		got[name] = strings.Join(who, " ")
+	}
+	want := map[string]string{
+		"etc/cni/net.d/a.conf":     "p-defer any-old site-fallback",
+		"etc/cni/net.d/b.old":      "any-old site-fallback",
+		"etc/cni/net.d/c.conflist": "site-fallback",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestRestoredName(t *testing.T) {
+	r := &Rule{RestoreAs: "10-crio-bridge.conflist"}
+	if got := r.RestoredName("etc/cni/net.d/10-crio-bridge.conflist.disabled"); got != "etc/cni/net.d/10-crio-bridge.conflist" {
+		t.Errorf("RestoredName = %q", got)
+	}
+	if got := (&Rule{}).RestoredName("etc/x"); got != "etc/x" {
+		t.Errorf("RestoredName without restore_as = %q", got)
 	}
 }
 

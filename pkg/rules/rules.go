@@ -105,14 +105,24 @@ type Keep struct {
 
 // Rule is one per-package rule.
 type Rule struct {
-	Name      string
-	Package   string // canonical package name
-	Paths     []Pattern
-	Action    Action
-	To        string // Relocate: destination path (cleaned)
-	Existing  ExistingPolicy
-	Runtime   string // Defer: the runtime the file belongs to
-	CNI       string // Defer: the CNI it belongs to, if any
+	Name     string
+	Package  string // canonical package name
+	Paths    []Pattern
+	Action   Action
+	To       string // Relocate: destination path (cleaned)
+	Existing ExistingPolicy
+	Runtime  string // Defer: the runtime the file belongs to
+	CNI      string // Defer: the CNI it belongs to, if any
+	// RestoreAs is the name (in the same directory) under which the boot
+	// step restores a deferred file (Defer only; empty: its own name).
+	// cri-o ships its bridge as 10-crio-bridge.conflist.disabled, which
+	// libcni never reads: restored, it must lose the suffix.
+	RestoreAs string
+	// Fallback marks a rule of a package: "*" file that handles what no
+	// other rule does: it acts only on files the policy forbids, after
+	// every package rule and every other "*" rule, and what it handles is
+	// reported as unreviewed (apply warns, audit lists, check fails).
+	Fallback  bool
 	MustMatch bool
 	Waiver    string // when set, findings of this rule are warnings, with this reason
 	// StaleReason says why the rule may match nothing in a newer
@@ -124,6 +134,36 @@ type Rule struct {
 	Link        string
 	Pos         Pos
 }
+
+// Rule tiers, in the order they decide: the owning package's rules, then
+// rules for any owner, then fallback rules.
+const (
+	tierPackage = iota
+	tierAny
+	tierFallback
+)
+
+func (r *Rule) tier() int {
+	switch {
+	case r.Package != AnyPackage:
+		return tierPackage
+	case r.Fallback:
+		return tierFallback
+	}
+	return tierAny
+}
+
+// scope is who a rule speaks for in conflict checks: its package, or for
+// rules for any owner its file (several files may say package: "*").
+func (r *Rule) scope() string {
+	if r.Package == AnyPackage {
+		return AnyPackage + r.Pos.File
+	}
+	return r.Package
+}
+
+// AnyPackage is the package name of rules that apply whatever the owner.
+const AnyPackage = "*"
 
 // ExistingPolicy says what a relocation does when its destination is
 // already in the image.
@@ -233,14 +273,39 @@ func (s *Set) IsKept(name string) *Keep {
 
 // Match returns the rule of package pkg (canonical name) that matches name,
 // or nil. Within a package the first rule in file order wins; overlapping
-// rules are refused at load time when their actions differ.
+// rules are refused at load time when their actions differ. Fallback rules
+// are left to MatchFallback.
 func (p *Package) Match(name string) *Rule {
 	for _, r := range p.Rules {
-		if matchAny(r.Paths, name) {
+		if !r.Fallback && matchAny(r.Paths, name) {
 			return r
 		}
 	}
 	return nil
+}
+
+// MatchFallback returns the first fallback rule that matches name, or nil.
+// The caller asks only for a file the policy forbids and no other rule
+// handles.
+func (p *Package) MatchFallback(name string) *Rule {
+	for _, r := range p.Rules {
+		if r.Fallback && matchAny(r.Paths, name) {
+			return r
+		}
+	}
+	return nil
+}
+
+// RestoredName is where the boot step puts a deferred file back: its own
+// path, or RestoreAs in the same directory.
+func (r *Rule) RestoredName(source string) string {
+	if r.RestoreAs == "" {
+		return source
+	}
+	if i := strings.LastIndexByte(source, '/'); i >= 0 {
+		return source[:i+1] + r.RestoreAs
+	}
+	return r.RestoreAs
 }
 
 func matchAny(ps []Pattern, name string) bool {

@@ -66,7 +66,9 @@ func BenchmarkLoadManyRules(b *testing.B) {
 }
 
 // pairwiseConflicts is the definition the indexed check must agree with:
-// rule j conflicts when an earlier rule i of another package does
+// rule j conflicts when an earlier rule i of the same tier (package rules,
+// rules for any owner, fallback rules) and another scope (package, or
+// file for "*" rules) does
 // something else with a path that one names literally and the other's
 // patterns match.
 func pairwiseConflicts(rules []*Rule) map[string]bool {
@@ -81,7 +83,7 @@ func pairwiseConflicts(rules []*Rule) map[string]bool {
 	out := map[string]bool{}
 	for j, b := range rules {
 		for _, a := range rules[:j] {
-			if a.Package != b.Package && outcomeOf(a) != outcomeOf(b) && (overlap(a.Paths, b.Paths) || overlap(b.Paths, a.Paths)) {
+			if a.tier() == b.tier() && a.scope() != b.scope() && outcomeOf(a) != outcomeOf(b) && (overlap(a.Paths, b.Paths) || overlap(b.Paths, a.Paths)) {
 				out[b.Name] = true
 			}
 		}
@@ -108,18 +110,29 @@ func TestConflictsMatchPairwise(t *testing.T) {
 		files := map[string]*strings.Builder{}
 		var all []*Rule
 		for i := range 2 + next(12) {
-			pkg := fmt.Sprintf("p%d", next(3))
-			b := files[pkg]
+			// p0 to p2 are packages; any0 and any1 are two package: "*"
+			// files, which must conflict with each other but never with a
+			// package's rules.
+			file := []string{"p0", "p1", "p2", "any0", "any1"}[next(5)]
+			b := files[file]
 			if b == nil {
 				b = &strings.Builder{}
+				pkg := file
+				if strings.HasPrefix(file, "any") {
+					pkg = `"*"`
+				}
 				fmt.Fprintf(b, "package: %s\nrules:\n", pkg)
-				files[pkg] = b
+				files[file] = b
+			}
+			action := actions[next(len(actions))]
+			if strings.HasPrefix(file, "any") && next(2) == 0 {
+				action = "action: strip\n    fallback: true"
 			}
 			var match []string
 			for range 1 + next(2) {
 				match = append(match, fmt.Sprintf("%q", patterns[next(len(patterns))]))
 			}
-			fmt.Fprintf(b, "  - name: r%d\n    match: [%s]\n    %s\n    must_match: false\n    reason: x\n", i, strings.Join(match, ", "), actions[next(len(actions))])
+			fmt.Fprintf(b, "  - name: r%d\n    match: [%s]\n    %s\n    must_match: false\n    reason: x\n", i, strings.Join(match, ", "), action)
 		}
 		docs := map[string]string{}
 		for pkg, b := range files {
