@@ -66,6 +66,11 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("EXAMPLE", example)
+			packages, err := filepath.Abs(filepath.Join("..", "..", "testdata", "packages"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("PACKAGES", packages)
 			env.Setenv("TZ", "UTC")
 			env.Setenv("LC_ALL", "C.UTF-8")
 			return nil
