@@ -52,7 +52,7 @@ type fixture struct {
 // crio's files, whatever cri-o tree they come from.
 var (
 	crioCrictl = handled{"crio-crictl", "strip"}
-	crioUnit   = handled{"crio-unit-in-usr-local", "strip"}
+	crioUnit   = handled{"crio-unit-in-usr-local", "relocate"}
 	crioNames  = []string{"crio-bin", "cri-o"}
 )
 
