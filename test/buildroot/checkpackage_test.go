@@ -623,7 +623,12 @@ func TestBuildCommands(t *testing.T) {
 			"GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOBIN=",
 			"CGO_ENABLED=1", "GOOS=linux", "GOARCH="+goarch)
 		env = append(env, goEnv...)
-		args := append(offline, "go", "build", "-v", "-ldflags", "", "-modcacherw", "-tags", "",
+		// pkg-golang.mk links with BFD on aarch64 (BR2_aarch64).
+		ldflags := ""
+		if goarch == "arm64" && goarch != runtime.GOARCH {
+			ldflags = "-extldflags '-fuse-ld=bfd'"
+		}
+		args := append(offline, "go", "build", "-v", "-ldflags", ldflags, "-modcacherw", "-tags", "",
 			"-trimpath", "-p", "2", "-buildvcs=false", "-o", out, gomod+"/"+targets[0])
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = src
