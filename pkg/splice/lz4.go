@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 
 	"github.com/pierrec/lz4/v4"
@@ -153,7 +154,9 @@ type Lz4 struct {
 	chainIdx int    // pending[chainIdx:] is input from chainIn on; -1: none
 	chainIn  int64
 	started  bool
-	comp     []byte
+	queue    []*lz4Item
+	sem      chan struct{} // a slot per core compressing
+	closing  bool
 
 	// Copied and Compressed count the blocks written each way.
 	Copied, Compressed int
@@ -162,7 +165,8 @@ type Lz4 struct {
 // NewLz4 returns a splicer writing to w, copying from the input in whose
 // blocks are listed by ScanLz4Legacy. New blocks are compressed at level.
 func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *Lz4 {
-	return &Lz4{w: w, in: in, blocks: blocks, level: level, chainIdx: -1}
+	return &Lz4{w: w, in: in, blocks: blocks, level: level, chainIdx: -1,
+		sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 }
 
 func (s *Lz4) start() error {
@@ -305,37 +309,81 @@ func (s *Lz4) drop(n int) {
 }
 
 func (s *Lz4) copyBlock(b Block) error {
-	if _, err := io.Copy(s.w, io.NewSectionReader(s.in, b.Offset, b.Size)); err != nil {
-		return fmt.Errorf("lz4-legacy: copying block at %d: %w", b.Offset, err)
-	}
-	s.Copied++
-	return nil
+	s.queue = append(s.queue, &lz4Item{copy: b})
+	return s.drain(false)
 }
 
-// compress writes p as new blocks of at most Lz4LegacyBlock bytes.
+// lz4Item is a block of the output in the making: a copy, or a new block
+// being compressed on another core while the input is read on.
+type lz4Item struct {
+	copy Block
+	src  []byte // to compress, when not a copy
+	out  []byte
+	done chan struct{}
+}
+
+// compress queues p as new blocks of at most Lz4LegacyBlock bytes.
 func (s *Lz4) compress(p []byte) error {
 	for len(p) > 0 {
 		k := min(len(p), Lz4LegacyBlock)
-		if need := 4 + lz4.CompressBlockBound(k); cap(s.comp) < need {
-			s.comp = make([]byte, need)
-		}
-		dst := s.comp[4 : 4+lz4.CompressBlockBound(k)]
-		var n int
-		var err error
-		if s.level == lz4.Fast {
-			n, err = lz4.CompressBlock(p[:k], dst, nil)
-		} else {
-			n, err = lz4.CompressBlockHC(p[:k], dst, s.level, nil, nil)
-		}
-		if err != nil || n == 0 {
-			return fmt.Errorf("lz4-legacy: compressing a block: %v", err)
-		}
-		binary.LittleEndian.PutUint32(s.comp[:4], uint32(n))
-		if _, err := s.w.Write(s.comp[:4+n]); err != nil {
-			return err
-		}
-		s.Compressed++
+		it := &lz4Item{src: append([]byte(nil), p[:k]...), done: make(chan struct{})}
+		s.sem <- struct{}{}
+		go func() {
+			defer func() { <-s.sem; close(it.done) }()
+			dst := make([]byte, 4+lz4.CompressBlockBound(len(it.src)))
+			var n int
+			if s.level == lz4.Fast {
+				n, _ = lz4.CompressBlock(it.src, dst[4:], nil)
+			} else {
+				n, _ = lz4.CompressBlockHC(it.src, dst[4:], s.level, nil, nil)
+			}
+			// With a destination of CompressBlockBound, a block always
+			// compresses (to literals at worst); 0 would be a library bug,
+			// caught when the item is written.
+			binary.LittleEndian.PutUint32(dst, uint32(n))
+			it.out = dst[:4+n]
+		}()
+		s.queue = append(s.queue, it)
 		p = p[k:]
+	}
+	return s.drain(len(s.queue) > maxQueued)
+}
+
+// maxQueued bounds the blocks held while earlier ones compress.
+const maxQueued = 4
+
+// drain writes the finished items at the head of the queue; with wait, it
+// waits for them until fewer than maxQueued remain (or none, at the end).
+func (s *Lz4) drain(wait bool) error {
+	for len(s.queue) > 0 {
+		it := s.queue[0]
+		if it.done != nil {
+			if !wait {
+				select {
+				case <-it.done:
+				default:
+					return nil
+				}
+			}
+			<-it.done
+			if len(it.out) <= 4 {
+				return errors.New("lz4-legacy: compressing a block gave nothing")
+			}
+			if _, err := s.w.Write(it.out); err != nil {
+				return err
+			}
+			s.Compressed++
+		} else {
+			if _, err := io.Copy(s.w, io.NewSectionReader(s.in, it.copy.Offset, it.copy.Size)); err != nil {
+				return fmt.Errorf("lz4-legacy: copying block at %d: %w", it.copy.Offset, err)
+			}
+			s.Copied++
+		}
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if wait && len(s.queue) <= maxQueued && !s.closing {
+			wait = false
+		}
 	}
 	return nil
 }
@@ -348,5 +396,9 @@ func (s *Lz4) Close() error {
 	err := s.compress(s.pending)
 	s.pending = s.pending[:0]
 	s.chainIdx = -1
+	s.closing = true
+	if derr := s.drain(true); err == nil {
+		err = derr
+	}
 	return err
 }
