@@ -92,6 +92,15 @@ func (m *Matcher) InputLen() int64 { return m.base + int64(len(m.buf)) }
 // bytes; with InputEnded and OutputLen == InputLen, the streams are equal.
 func (m *Matcher) Identical() bool { return m.identical }
 
+// Bytes returns the input's bytes [from, to) if the window still holds
+// them; the slice is only valid until the next Feed.
+func (m *Matcher) Bytes(from, to int64) ([]byte, bool) {
+	if from < m.base || to > m.InputLen() || from > to {
+		return nil, false
+	}
+	return m.buf[from-m.base : to-m.base], true
+}
+
 // InputEnded reports whether End was called.
 func (m *Matcher) InputEnded() bool { return m.ended }
 
