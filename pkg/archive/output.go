@@ -112,7 +112,7 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 	if r := opt.Reuse; r != nil && f.Kind != KindDir && f.Codec == r.Codec && f.Codec != compress.None {
 		// The compressor starts only once the output leaves the input's
 		// path: an output equal to its input is a copy of the file.
-		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r, hash: newAsyncHash()}
+		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
 		o.Writer, err = NewWriterFor(o.reuse, f)
 		if err != nil {
 			o.Abort()
@@ -251,7 +251,9 @@ func (o *Output) Abort() {
 
 func (o *Output) removeTemp() {
 	if o.reuse != nil {
-		o.reuse.hash.Sum() // stops the hashing goroutine
+		if o.reuse.gzLay != nil {
+			o.reuse.gzLay.Stop()
+		}
 	}
 	if o.counter != nil && o.counter.h != nil && o.counter.sum == nil {
 		o.counter.sum = o.counter.h.Sum() // stops the hashing goroutine
