@@ -234,7 +234,7 @@ func (r *reuseWriter) finish() error {
 		if err := r.gz.Close(r.crc, r.total); err != nil {
 			return err
 		}
-		r.gzLay.Stop()
+		// The output has reached the input's end: the scan is about done.
 		if more, _ := r.gzLay.Wait(); more {
 			r.note("the input has more than one gzip member; only the first one's blocks were reused")
 		}

@@ -281,3 +281,19 @@ func FuzzLz4Splice(f *testing.F) {
 		}
 	})
 }
+
+func TestLz4SpliceTool(t *testing.T) {
+	// lz4 -d reads a splice of its own output: copied 8 MiB blocks with a
+	// short recompressed block between them.
+	in := corpus(12, 3*Lz4LegacyBlock+5000)
+	comp := runTool(t, in, "lz4", "-l", "-9", "-q", "-c")
+	out := applyEdits(in, []edit{{Lz4LegacyBlock + 100, 5000, ""}, {len(in), 0, "the end, appended"}})
+	got, s := spliceLz4(t, comp, in, out, 32<<10, 16<<20, 5000)
+	if s.Copied < 2 {
+		t.Errorf("%d blocks copied, want 2", s.Copied)
+	}
+	runTool(t, got, "lz4", "-t")
+	if !bytes.Equal(runTool(t, got, "lz4", "-dc"), out) {
+		t.Fatal("lz4 -dc of the splice differs from the edited stream")
+	}
+}
