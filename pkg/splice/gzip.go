@@ -39,7 +39,7 @@ type GzipLayout struct {
 // header the splicer does not know (reserved flags, a method other than
 // deflate) is ErrUnhandled.
 func ScanGzip(r io.ReaderAt, size int64) (*GzipLayout, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 256<<10)
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(size+16, 256<<10)))
 	hdr, xfl, err := readGzipHeader(br)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func (b Block) End() int64 { return b.Start + b.Len }
 // The uncompressed length of a block is not in its header, so each block's
 // sequences are walked (without decoding the literals) to add it up.
 func ScanLz4Legacy(r io.ReaderAt, size int64) ([]Block, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<20)
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(size+16, 1<<20)))
 	var blocks []Block
 	var off, start int64
 	var comp []byte
@@ -59,6 +59,8 @@ func ScanLz4Legacy(r io.ReaderAt, size int64) ([]Block, error) {
 			return nil, fmt.Errorf("lz4-legacy: size trailer: %w", ErrUnhandled)
 		case n == 0 || int(n) > bound:
 			return nil, fmt.Errorf("lz4-legacy: block at %d: bad size %d", off, n)
+		case int64(n) > size-off-4:
+			return nil, fmt.Errorf("lz4-legacy: block at %d: %w", off, io.ErrUnexpectedEOF)
 		}
 		if cap(comp) < int(n) {
 			comp = make([]byte, n)

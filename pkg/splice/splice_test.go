@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/flate"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -296,4 +297,39 @@ func TestLz4SpliceTool(t *testing.T) {
 	if !bytes.Equal(runTool(t, got, "lz4", "-dc"), out) {
 		t.Fatal("lz4 -dc of the splice differs from the edited stream")
 	}
+}
+
+// FuzzScan gives the block scanners arbitrary bytes: they must return, with
+// blocks that tile what they cover, or an error.
+func FuzzScan(f *testing.F) {
+	in := corpus(13, 5000)
+	f.Add(lz4Legacy(f, in, 1000))
+	var gz bytes.Buffer
+	w, _ := flate.NewWriter(&gz, 9)
+	w.Write(in)
+	w.Close()
+	f.Add(append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3}, gz.Bytes()...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if blocks, err := ScanLz4Legacy(bytes.NewReader(data), int64(len(data))); err == nil {
+			var at int64
+			for _, b := range blocks {
+				if b.Start != at || b.Len > Lz4LegacyBlock {
+					t.Fatalf("lz4 block %+v at %d", b, at)
+				}
+				at = b.End()
+			}
+		}
+		lay, err := ScanGzip(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		lay.Wait()
+		var at int64
+		for _, b := range lay.blocks {
+			if b.Start != at || b.EndBit <= b.Bit {
+				t.Fatalf("deflate block %+v at %d", b, at)
+			}
+			at = b.End()
+		}
+	})
 }
