@@ -183,6 +183,18 @@ func (r *reuseWriter) startGzip() error {
 }
 
 func (r *reuseWriter) startFull() error {
+	if r.in.Codec == compress.Xz {
+		// Write the blocks the way the input has them: one block in, one
+		// block out (on one core; --recompress=full uses every core, in
+		// blocks).
+		f, size, err := r.openInput()
+		if err != nil {
+			return err
+		}
+		if n, err := splice.XzBlocks(f, size); err == nil && n == 1 {
+			r.o.opt.Compress.SingleBlock = true
+		}
+	}
 	entries, err := r.o.startCompressor()
 	if err != nil {
 		return err

@@ -333,3 +333,28 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+func TestXzBlocks(t *testing.T) {
+	in := corpus(14, 3<<20)
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-1", "-C", "crc32", "-T1"}, 1},
+		{[]string{"-1", "-C", "crc32", "-T2", "--block-size=1MiB"}, 3},
+	} {
+		comp := runTool(t, in, "xz", append(tc.args, "-c")...)
+		n, err := XzBlocks(bytes.NewReader(comp), int64(len(comp)))
+		if err != nil || n != tc.want {
+			t.Errorf("xz %v: %d blocks, %v; want %d", tc.args, n, err, tc.want)
+		}
+		padded := append(append([]byte(nil), comp...), 0, 0, 0, 0)
+		if n, err := XzBlocks(bytes.NewReader(padded), int64(len(padded))); n != tc.want {
+			t.Errorf("xz %v with padding: %d blocks, %v", tc.args, n, err)
+		}
+		two := append(append([]byte(nil), comp...), comp...)
+		if _, err := XzBlocks(bytes.NewReader(two), int64(len(two))); !errors.Is(err, ErrUnhandled) {
+			t.Errorf("two streams: %v, want ErrUnhandled", err)
+		}
+	}
+}
