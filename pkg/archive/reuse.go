@@ -95,6 +95,13 @@ func (r *reuseWriter) start() error {
 		return err // nil, or a real failure
 	}
 	r.note(fmt.Sprintf("%v; recompressing the whole output", err))
+	if c := r.o.counter; c != nil {
+		// The splicer set up a path to the file and wrote nothing to it.
+		if c.h != nil {
+			c.h.Sum()
+		}
+		r.o.counter, r.o.buf = nil, nil
+	}
 	return r.startFull()
 }
 
