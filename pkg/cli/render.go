@@ -129,6 +129,9 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	for _, p := range res.Modified {
 		fmt.Fprintf(env.Stderr, "note: /%s was changed since the last render; replaced\n", p)
 	}
+	for _, l := range res.Left {
+		fmt.Fprintf(env.Stderr, "warning: /%s is in render's record but was left in place: %s\n", l.Path, l.Why)
+	}
 	for _, f := range res.Foreign {
 		if f.Removed {
 			fmt.Fprintf(env.Stderr, "warning: /%s was not written by render and policy %s forbids it: removed\n", f.Path, f.Policy)

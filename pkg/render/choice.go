@@ -91,6 +91,23 @@ func (c *Choice) Validate() error {
 	case !contains(rules.CNIs, c.CNI):
 		problems = append(problems, fmt.Sprintf("unknown CNI %q (want %s)", c.CNI, strings.Join(rules.CNIs, ", ")))
 	}
+	if c.PodCIDR != "" {
+		if err := validCIDR(c.PodCIDR); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	names := make([]string, 0, len(c.Values))
+	for k := range c.Values {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := validName(k); err != nil {
+			problems = append(problems, err.Error())
+		} else if err := validValue(k, c.Values[k]); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"golang.org/x/sys/unix"
 )
 
 // RecordPath is where render remembers what it wrote. It lives in /etc, so
@@ -52,6 +53,14 @@ type Result struct {
 	// did not write: packages or programs created them after the image was
 	// built (podman's default network at first use, say).
 	Foreign []Foreign
+	// Left lists files the record names that render did not take back.
+	Left []Left
+}
+
+// Left is a recorded file render left in place, and why.
+type Left struct {
+	Path string
+	Why  string
 }
 
 // Foreign is a file render did not write that the policy forbids.
@@ -103,23 +112,50 @@ func Render(opt Options) (*Result, error) {
 		return nil, err
 	}
 
-	res := &Result{}
+	t, err := openTree(opt.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	// A destination whose directory is reached through a symlink is refused
+	// before anything is written.
+	for _, p := range plan {
+		if dir, err := t.openDir(path.Dir(p.dest), false); err == nil {
+			unix.Close(dir)
+		} else if errors.Is(err, errSymlinkOnPath) {
+			return nil, fmt.Errorf("nothing written: /%s: %w", p.dest, err)
+		}
+	}
+	dests := renderDests(ix)
+
+	res := &Result{Left: old.left}
+	if !opt.DryRun {
+		// A render killed mid-write leaves its temporary files behind.
+		for _, d := range append(sortedKeys(dests), RecordPath) {
+			if _, err := t.removeStaleTemp(d); err != nil {
+				return res, fmt.Errorf("removing the temporary file for /%s: %w", d, err)
+			}
+		}
+	}
 	keep := map[string]bool{}
 	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.CNI}
 	for _, p := range plan {
 		keep[p.dest] = true
 		sum := sha256Hex(p.data)
 		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
-		if have, err := root.ReadFile(p.dest); err == nil && bytes.Equal(have, p.data) {
+		have, err := t.readFile(p.dest)
+		if err == nil && bytes.Equal(have, p.data) {
 			res.Unchanged = append(res.Unchanged, p.dest)
 			continue
 		}
-		if prev := old.find(p.dest); prev != nil && fileSum(root, p.dest) != prev.SHA256 && fileSum(root, p.dest) != "" {
-			res.Modified = append(res.Modified, p.dest)
+		if err == nil {
+			if prev := old.find(p.dest); prev == nil || sha256Hex(have) != prev.SHA256 {
+				res.Modified = append(res.Modified, p.dest)
+			}
 		}
 		res.Written = append(res.Written, p.dest)
 		if !opt.DryRun {
-			if err := writeFile(root, p); err != nil {
+			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
 				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
 			}
 		}
@@ -128,29 +164,61 @@ func Render(opt Options) (*Result, error) {
 		if keep[f.Path] {
 			continue
 		}
-		sum := fileSum(root, f.Path)
-		if sum == "" {
-			continue // already gone
+		if !dests[f.Path] {
+			res.Left = append(res.Left, Left{f.Path, "no deferred file or template in the index has it as destination"})
+			continue
 		}
-		if sum != f.SHA256 {
-			res.Modified = append(res.Modified, f.Path)
+		have, err := t.readFile(f.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // already gone
+		case err != nil:
+			res.Left = append(res.Left, Left{f.Path, err.Error()})
+			continue
+		case sha256Hex(have) != f.SHA256:
+			res.Left = append(res.Left, Left{f.Path, "changed since render wrote it"})
+			continue
 		}
 		res.Removed = append(res.Removed, f.Path)
 		if !opt.DryRun {
-			if err := root.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := t.remove(f.Path); err != nil && !errors.Is(err, unix.ENOENT) {
 				return res, fmt.Errorf("removing /%s: %w", f.Path, err)
 			}
 		}
 	}
 	if !opt.DryRun {
-		if err := writeRecord(root, rec); err != nil {
+		if err := writeRecord(t, rec); err != nil {
 			return res, err
 		}
 	}
-	if res.Foreign, err = foreign(root, ix, keep, opt.DryRun); err != nil {
+	if res.Foreign, err = foreign(root, t, ix, keep, opt.DryRun); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// renderDests is every destination the index can render, whatever the
+// choice: the only files render may ever take back.
+func renderDests(ix *manifest.Index) map[string]bool {
+	dests := map[string]bool{}
+	for _, f := range ix.Files {
+		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
+			continue
+		}
+		if d, err := archive.Clean(f.Dest); err == nil && strings.HasPrefix(d, "etc/") {
+			dests[d] = true
+		}
+	}
+	return dests
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func readIndex(root *os.Root) (*manifest.Index, error) {
@@ -227,6 +295,10 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
 				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, missingValue(err)))
 				continue
 			}
+			if err := checkJSON(dest, out.Bytes()); err != nil {
+				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, err))
+				continue
+			}
 			p.data = out.Bytes()
 		}
 		plan = append(plan, p)
@@ -255,36 +327,41 @@ func missingValue(err error) error {
 	return err
 }
 
-// writeFile writes p atomically, creating its directory (see
-// archive.WriteRootFile for the symlink and escape rules).
-func writeFile(root *os.Root, p *planned) error {
-	if err := root.MkdirAll(path.Dir(p.dest), 0o755); err != nil {
-		return err
-	}
-	return archive.WriteRootFile(root, archive.RootFile{Name: p.dest, Data: bytes.NewReader(p.data), Mode: p.mode, UID: p.uid, GID: p.gid})
+// record is the last render's record as read: files under /etc only, and
+// what was set aside (left) with the reason.
+type record struct {
+	Record
+	left []Left
 }
 
-func readRecord(root *os.Root) (*Record, error) {
+// readRecord reads the last render's record. It is not trusted: an
+// unreadable record, or a path outside /etc, is reported and ignored, so
+// that nothing is taken back on its word.
+func readRecord(root *os.Root) (*record, error) {
 	data, err := root.ReadFile(RecordPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Record{}, nil
+		return &record{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
 	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("/%s: %w", RecordPath, err)
+	var r record
+	if err := json.Unmarshal(data, &r.Record); err != nil {
+		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
 	}
+	files := r.Files[:0]
 	for _, f := range r.Files {
-		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") {
-			return nil, fmt.Errorf("/%s: path %q is not under /etc", RecordPath, f.Path)
+		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") || c == RecordPath {
+			r.left = append(r.left, Left{f.Path, "not a file under /etc that render writes"})
+			continue
 		}
+		files = append(files, f)
 	}
+	r.Files = files
 	return &r, nil
 }
 
-func (r *Record) find(p string) *RecordFile {
+func (r *record) find(p string) *RecordFile {
 	for i := range r.Files {
 		if r.Files[i].Path == p {
 			return &r.Files[i]
@@ -293,17 +370,20 @@ func (r *Record) find(p string) *RecordFile {
 	return nil
 }
 
-func writeRecord(root *os.Root, rec *Record) error {
+func writeRecord(t *tree, rec *Record) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(root, &planned{dest: RecordPath, data: append(data, '\n'), mode: 0o644})
+	if err := t.writeFile(RecordPath, append(data, '\n'), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("writing /%s: %w", RecordPath, err)
+	}
+	return nil
 }
 
 // foreign finds files under /etc that the policy forbids and that this
 // render did not write.
-func foreign(root *os.Root, ix *manifest.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
+func foreign(root *os.Root, t *tree, ix *manifest.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
 	type item struct {
 		p      manifest.IndexPolicy
 		forbid []rules.Pattern
@@ -348,7 +428,7 @@ func foreign(root *os.Root, ix *manifest.Index, ours map[string]bool, dryRun boo
 			if matchAny(it.forbid, p) && !matchAny(it.allow, p) {
 				f := Foreign{Path: p, Policy: it.p.Name}
 				if it.p.AtBoot == "remove" && !dryRun {
-					if err := root.Remove(p); err != nil {
+					if err := t.remove(p); err != nil {
 						return err
 					}
 					f.Removed = true

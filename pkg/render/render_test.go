@@ -26,6 +26,11 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // place.
 func appliedImage(t *testing.T) string {
 	t.Helper()
+	return appliedImageFrom(t, filepath.Join("..", "..", "rules"))
+}
+
+func appliedImageFrom(t *testing.T, rulesDir string) string {
+	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
 		"etc/cni/net.d/.keep":                       "",
@@ -61,7 +66,7 @@ func appliedImage(t *testing.T) string {
 			owners.Add(o, name)
 		}
 	}
-	set, err := rules.Load(filepath.Join("..", "..", "rules"))
+	set, err := rules.Load(rulesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
