@@ -116,24 +116,6 @@ func TestValuesValidated(t *testing.T) {
 	}
 }
 
-// #12 minor: a long line in the environment file is read or refused with
-// file:line, never "token too long".
-func TestEnvLongLine(t *testing.T) {
-	long := "A=" + strings.Repeat("x", 100<<10) + "\n"
-	vars, err := ParseEnv(strings.NewReader("B=1\n"+long), "env")
-	if err != nil {
-		t.Fatalf("a 100 KiB line: %v", err)
-	}
-	if len(vars["A"]) != 100<<10 {
-		t.Errorf("A has %d bytes", len(vars["A"]))
-	}
-	huge := "A=" + strings.Repeat("x", 2<<20) + "\n"
-	_, err = ParseEnv(strings.NewReader("B=1\n"+huge), "env")
-	if err == nil || !strings.Contains(err.Error(), "env:2:") {
-		t.Errorf("a 2 MiB line: err = %v, want one naming env:2", err)
-	}
-}
-
 // #12 minor: a render killed mid-write leaves .X.rootfs-trim.tmp files;
 // the next run removes them, and does not warn about them.
 func TestStaleTempFilesCleaned(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -55,6 +54,9 @@ type Result struct {
 	Foreign []Foreign
 	// Left lists files the record names that render did not take back.
 	Left []Left
+	// Notes say what render did for the choice beyond copying and
+	// rendering (a bridge rewritten for the pod CIDR, say).
+	Notes []string
 }
 
 // Left is a recorded file render left in place, and why.
@@ -75,6 +77,9 @@ type Options struct {
 	Root   string // "/" at boot
 	Choice Choice
 	DryRun bool
+	// Save records the choice on the persistent disk (ChoicePath) for the
+	// boot unit to render again after a VM restart.
+	Save bool
 }
 
 // planned is one file to write.
@@ -85,6 +90,7 @@ type planned struct {
 	uid  int
 	gid  int
 	from string
+	kind manifest.Kind
 }
 
 // Render writes /etc for the choice. Everything is read, checked and
@@ -103,7 +109,7 @@ func Render(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := makePlan(root, ix, opt.Choice)
+	plan, notes, err := makePlan(root, ix, opt.Choice)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +134,7 @@ func Render(opt Options) (*Result, error) {
 	}
 	dests := renderDests(ix)
 
-	res := &Result{Left: old.left}
+	res := &Result{Left: old.left, Notes: notes}
 	if !opt.DryRun {
 		// A render killed mid-write leaves its temporary files behind.
 		for _, d := range append(sortedKeys(dests), RecordPath) {
@@ -138,7 +144,7 @@ func Render(opt Options) (*Result, error) {
 		}
 	}
 	keep := map[string]bool{}
-	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.CNI}
+	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.Class()}
 	for _, p := range plan {
 		keep[p.dest] = true
 		sum := sha256Hex(p.data)
@@ -190,6 +196,11 @@ func Render(opt Options) (*Result, error) {
 		if err := writeRecord(t, rec); err != nil {
 			return res, err
 		}
+		if opt.Save {
+			if err := saveChoice(t, opt.Choice); err != nil {
+				return res, err
+			}
+		}
 	}
 	if res.Foreign, err = foreign(root, t, ix, keep, opt.DryRun); err != nil {
 		return res, err
@@ -234,81 +245,151 @@ func readIndex(root *os.Root) (*manifest.Index, error) {
 	return ix, nil
 }
 
+// BridgeConflist is where minikube's bridge CNI writes its config
+// (cni/bridge.go Bridge.netconf), and render's bridge-cni template too.
+const BridgeConflist = "etc/cni/net.d/1-k8s.conflist"
+
 // makePlan reads every deferred file and renders every template that the
 // choice selects, verifying each source against the index.
-func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
+func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, []string, error) {
+	class := c.Class()
 	data := map[string]any{
-		"Runtime": c.Runtime, "CNI": c.CNI, "Socket": Sockets[c.Runtime],
-		"Values": c.Values,
+		"Runtime": c.Runtime, "CNI": class, "Socket": c.Socket(),
+		"PodCIDR": c.CIDR(), "Values": c.Values,
 	}
-	if c.PodCIDR != "" {
-		data["PodCIDR"] = c.PodCIDR
+	if c.Values == nil {
+		data["Values"] = map[string]string{}
 	}
 	var plan []*planned
+	var notes []string
 	byDest := map[string]string{}
 	var problems []string
-	for _, f := range ix.Files {
+	var bridgeTemplate *manifest.IndexFile
+	for i, f := range ix.Files {
+		if f.Kind == manifest.Template && f.Dest == BridgeConflist {
+			bridgeTemplate = &ix.Files[i]
+		}
 		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
 			continue
 		}
-		if !f.When.Holds(c.Runtime, c.CNI) {
+		if !f.When.Holds(c.Runtime, class) {
 			continue
 		}
-		dest, err := archive.Clean(f.Dest)
-		if err != nil || !strings.HasPrefix(dest, "etc/") {
-			problems = append(problems, fmt.Sprintf("index entry %s: destination %q is not under /etc", f.Name, f.Dest))
+		if prev, ok := byDest[f.Dest]; ok {
+			problems = append(problems, fmt.Sprintf("both %s and %s write /%s for this choice", prev, f.Name, f.Dest))
 			continue
 		}
-		src, err := archive.Clean(f.Source)
-		if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
-			problems = append(problems, fmt.Sprintf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source))
-			continue
-		}
-		if prev, ok := byDest[dest]; ok {
-			problems = append(problems, fmt.Sprintf("both %s and %s write /%s for this choice", prev, f.Name, dest))
-			continue
-		}
-		byDest[dest] = f.Name
-		raw, err := root.ReadFile(src)
+		byDest[f.Dest] = f.Name
+		p, err := planFile(root, f, data)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err)))
+			problems = append(problems, err.Error())
 			continue
-		}
-		if sha256Hex(raw) != f.SHA256 {
-			problems = append(problems, fmt.Sprintf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256))
-			continue
-		}
-		mode, err := strconv.ParseUint(f.Mode, 8, 32)
-		if err != nil || mode > 0o7777 {
-			problems = append(problems, fmt.Sprintf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode))
-			continue
-		}
-		p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src}
-		if f.Kind == manifest.Template {
-			t, err := template.New(f.Name).Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(string(raw))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, err))
-				continue
-			}
-			var out bytes.Buffer
-			if err := t.Execute(&out, data); err != nil {
-				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, missingValue(err)))
-				continue
-			}
-			if err := checkJSON(dest, out.Bytes()); err != nil {
-				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, err))
-				continue
-			}
-			p.data = out.Bytes()
 		}
 		plan = append(plan, p)
 	}
+	if class == ClassNone && len(problems) == 0 {
+		var err error
+		plan, notes, err = noClusterCNI(root, plan, bridgeTemplate, c, data)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, fmt.Errorf("nothing written:\n  %s", strings.Join(problems, "\n  "))
+		return nil, nil, fmt.Errorf("nothing written:\n  %s", strings.Join(problems, "\n  "))
 	}
 	sort.Slice(plan, func(i, j int) bool { return plan[i].dest < plan[j].dest })
-	return plan, nil
+	return plan, notes, nil
+}
+
+// planFile reads one deferred file or renders one template.
+func planFile(root *os.Root, f manifest.IndexFile, data map[string]any) (*planned, error) {
+	dest, err := archive.Clean(f.Dest)
+	if err != nil || !strings.HasPrefix(dest, "etc/") {
+		return nil, fmt.Errorf("index entry %s: destination %q is not under /etc", f.Name, f.Dest)
+	}
+	src, err := archive.Clean(f.Source)
+	if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
+		return nil, fmt.Errorf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source)
+	}
+	raw, err := root.ReadFile(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err))
+	}
+	if sha256Hex(raw) != f.SHA256 {
+		return nil, fmt.Errorf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256)
+	}
+	mode, err := strconv.ParseUint(f.Mode, 8, 32)
+	if err != nil || mode > 0o7777 {
+		return nil, fmt.Errorf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode)
+	}
+	p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src, kind: f.Kind}
+	if f.Kind == manifest.Template {
+		t, err := template.New(f.Name).Option("missingkey=error").Funcs(rules.TemplateFuncs).Parse(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %v", f.Name, err)
+		}
+		var out bytes.Buffer
+		if err := t.Execute(&out, data); err != nil {
+			return nil, fmt.Errorf("template %s: %v", f.Name, missingValue(err))
+		}
+		if err := checkJSON(dest, out.Bytes()); err != nil {
+			return nil, fmt.Errorf("template %s: %v", f.Name, err)
+		}
+		p.data = out.Bytes()
+	}
+	return p, nil
+}
+
+// noClusterCNI gives the runtime a default network with the pod CIDR when
+// minikube deploys no CNI (--cni=false): the runtime's own deferred bridge,
+// rewritten as minikube rewrites it, else minikube's bridge conflist.
+func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *manifest.IndexFile, c Choice, data map[string]any) ([]*planned, []string, error) {
+	var kept []*planned
+	var notes []string
+	bridges := 0
+	for _, p := range plan {
+		if p.kind != manifest.Deferred || !strings.HasPrefix(p.dest, "etc/cni/net.d/") {
+			kept = append(kept, p)
+			continue
+		}
+		types, ok := cniPlugins(p.data)
+		switch {
+		case ok && c.Runtime == "crio" && len(types) == 1 && types[0] == "loopback":
+			notes = append(notes, fmt.Sprintf("/%s not restored: minikube disables cri-o's loopback config (cni.ConfigureLoopbackCNI)", p.dest))
+			continue
+		case ok && contains(types, "bridge"):
+			out, err := rewriteBridge(p.data, c.CIDR())
+			if err != nil {
+				return nil, nil, fmt.Errorf("rewriting %s's bridge /%s for pod CIDR %s: %v", c.Runtime, p.dest, c.CIDR(), err)
+			}
+			p.data = out
+			bridges++
+			notes = append(notes, fmt.Sprintf("/%s: %s's bridge, subnet set to %s as minikube's configureAllBridgeCNIs does", p.dest, c.Runtime, c.CIDR()))
+		}
+		kept = append(kept, p)
+	}
+	if bridges > 0 {
+		return kept, notes, nil
+	}
+	if bridgeTemplate == nil {
+		return nil, nil, fmt.Errorf("--cni=false: %s has no deferred bridge and the index has no template for /%s", c.Runtime, BridgeConflist)
+	}
+	p, err := planFile(root, *bridgeTemplate, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	notes = append(notes, fmt.Sprintf("/%s: %s ships no bridge of its own; minikube's bridge with %s is the pod network", p.dest, c.Runtime, c.CIDR()))
+	return append(kept, p), notes, nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // missingValue turns text/template's "map has no entry for key" into a
@@ -317,12 +398,7 @@ func missingValue(err error) error {
 	msg := err.Error()
 	if i := strings.Index(msg, `map has no entry for key "`); i >= 0 {
 		key := strings.TrimSuffix(msg[i+len(`map has no entry for key "`):], `"`)
-		switch key {
-		case "PodCIDR":
-			return fmt.Errorf("needs the pod CIDR: give --pod-cidr, %s or %s=", EnvPodCIDR, CmdlinePodCIDR)
-		default:
-			return fmt.Errorf("needs value %q: give --set %s=..., %s%s or %s%s=", key, key, EnvValuePrefix, key, CmdlineValuePrefix, key)
-		}
+		return fmt.Errorf("needs value %q: give --set %s=VALUE", key, key)
 	}
 	return err
 }
@@ -449,19 +525,6 @@ func matchAny(ps []rules.Pattern, name string) bool {
 		}
 	}
 	return false
-}
-
-func fileSum(root *os.Root, p string) string {
-	f, err := root.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func sha256Hex(b []byte) string {
