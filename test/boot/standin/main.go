@@ -8,6 +8,8 @@
 //	                       passes, for socket-activated units) until
 //	                       SIGTERM; tell systemd when ready (Type=notify)
 //	standin probe SOCKET   exit 0 if something accepts a connection on SOCKET
+//	standin probe-all SOCKET...
+//	                       print each SOCKET that accepts a connection
 package main
 
 import (
@@ -22,12 +24,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: standin serve|probe SOCKET")
+	if len(os.Args) < 3 || (os.Args[1] != "probe-all" && len(os.Args) != 3) {
+		fmt.Fprintln(os.Stderr, "usage: standin serve|probe SOCKET | probe-all SOCKET...")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
+	case "probe-all":
+		for _, path := range os.Args[2:] {
+			if c, err := net.DialTimeout("unix", path, 2*time.Second); err == nil {
+				c.Close()
+				fmt.Println(path)
+			}
+		}
 	case "serve":
 		err = serve(os.Args[2])
 	case "probe":

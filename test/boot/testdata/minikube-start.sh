@@ -48,25 +48,29 @@ export PATH LC_ALL=C
 
 POD_CIDR=10.244.0.0/16 # minikube's cni.DefaultPodCIDR
 MANIFEST=/home/user/my-cni.yaml
-STEPS="containerd:bridge crio:bridge docker:bridge
-containerd:kindnet crio:kindnet docker:kindnet
+# RUNTIME:CNI. dockershim is docker on Kubernetes before 1.24: no
+# cri-dockerd, kubelet's own /var/run/dockershim.sock as the CRI socket.
+STEPS="containerd:bridge crio:bridge docker:bridge dockershim:bridge
+containerd:kindnet crio:true docker:kindnet
+containerd:calico crio:cilium docker:flannel
 containerd:$MANIFEST crio:$MANIFEST docker:$MANIFEST
-containerd:false docker:false crio:false"
+containerd:false docker:false dockershim:false crio:false"
 FLOW=$(sed -n 's/.*replay\.flow=\([a-z]*\).*/\1/p' /proc/cmdline)
 BOOTS=/var/lib/minikube/replay-boots # on the persistent disk
 SNAP=/run/replay-etc-at-boot
 
 step() { # NAME COMMAND...: run COMMAND, report its output and exit status.
-	name=$1
+	_step=$1
 	shift
-	echo "@@BEGIN $name"
+	echo "@@BEGIN $_step"
 	# Through a pipe, so that no command sees a tty (ls would use columns),
 	# and streamed, so that a step that hangs shows how far it got.
 	{
 		"$@" 2>&1
 		echo $? >/run/replay-step.rc
 	} | cat
-	echo "@@END $name $(cat /run/replay-step.rc)"
+	echo "@@END $_step $(cat /run/replay-step.rc)"
+	echo "@@T $(cut -d' ' -f1 /proc/uptime) $_step"
 }
 
 traced() { # COMMAND...: run COMMAND in a subshell, showing each command
@@ -85,16 +89,15 @@ socket_of() {
 	containerd) echo /run/containerd/containerd.sock ;;
 	crio) echo /var/run/crio/crio.sock ;;
 	docker) echo /var/run/cri-dockerd.sock ;;
+	dockershim) echo /var/run/dockershim.sock ;;
 	esac
 }
 
 # Which runtime sockets accept a connection (a stale socket file of a
 # stopped socket unit does not).
 live_sockets() {
-	for s in /run/containerd/containerd.sock /var/run/crio/crio.sock /var/run/docker.sock /var/run/cri-dockerd.sock; do
-		standin probe "$s" 2>/dev/null && echo "$s"
-	done
-	return 0
+	standin probe-all /run/containerd/containerd.sock /var/run/crio/crio.sock \
+		/var/run/docker.sock /var/run/cri-dockerd.sock /var/run/dockershim.sock
 }
 
 netd() { # every entry of /etc/cni/net.d with its SHA-256
@@ -201,12 +204,14 @@ enable_runtime() {
 		rm -rf /etc/cni/net.mk
 		systemctl restart crio
 		;;
-	docker)
+	docker | dockershim)
 		disable_others docker
-		populate_cri docker
+		populate_cri "$1"
 		systemctl unmask docker.service
 		systemctl enable docker.socket
 		systemctl restart docker
+		# r.CRIService is empty for dockershim: cri-dockerd is left alone.
+		[ "$1" = dockershim ] && return
 		active cri-docker.socket && systemctl stop cri-docker.socket
 		active cri-docker.service && systemctl stop cri-docker.service
 		systemctl unmask cri-docker.socket
@@ -229,19 +234,25 @@ wait_socket() { # waitForCRISocket
 # node/start.go configureRuntimes
 configure_runtimes() { # RUNTIME CNI
 	if [ "$FLOW" = patched ]; then
-		rootfs-trim render --runtime "$1" --cni "$2" --pod-cidr "$POD_CIDR" || return 1
+		# integrations/minikube: the runtime, the CNI cni.New resolved, the
+		# pod CIDR kubeadm gets, cr.SocketPath().
+		rt=$1
+		[ "$rt" = dockershim ] && rt=docker
+		rootfs-trim render --runtime "$rt" --cni "$2" --pod-cidr "$POD_CIDR" --cri-socket "$(socket_of "$1")" || return 1
 	else
 		configure_loopback "$1"
 		configure_bridges "$2"
 	fi
-	if [ "$1" = docker ]; then
+	if [ "$1" = docker ] || [ "$1" = dockershim ]; then
 		# containerd.Enable(false): docker may be bound to containerd
 		populate_cri containerd
 		rm -rf /etc/cni/net.mk
 		systemctl restart containerd
 	fi
 	enable_runtime "$1"
-	wait_socket "$(socket_of "$1")"
+	# waitForCRISocket; kubelet, which serves dockershim's, is not here.
+	[ "$1" = dockershim ] && s=/var/run/docker.sock || s=$(socket_of "$1")
+	wait_socket "$s"
 }
 
 # kubeadm applyCNI: bridge is the only CNI whose config minikube itself
@@ -285,12 +296,16 @@ apply_cni() {
 }
 
 # What the cluster CNI's own pod does once it runs on the node: kindnet's
-# kindnetd writes 10-kindnet.conflist; for the manifest, a calico-like
-# install-cni writes 10-calico.conflist.
+# kindnetd writes 10-kindnet.conflist, calico's install-cni
+# 10-calico.conflist (the manifest stands for a calico-like CNI too),
+# cilium's agent 05-cilium.conflist, flannel's init container
+# 10-flannel.conflist.
 cni_pod() {
 	case $1 in
 	kindnet | true) name=10-kindnet.conflist net=kindnet ;;
-	/*) name=10-calico.conflist net=k8s-pod-network ;;
+	calico | /*) name=10-calico.conflist net=k8s-pod-network ;;
+	cilium) name=05-cilium.conflist net=cilium ;;
+	flannel) name=10-flannel.conflist net=cbr0 ;;
 	*) return 0 ;;
 	esac
 	printf '{"cniVersion":"0.3.1","name":"%s","plugins":[{"type":"ptp","ipam":{"type":"host-local","ranges":[[{"subnet":"%s"}]]}}]}\n' \
@@ -316,12 +331,10 @@ fresh_vm() {
 	systemctl start containerd crio docker.socket docker cri-docker.socket cri-docker
 }
 
-unit_times() {
-	for u in rootfs-trim-render.service minikube-automount.service containerd.service crio.service \
-		docker.socket docker.service cri-docker.socket cri-docker.service; do
-		systemctl show -p InactiveExitTimestampMonotonic -p ExecMainExitTimestampMonotonic \
-			-p ExecMainStatus -p Result "$u" | sed "s|^|$u |"
-	done
+unit_times() { # one block per unit, Id= first
+	systemctl show -p Id -p InactiveExitTimestampMonotonic -p ExecMainExitTimestampMonotonic \
+		-p ExecMainStatus -p Result rootfs-trim-render.service minikube-automount.service \
+		containerd.service crio.service docker.socket docker.service cri-docker.socket cri-docker.service
 }
 
 at_boot() { # PREFIX: what the boot did, before minikube connects
@@ -370,10 +383,10 @@ fi
 set -- $(cat /var/lib/minikube/replay-last)
 step restart/choice echo "$1 $2"
 at_boot b2
-step restart/configure-runtimes configure_runtimes "$1" "$2"
-step restart/apply-cni apply_cni "$2"
+step restart/configure-runtimes traced configure_runtimes "$1" "$2"
+step restart/apply-cni traced apply_cni "$2"
 report restart
-step restart/cni-pod cni_pod "$2"
+step restart/cni-pod traced cni_pod "$2"
 report restart/with-cni-pod
 echo "@@DONE"
 sync
