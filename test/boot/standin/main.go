@@ -9,16 +9,25 @@
 //	                       SIGTERM; tell systemd when ready (Type=notify)
 //	standin probe SOCKET   exit 0 if something accepts a connection on SOCKET
 //	standin probe-all SOCKET...
-//	                       print each SOCKET that accepts a connection
+//	                       print each SOCKET that a process serves; with
+//	                       -who, the processes holding it (/proc), on
+//	                       stderr
+//
+// "Serves" means a process accepts the connection: connect alone succeeds
+// on a socket nobody accepts from (the kernel queues it), as on a socket
+// unit's fd that a dying service still holds.
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -32,17 +41,18 @@ func main() {
 	switch os.Args[1] {
 	case "probe-all":
 		for _, path := range os.Args[2:] {
-			if c, err := net.DialTimeout("unix", path, 2*time.Second); err == nil {
-				c.Close()
+			if served(path) {
 				fmt.Println(path)
+				for _, h := range holders(path) {
+					fmt.Fprintln(os.Stderr, "  held by", h)
+				}
 			}
 		}
 	case "serve":
 		err = serve(os.Args[2])
 	case "probe":
-		var c net.Conn
-		if c, err = net.DialTimeout("unix", os.Args[2], 2*time.Second); err == nil {
-			c.Close()
+		if !served(os.Args[2]) {
+			err = fmt.Errorf("%s: not served", os.Args[2])
 		}
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
@@ -51,6 +61,48 @@ func main() {
 		fmt.Fprintln(os.Stderr, "standin:", err)
 		os.Exit(1)
 	}
+}
+
+// served reports whether a process accepts on the socket at path: serve
+// accepts and closes at once, so the client reads EOF.
+func served(path string) bool {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	return errors.Is(err, io.EOF)
+}
+
+// holders names the processes that have the listening socket at path open:
+// its inode from /proc/net/unix, matched against /proc/*/fd.
+func holders(path string) []string {
+	data, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	inodes := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 8 && f[7] == path {
+			inodes["socket:["+f[6]+"]"] = true
+		}
+	}
+	var out []string
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		target, err := os.Readlink(fd)
+		if err != nil || !inodes[target] {
+			continue
+		}
+		pid := strings.Split(fd, "/")[2]
+		comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+		cgroup, _ := os.ReadFile("/proc/" + pid + "/cgroup")
+		out = append(out, fmt.Sprintf("pid %s %s %s", pid, strings.TrimSpace(string(comm)), strings.TrimSpace(string(cgroup))))
+	}
+	return out
 }
 
 func serve(path string) error {

@@ -93,11 +93,12 @@ socket_of() {
 	esac
 }
 
-# Which runtime sockets accept a connection (a stale socket file of a
-# stopped socket unit does not).
+# Which runtime sockets a process serves (a stale socket file of a stopped
+# socket unit is not served); who holds them goes to the step's output on
+# stderr, for the console log.
 live_sockets() {
 	standin probe-all /run/containerd/containerd.sock /var/run/crio/crio.sock \
-		/var/run/docker.sock /var/run/cri-dockerd.sock /var/run/dockershim.sock
+		/var/run/docker.sock /var/run/cri-dockerd.sock /var/run/dockershim.sock 2>/run/replay-holders
 }
 
 netd() { # every entry of /etc/cni/net.d with its SHA-256
@@ -110,6 +111,7 @@ netd() { # every entry of /etc/cni/net.d with its SHA-256
 report() { # PREFIX: the node as kubelet and kubeadm would see it
 	show "$1/crictl" /etc/crictl.yaml
 	step "$1/sockets" live_sockets
+	step "$1/socket-holders" cat /run/replay-holders
 	step "$1/netd" netd
 	for f in $(ls -A /etc/cni/net.d | sort); do
 		case $f in *.conf | *.conflist | *.json) show "$1/file/$f" "/etc/cni/net.d/$f" ;; esac
