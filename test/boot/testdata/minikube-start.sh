@@ -94,8 +94,8 @@ socket_of() {
 }
 
 # Which runtime sockets a process serves (a stale socket file of a stopped
-# socket unit is not served); who holds them goes to the step's output on
-# stderr, for the console log.
+# socket unit is not served); who holds each goes to /run/replay-holders,
+# which report shows as PREFIX/socket-holders.
 live_sockets() {
 	standin probe-all /run/containerd/containerd.sock /var/run/crio/crio.sock \
 		/var/run/docker.sock /var/run/cri-dockerd.sock /var/run/dockershim.sock 2>/run/replay-holders
