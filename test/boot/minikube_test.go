@@ -57,8 +57,10 @@ var liveSockets = map[string][]string{
 	"dockershim": {"/var/run/docker.sock", "/var/run/cri-dockerd.sock"},
 }
 
-// defaultMinikubeTimeout bounds one VM's two boots and its twelve steps.
-const defaultMinikubeTimeout = 8 * time.Minute
+// defaultMinikubeTimeout bounds one VM's two boots and its seventeen steps:
+// about 5 min on an idle 2-core machine, far more on a busy one; it only
+// guards against a hung guest.
+const defaultMinikubeTimeout = 20 * time.Minute
 
 // minikubeBridge is what minikube's cni/bridge.go writes to
 // /etc/cni/net.d/1-k8s.conflist for its default pod CIDR (the script
