@@ -182,7 +182,8 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 	if opt.Wrap != nil {
 		r = opt.Wrap(src)
 	}
-	cls := trim.NewClassifier(opt.Set, owners)
+	// check reads package trees, not applied images: no path is apply's own.
+	d := trim.NewDecider(opt.Set, owners, nil)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -191,13 +192,14 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if e.Type == archive.TypeTrailer {
-			continue
-		}
-		v, err := cls.Classify(e)
+		dec, err := d.Decide(e)
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
+		if dec.Skip {
+			continue
+		}
+		v := dec.Verdict
 		if !v.Offending() || v.Kept != nil {
 			continue
 		}
@@ -222,7 +224,7 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		}
 		sum := sha256.Sum256(content)
 		lf.SHA256 = hex.EncodeToString(sum[:])
-		if v.Rule != nil && v.Rule.Action == rules.Defer && len(content) <= maxLockedContent && utf8.Valid(content) {
+		if dec.Spec != nil && dec.Spec.LocksContent && len(content) <= maxLockedContent && utf8.Valid(content) {
 			lf.Content = string(content)
 		}
 		s.files[v.Path] = lf
@@ -298,7 +300,7 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			res.add(Finding{Finding: base})
 			continue
 		}
-		if r.Action == rules.Defer && old.SHA256 != f.SHA256 {
+		if trim.Actions[r.Action].LocksContent && old.SHA256 != f.SHA256 {
 			base.Severity, base.Check = rules.Error, CheckContentChanged
 			base.Reason = "the deferred copy changed upstream; review the boot templates and conditions, then --update-lock"
 			if r.Waiver != "" {

@@ -315,7 +315,7 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, k := range []manifest.Kind{manifest.Removed, manifest.Relocated, manifest.Deferred, manifest.Added, manifest.Template, manifest.Created} {
+	for _, k := range manifest.Kinds {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

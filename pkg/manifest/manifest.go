@@ -68,6 +68,9 @@ const (
 	Created   Kind = "created" // a directory made so that an added file has a parent
 )
 
+// Kinds are all kinds, in the order apply's summary counts them.
+var Kinds = []Kind{Removed, Relocated, Deferred, Added, Template, Created}
+
 // Change is one entry the run touched.
 type Change struct {
 	Kind Kind   `json:"kind"`

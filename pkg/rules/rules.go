@@ -27,6 +27,15 @@ const (
 
 var actionNames = map[string]Action{"strip": Strip, "defer": Defer, "relocate": Relocate}
 
+// AllActions lists every action, in declaration order.
+func AllActions() []Action {
+	all := make([]Action, 0, len(actionNames))
+	for a := Action(1); int(a) <= len(actionNames); a++ {
+		all = append(all, a)
+	}
+	return all
+}
+
 func (a Action) String() string {
 	for n, v := range actionNames {
 		if v == a {

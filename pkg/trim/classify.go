@@ -30,8 +30,6 @@ type Verdict struct {
 	Inherited bool
 	// Kept is set for a directory the policy keeps although a rule matched it.
 	Kept *rules.Keep
-
-	own bool // a file apply itself writes (see OwnPaths)
 }
 
 // Owner is the package to name in reports.

@@ -76,8 +76,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	}
 	defer r.Close()
 
-	cls := NewClassifier(opt.Set, opt.Owners)
-	ownPaths := OwnPaths(opt.Set)
+	d := NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set))
 	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
 	own := map[string]string{}
 	var oldIndex *manifest.Index
@@ -106,46 +105,41 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		if e.ModTime.After(newest) {
 			newest = e.ModTime
 		}
-		name, err := archive.Clean(e.Name)
+		dec, err := d.Decide(e)
 		if err != nil {
 			return nil, err
 		}
-		if ownPaths[name] && e.Type == archive.TypeRegular {
+		if dec.Skip {
+			continue
+		}
+		name := dec.Path
+		if dec.Own {
 			if err := r.Stat(e); err != nil {
 				return nil, err
 			}
-			sp, err := newSpool(r)
+			f, err := d.takeOwn(name, r)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 			}
-			own[name] = sp.sum
-			if name == manifest.IndexPath {
-				rd, _ := sp.Reader()
-				if oldIndex, err = manifest.DecodeIndex(rd); err != nil {
-					sp.Close()
-					return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
-				}
-				cls.NoteApplied(oldIndex)
+			own[name] = f.sum
+			if f.index != nil {
+				oldIndex = f.index
 			}
-			sp.Close()
 			continue
 		}
-		v, err := cls.Classify(e)
-		if err != nil {
-			return nil, err
-		}
+		v := dec.Verdict
 		if v.Unhandled() {
 			offenders = append(offenders, findingFor(v, opt.Owners))
 		}
-		if v.Action() != 0 {
+		if dec.Spec != nil {
 			if err := r.Stat(e); err != nil {
 				return nil, err
 			}
 		}
-		switch v.Action() {
-		case rules.Strip:
+		switch {
+		case dec.Spec != nil && !dec.Spec.Moves:
 			ch := changeFor(e, v, opt.Owners)
-			ch.Kind = manifest.Removed
+			ch.Kind = dec.Spec.Kind
 			if e.Type == archive.TypeRegular && e.Size > 0 {
 				sp, err := newSpool(r)
 				if err != nil {
@@ -158,7 +152,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			if !v.Inherited {
 				removals = append(removals, &removal{path: name, dir: e.Type == archive.TypeDir})
 			}
-		case rules.Relocate, rules.Defer:
+		case dec.Spec != nil:
 			if e.Type == archive.TypeDir {
 				return nil, fmt.Errorf("%s: rule %s cannot %s a directory", names.Quote(name), v.Rule.Name, v.Rule.Action)
 			}
@@ -201,7 +195,8 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	plan := func() ([]*injection, []manifest.Change, error) {
-		return planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex, cls.Active)
+		return planInjections(planInput{set: opt.Set, caps: caps, removed: removedOf(rep.Changes), out: out, epoch: epoch.UTC(),
+			owners: opt.Owners, own: own, old: oldIndex, active: d.Active})
 	}
 	inj, dropped, err := plan()
 	if err != nil {
@@ -222,7 +217,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
-	rep.Stale = cls.Stale()
+	rep.Stale = d.Stale()
 	if dryRun {
 		return rep, nil
 	}
@@ -285,14 +280,6 @@ func newestMtime(root string) (time.Time, error) {
 type removal struct {
 	path string
 	dir  bool
-}
-
-func relocationDest(v *Verdict) string {
-	dest := v.Rule.To
-	if dest[len(dest)-1] == '/' {
-		dest += path.Base(v.Path)
-	}
-	return dest
 }
 
 // dirTree is the tree as apply will leave it, for planning.

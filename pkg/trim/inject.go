@@ -63,23 +63,15 @@ type tree interface {
 //
 // A package's additions are made only when active(package) says the
 // package is in the image.
-func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change, out tree, epoch time.Time, owners *Owners, own map[string]string, old *manifest.Index, active func(string) bool) ([]*injection, []manifest.Change, error) {
-	var inj, written []*injection
-	var dropped []manifest.Change
-	var problems []string
-	claimed := map[string]string{} // path -> what claims it
-	claim := func(p, what string) bool {
-		if prev, ok := claimed[p]; ok {
-			problems = append(problems, fmt.Sprintf("%s: both %s and %s write it", names.Quote(p), prev, what))
-			return false
-		}
-		claimed[p] = what
-		return true
-	}
-	index := &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
+func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
+	p := &planner{planInput: in, claimed: map[string]string{}}
+	set, out, owners, own, epoch := in.set, in.out, in.owners, in.own, in.epoch
+	p.index = &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
+	index := p.index
+	claimed, claim := p.claimed, p.claim
 	ours := map[string]string{} // path -> sha256 an earlier apply wrote there
-	if old != nil {
-		for _, f := range old.Files {
+	if in.old != nil {
+		for _, f := range in.old.Files {
 			ours[f.Source] = f.SHA256
 			// Deferred copies an earlier run made are in the image as
 			// ordinary entries now; keep recording them.
@@ -92,78 +84,40 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			}
 		}
 	}
-	for _, c := range removed {
+	for _, c := range in.removed {
 		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Removed, Name: c.Rule, Source: c.Path,
 			Mode: c.Mode, SHA256: c.SHA256})
 	}
 	// checkOwn decides about a path of the second group that the input
 	// already has: the same content, or what an earlier apply wrote, is
 	// ours to write again; anything else belongs to a package.
-	checkOwn := func(p string, data []byte, what string) bool {
-		have, ok := own[p]
+	checkOwn := func(path string, data []byte, what string) bool {
+		have, ok := own[path]
 		if !ok {
 			return true
 		}
-		if have == sha256Hex(data) || have == ours[p] || strings.HasPrefix(p, TemplateDir+"/") || p == manifest.IndexPath {
+		if have == sha256Hex(data) || have == ours[path] || strings.HasPrefix(path, TemplateDir+"/") || path == manifest.IndexPath {
 			return true
 		}
-		problems = append(problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, p))))
+		p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, path))))
 		return false
 	}
 
-	for _, c := range caps {
-		r := c.verdict.Rule
-		e := c.entry.Clone()
+	// What moved: each action's writer (actions.go) places it.
+	for _, c := range in.caps {
 		change := changeFor(c.entry, c.verdict, owners)
 		change.Size, change.SHA256 = c.data.size, c.data.sum
-		var dest string
-		switch r.Action {
-		case rules.Relocate:
-			dest = r.To
-			if strings.HasSuffix(dest, "/") {
-				dest += path.Base(c.verdict.Path)
-			}
-			change.Kind = manifest.Relocated
-			if out.exists(dest) {
-				if r.Existing == rules.ExistingStrip {
-					change.Kind = manifest.Removed
-					change.Reason = fmt.Sprintf("%s already has its proper copy at %s", names.Quote(c.verdict.Path), names.Quote(dest))
-					dropped = append(dropped, change)
-					continue
-				}
-				problems = append(problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, names.Quote(c.verdict.Path), names.Quote(dest)))
-				continue
-			}
-		case rules.Defer:
-			dest = rules.DeferredPath(r.Tag(), c.verdict.Path)
-			change.Kind = manifest.Deferred
-			index.Files = append(index.Files, manifest.IndexFile{
-				Kind: manifest.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
-				When: manifest.When{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
-				Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
-			})
-		}
-		if !claim(dest, "rule "+r.Name) {
-			continue
-		}
-		if r.Action == rules.Relocate {
-			index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
-				Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum})
-		}
-		change.To = dest
-		e.Name = dest
-		if e.Nlink > 1 {
-			e.Nlink = 1
-		}
-		inj = append(inj, &injection{entry: e, data: c.data.Reader, change: change})
+		spec := Actions[c.verdict.Rule.Action]
+		change.Kind = spec.Kind
+		spec.place(p, c, c.entry.Clone(), change)
 	}
 
 	for _, a := range set.Additions() {
-		if !active(a.Package) {
+		if !in.active(a.Package) {
 			continue
 		}
 		if out.exists(a.Path) {
-			problems = append(problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(owners, a.Path))))
+			p.problems = append(p.problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(owners, a.Path))))
 			continue
 		}
 		if !claim(a.Path, "add at "+a.Pos.String()) {
@@ -176,7 +130,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		}
 		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
 			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: sha256Hex(data)})
-		written = append(written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
+		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
 			Kind: manifest.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
 	}
 
@@ -189,14 +143,14 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	for _, t := range templates {
 		dest := TemplateDir + "/" + t.Name + ".tmpl"
 		if out.exists(t.Dest) || claimed[t.Dest] != "" {
-			problems = append(problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
+			p.problems = append(p.problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
 			continue
 		}
 		if !claim(dest, "template "+t.Name) {
 			continue
 		}
 		data := t.Data
-		written = append(written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
+		p.written = append(p.written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
 			Kind: manifest.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
 		index.Files = append(index.Files, manifest.IndexFile{
 			Kind: manifest.Template, Name: t.Name, Source: dest, Dest: t.Dest,
@@ -208,7 +162,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range index.Files {
 		if f.Kind == manifest.Deferred && out.exists(f.Dest) {
-			problems = append(problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
+			p.problems = append(p.problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
 		}
 	}
 
@@ -219,13 +173,13 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			return nil, nil, err
 		}
 		if claim(manifest.IndexPath, "the index") {
-			written = append(written, fileInjection(manifest.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
+			p.written = append(p.written, fileInjection(manifest.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
 				Kind: manifest.Added, Path: manifest.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
 		}
 	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return nil, nil, &PlanError{Problems: problems}
+	if len(p.problems) > 0 {
+		sort.Strings(p.problems)
+		return nil, nil, &PlanError{Problems: p.problems}
 	}
 
 	// Parents first, as the kernel needs; the first group creates the
@@ -233,6 +187,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	byName := func(l []*injection) {
 		sort.Slice(l, func(i, j int) bool { return l[i].entry.Name < l[j].entry.Name })
 	}
+	inj, written := p.inj, p.written
 	byName(inj)
 	byName(written)
 	var withParents []*injection
@@ -262,7 +217,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", names.Quote(in.entry.Name), hits[0].Name)}}
 		}
 	}
-	return withParents, dropped, nil
+	return withParents, p.dropped, nil
 }
 
 // dedupIndex keeps one record per (kind, source, destination), the last:

@@ -65,13 +65,12 @@ func (e *OffenderError) Error() string {
 // are captured (spooled) and placed at the end.
 func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
 	a := &streamApplier{
-		src:      src,
-		cls:      NewClassifier(opt.Set, opt.Owners),
-		opt:      opt,
-		verdicts: map[*archive.Entry]*Verdict{},
-		out:      outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
-		ownPaths: OwnPaths(opt.Set),
-		own:      map[string]string{},
+		src:       src,
+		d:         NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set)),
+		opt:       opt,
+		decisions: map[*archive.Entry]Decision{},
+		out:       outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
+		own:       map[string]string{},
 	}
 	defer a.cleanup()
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio()}
@@ -82,7 +81,7 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 	if err := guard.Close(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Changes: a.changes, Stale: a.cls.Stale(), Entries: a.entries, OutEntries: guard.entries}
+	rep := &Report{Changes: a.changes, Stale: a.d.Stale(), Entries: a.entries, OutEntries: guard.entries}
 	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
 	return rep, nil
 }
@@ -98,21 +97,20 @@ func (o outSet) isDir(p string) bool  { return o.dirs[p] }
 // streamApplier is an archive.Reader over the input that classifies each
 // entry on the way and, at the end, yields the injected entries.
 type streamApplier struct {
-	src      archive.Reader
-	cls      *Classifier
-	opt      Options
-	verdicts map[*archive.Entry]*Verdict
-	out      outSet
-	caps     []*captured
-	changes  []manifest.Change
-	entries  int
-	newest   time.Time
-	prefix   string // "./" when the input's names carry it
-	sawName  bool
-	offend   []Finding
+	src       archive.Reader
+	d         *Decider
+	opt       Options
+	decisions map[*archive.Entry]Decision
+	out       outSet
+	caps      []*captured
+	changes   []manifest.Change
+	entries   int
+	newest    time.Time
+	prefix    string // "./" when the input's names carry it
+	sawName   bool
+	offend    []Finding
 
 	// What an earlier apply wrote, found in the input: see planInjections.
-	ownPaths map[string]bool
 	own      map[string]string
 	oldIndex *manifest.Index
 
@@ -185,19 +183,30 @@ func (a *streamApplier) classify(e *archive.Entry) error {
 			a.prefix = "./"
 		}
 	}
-	if clean, err := archive.Clean(e.Name); err == nil && a.ownPaths[clean] && e.Type == archive.TypeRegular {
-		return a.takeOwn(e, clean)
-	}
-	v, err := a.cls.Classify(e)
+	dec, err := a.d.Decide(e)
 	if err != nil {
 		return err
 	}
-	a.verdicts[e] = v
+	if dec.Own {
+		f, err := a.d.takeOwn(dec.Path, a.src)
+		if err != nil {
+			return fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.own[dec.Path] = f.sum
+		if f.index != nil {
+			a.oldIndex = f.index
+		}
+		a.decisions[e] = dec
+		return nil
+	}
+	v := dec.Verdict
+	a.decisions[e] = dec
 	if v.Unhandled() {
 		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
 	}
-	switch v.Action() {
-	case rules.Relocate, rules.Defer:
+	switch {
+	case dec.Spec == nil:
+	case dec.Spec.Moves:
 		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
 			return fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
 		}
@@ -209,9 +218,9 @@ func (a *streamApplier) classify(e *archive.Entry) error {
 			return fmt.Errorf("entry %q: %w", e.Name, err)
 		}
 		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
-	case rules.Strip:
+	default:
 		ch := changeFor(e, v, a.opt.Owners)
-		ch.Kind = manifest.Removed
+		ch.Kind = dec.Spec.Kind
 		// Hash what is removed, except a hard-link member's data, which
 		// stays in the stream for the members that are kept.
 		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
@@ -226,40 +235,17 @@ func (a *streamApplier) classify(e *archive.Entry) error {
 	return nil
 }
 
-// takeOwn drops a file at a path apply writes itself; planInjections
-// writes it again after comparing.
-func (a *streamApplier) takeOwn(e *archive.Entry, clean string) error {
-	data, err := newSpool(a.src)
-	if err != nil {
-		return fmt.Errorf("entry %q: %w", e.Name, err)
-	}
-	defer data.Close()
-	a.own[clean] = data.sum
-	if clean == manifest.IndexPath {
-		r, err := data.Reader()
-		if err != nil {
-			return err
-		}
-		if a.oldIndex, err = manifest.DecodeIndex(r); err != nil {
-			return fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.cls.NoteApplied(a.oldIndex)
-	}
-	a.verdicts[e] = &Verdict{Path: clean, own: true}
-	return nil
-}
-
 func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
-	v, ok := a.verdicts[e]
+	dec, ok := a.decisions[e]
 	if !ok {
 		return archive.Keep, nil // injected, or a trailer
 	}
-	if v.own {
-		delete(a.verdicts, e)
+	delete(a.decisions, e)
+	if dec.Own {
 		return archive.Drop, nil
 	}
-	delete(a.verdicts, e)
-	if v.Action() != 0 || v.Unhandled() {
+	v := dec.Verdict
+	if dec.Spec != nil || v.Unhandled() {
 		// An unhandled offender fails the run at the end, listed with all
 		// the others; until then it must not reach the output check.
 		return archive.Drop, nil
@@ -281,7 +267,8 @@ func (a *streamApplier) finish() error {
 	if a.opt.Epoch != nil {
 		epoch = *a.opt.Epoch
 	}
-	inj, dropped, err := planInjections(a.opt.Set, a.caps, removedOf(a.changes), a.out, epoch.UTC(), a.opt.Owners, a.own, a.oldIndex, a.cls.Active)
+	inj, dropped, err := planInjections(planInput{set: a.opt.Set, caps: a.caps, removed: removedOf(a.changes), out: a.out,
+		epoch: epoch.UTC(), owners: a.opt.Owners, own: a.own, old: a.oldIndex, active: a.d.Active})
 	if err != nil {
 		return err
 	}
