@@ -59,16 +59,16 @@ say "Deferred files wait under /usr/share/minikube for the boot step; the rules'
 step "4. audit again: clean"
 "$bin" audit --rules rules --packages-file-list "$ex/packages-file-list.txt" "$out/rootfs-trimmed.cpio.gz"
 
-step "5. At boot, minikube chose cri-o with minikube's own bridge network"
-say "rootfs-trim render (run by rootfs-trim-render.service) writes /etc for that choice;" \
+step "5. minikube chose cri-o with minikube's own bridge network"
+say "rootfs-trim render (which minikube runs with its choice, and the boot unit again after a restart) writes /etc;" \
 	"here into a scratch root, out/demo/root, unpacked from the trimmed image."
 "$bin" repack --format dir "$out/rootfs-trimmed.cpio.gz" "$out/root"
 "$bin" render --root "$out/root" --runtime crio --cni bridge --pod-cidr 10.244.0.0/16
 show "$out/root/etc/crictl.yaml"
 say "--- /etc/cni/net.d"; ls -A "$out/root/etc/cni/net.d"
 
-step "6. Next start: containerd, and no cluster network (containerd's own comes back)"
-"$bin" render --root "$out/root" --runtime containerd --cni none
+step "6. Next start: containerd, --cni=false (containerd's own network comes back, on the pod CIDR)"
+"$bin" render --root "$out/root" --runtime containerd --cni false --pod-cidr 10.244.0.0/16
 show "$out/root/etc/crictl.yaml"
 say "--- /etc/cni/net.d"; ls -A "$out/root/etc/cni/net.d"
 

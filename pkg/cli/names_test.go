@@ -221,9 +221,7 @@ func TestHostileNamesShown(t *testing.T) {
 	wantAll(t, "index source", exactNames(t, files, "source"), "usr/share/minikube/deferred/crio/"+dir)
 
 	// The boot step puts the deferred files back under their exact names.
-	cmdline := filepath.Join(t.TempDir(), "cmdline")
-	os.WriteFile(cmdline, nil, 0o644)
-	code, out, errOut = run(t, env, "render", "--root", tree, "--runtime", "crio", "--cni", "none", "--cmdline", cmdline)
+	code, out, errOut = run(t, env, "render", "--root", tree, "--runtime", "crio", "--cni", "kindnet")
 	if code != ExitOK {
 		t.Fatalf("render: exit %d: %s", code, errOut)
 	}

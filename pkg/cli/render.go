@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,22 +17,24 @@ func init() {
 }
 
 const renderHelp = `
-Runs in the image, at boot (rootfs-trim-render.service) and again whenever
-minikube chooses the runtime. It writes into /etc exactly the deferred files
-and templates that apply put under /usr/share/minikube for the chosen runtime
-and CNI, and removes what an earlier render wrote for another choice. It never
-touches a file it did not write; a file the policy forbids that appeared later
-(podman's default network, say) is reported, and removed only where the policy
-says at_boot: remove.
+Runs in the image. minikube (patched, see integrations/minikube/) calls it
+when it configures the runtime, with the choice it made; it writes into /etc
+exactly the deferred files and templates that apply put under
+/usr/share/minikube for that choice, takes back what an earlier render wrote
+for another (only files whose content is still what it wrote), and records
+the choice in /var/lib/minikube/rootfs-trim/choice.json, on the persistent
+disk. At boot, rootfs-trim-render.service runs render --from-record before
+any runtime starts, so a restarted VM has the right /etc again; with no
+record it writes nothing. A file the policy forbids that render did not
+write is reported, and removed only where the policy says at_boot: remove.
 
-Settings, first found wins: flags; the environment file (MINIKUBE_CONTAINER_RUNTIME,
-MINIKUBE_CNI, MINIKUBE_POD_CIDR, MINIKUBE_RENDER_<NAME>); the kernel command line
-(minikube.runtime=, minikube.cni=, minikube.pod_cidr=, minikube.set.<NAME>=).
-
-Runtimes: containerd, crio, docker (through cri-dockerd).
-CNIs: bridge (minikube's bridge, needs the pod CIDR), kindnet, flannel, cilium,
-calico (deployed from a pod: nothing in /etc/cni/net.d), none (the runtime's own
-default network, if its package shipped one), custom (the cluster installs it).
+Runtimes: containerd, crio, docker (cri-dockerd; before Kubernetes 1.24,
+--cri-socket /var/run/dockershim.sock). --cni takes minikube's values:
+bridge (minikube's 1-k8s.conflist), true or kindnet, calico, cilium, flannel
+(deployed from a pod: nothing in /etc/cni/net.d), false (no cluster CNI: the
+runtime's own bridge rewritten to the pod CIDR, else minikube's bridge), or a
+manifest path (the cluster installs the CNI). auto is minikube's to resolve.
+The pod CIDR defaults to minikube's 10.244.0.0/16. See docs/boot.md.
 `
 
 type keyValues map[string]string
@@ -57,18 +58,17 @@ func (kv keyValues) Set(s string) error {
 }
 
 func runRender(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "render", "[--root DIR] [--runtime R] [--cni C] [--pod-cidr CIDR] [--set NAME=VALUE]...", renderHelp)
+	fs := newFlagSet(env, "render", "[--root DIR] --runtime R --cni C [--pod-cidr CIDR] [--cri-socket PATH] [--set NAME=VALUE]... | --from-record", renderHelp)
 	root := fs.String("root", "/", "the root `directory` of the system to configure")
 	runtime := fs.String("runtime", "", "container `runtime`: containerd, crio or docker")
-	cni := fs.String("cni", "", "`CNI`: bridge, kindnet, flannel, cilium, calico, none or custom")
-	podCIDR := fs.String("pod-cidr", "", "pod network `CIDR`, for the bridge CNI")
+	cni := fs.String("cni", "", "minikube's --cni `value`: bridge, kindnet, true, calico, cilium, flannel, false or a manifest path")
+	podCIDR := fs.String("pod-cidr", "", "pod network `CIDR` (default 10.244.0.0/16, minikube's)")
+	criSocket := fs.String("cri-socket", "", "CRI socket `path`, as minikube's --cri-socket (default: the runtime's)")
 	values := keyValues{}
 	fs.Var(values, "set", "template value `NAME=VALUE` (repeatable)")
-	envFile := fs.String("env-file", "", "environment `file` (default ROOT/var/run/minikube/env)")
-	cmdline := fs.String("cmdline", "", "kernel command line `file` (default /proc/cmdline when ROOT is /)")
+	fromRecord := fs.Bool("from-record", false, "render the choice recorded by the last render (the boot unit); none recorded: nothing to do")
 	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
 	quiet := fs.Bool("quiet", false, "print only problems")
-	ifChosen := fs.Bool("if-chosen", false, "succeed quietly when no runtime and no CNI are chosen yet (the boot unit)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -76,47 +76,44 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 0 {
 		return usagef("render takes no arguments")
 	}
-	c := render.Choice{}
-	c.Merge("flag", *runtime, *cni, *podCIDR, values)
-	if *envFile == "" {
-		*envFile = filepath.Join(*root, "var/run/minikube/env")
-	}
-	r, n, p, v, err := render.ReadEnvFile(*envFile)
-	if err != nil {
-		return err
-	}
-	c.Merge(*envFile, r, n, p, v)
-	if *cmdline == "" && filepath.Clean(*root) == "/" {
-		*cmdline = "/proc/cmdline"
-	}
-	if *cmdline != "" {
-		data, err := os.ReadFile(*cmdline)
-		if err != nil && !os.IsNotExist(err) {
+	c := render.Choice{Runtime: *runtime, CNI: *cni, PodCIDR: *podCIDR, CRISocket: *criSocket, Values: values}
+	if *fromRecord {
+		if *runtime != "" || *cni != "" || *podCIDR != "" || *criSocket != "" || len(values) > 0 {
+			return usagef("--from-record takes the choice from the record: no --runtime, --cni, --pod-cidr, --cri-socket or --set")
+		}
+		var ok bool
+		c, ok, err = render.LoadChoice(*root)
+		if err != nil {
 			return err
 		}
-		r, n, p, v := render.ParseCmdline(string(data))
-		c.Merge("kernel command line", r, n, p, v)
-	}
-	if *ifChosen && c.Runtime == "" && c.CNI == "" {
-		if !*quiet {
-			fmt.Fprintln(env.Stdout, "render: no runtime or CNI chosen yet; nothing to do")
+		if !ok {
+			if !*quiet {
+				fmt.Fprintf(env.Stdout, "render: no choice recorded in /%s; nothing to do\n", render.ChoicePath)
+			}
+			return nil
 		}
-		return nil
 	}
-	// Two runtime units starting together both pull the boot step in:
-	// the second waits for the first rather than interleaving with it.
+	if err := c.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	// Two renders at once (the boot unit and minikube's call) must not
+	// interleave: the second waits for the first.
 	unlock, err := fslock.Lock(filepath.Join(*root, "etc"), true)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	res, err := render.Render(render.Options{Root: *root, Choice: c, DryRun: *dryRun})
+	res, err := render.Render(render.Options{Root: *root, Choice: c, DryRun: *dryRun, Save: !*fromRecord})
 	if err != nil {
 		return err
 	}
 	out := env.Stdout
 	if !*quiet {
-		fmt.Fprintf(out, "render: %s\n", names.Text(c.Describe()))
+		from := "flags"
+		if *fromRecord {
+			from = "/" + render.ChoicePath
+		}
+		fmt.Fprintf(out, "render: %s (from %s)\n", names.Text(c.Describe()), from)
 		for _, p := range res.Written {
 			fmt.Fprintf(out, "wrote      %s\n", names.Quote("/"+p))
 		}
@@ -126,9 +123,18 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		for _, p := range res.Removed {
 			fmt.Fprintf(out, "removed    %s\n", names.Quote("/"+p))
 		}
+		for _, n := range res.Notes {
+			fmt.Fprintf(out, "note: %s\n", names.Text(n))
+		}
+		if !*fromRecord && !*dryRun {
+			fmt.Fprintf(out, "recorded   /%s\n", render.ChoicePath)
+		}
 	}
 	for _, p := range res.Modified {
-		fmt.Fprintf(env.Stderr, "note: %s was changed since the last render; replaced\n", names.Quote("/"+p))
+		fmt.Fprintf(env.Stderr, "note: %s was not what render last wrote there; replaced\n", names.Quote("/"+p))
+	}
+	for _, l := range res.Left {
+		fmt.Fprintf(env.Stderr, "warning: %s is in render's record but was left in place: %s\n", names.Quote("/"+l.Path), names.Text(l.Why))
 	}
 	for _, f := range res.Foreign {
 		if f.Removed {

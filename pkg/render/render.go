@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -18,6 +17,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"golang.org/x/sys/unix"
 )
 
 // RecordPath is where render remembers what it wrote. It lives in /etc, so
@@ -51,6 +51,17 @@ type Result struct {
 	// did not write: packages or programs created them after the image was
 	// built (podman's default network at first use, say).
 	Foreign []Foreign
+	// Left lists files the record names that render did not take back.
+	Left []Left
+	// Notes say what render did for the choice beyond copying and
+	// rendering (a bridge rewritten for the pod CIDR, say).
+	Notes []string
+}
+
+// Left is a recorded file render left in place, and why.
+type Left struct {
+	Path string
+	Why  string
 }
 
 // Foreign is a file render did not write that the policy forbids.
@@ -65,6 +76,9 @@ type Options struct {
 	Root   string // "/" at boot
 	Choice Choice
 	DryRun bool
+	// Save records the choice on the persistent disk (ChoicePath) for the
+	// boot unit to render again after a VM restart.
+	Save bool
 }
 
 // planned is one file to write.
@@ -75,6 +89,7 @@ type planned struct {
 	uid  int
 	gid  int
 	from string
+	kind manifest.Kind
 }
 
 // Render writes /etc for the choice. Everything is read, checked and
@@ -93,7 +108,7 @@ func Render(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := makePlan(root, ix, opt.Choice)
+	plan, notes, err := makePlan(root, ix, opt.Choice)
 	if err != nil {
 		return nil, err
 	}
@@ -102,23 +117,50 @@ func Render(opt Options) (*Result, error) {
 		return nil, err
 	}
 
-	res := &Result{}
+	t, err := openTree(opt.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	// A destination whose directory is reached through a symlink is refused
+	// before anything is written.
+	for _, p := range plan {
+		if dir, err := t.openDir(path.Dir(p.dest), false); err == nil {
+			unix.Close(dir)
+		} else if errors.Is(err, errSymlinkOnPath) {
+			return nil, fmt.Errorf("nothing written: /%s: %w", p.dest, err)
+		}
+	}
+	dests := renderDests(ix)
+
+	res := &Result{Left: old.left, Notes: notes}
+	if !opt.DryRun {
+		// A render killed mid-write leaves its temporary files behind.
+		for _, d := range append(sortedKeys(dests), RecordPath) {
+			if _, err := t.removeStaleTemp(d); err != nil {
+				return res, fmt.Errorf("removing the temporary file for /%s: %w", d, err)
+			}
+		}
+	}
 	keep := map[string]bool{}
-	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.CNI}
+	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.Class()}
 	for _, p := range plan {
 		keep[p.dest] = true
 		sum := sha256Hex(p.data)
 		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
-		if have, err := root.ReadFile(p.dest); err == nil && bytes.Equal(have, p.data) {
+		have, err := t.readFile(p.dest)
+		if err == nil && bytes.Equal(have, p.data) {
 			res.Unchanged = append(res.Unchanged, p.dest)
 			continue
 		}
-		if prev := old.find(p.dest); prev != nil && fileSum(root, p.dest) != prev.SHA256 && fileSum(root, p.dest) != "" {
-			res.Modified = append(res.Modified, p.dest)
+		if err == nil {
+			if prev := old.find(p.dest); prev == nil || sha256Hex(have) != prev.SHA256 {
+				res.Modified = append(res.Modified, p.dest)
+			}
 		}
 		res.Written = append(res.Written, p.dest)
 		if !opt.DryRun {
-			if err := writeFile(root, p); err != nil {
+			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
 				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
 			}
 		}
@@ -127,29 +169,66 @@ func Render(opt Options) (*Result, error) {
 		if keep[f.Path] {
 			continue
 		}
-		sum := fileSum(root, f.Path)
-		if sum == "" {
-			continue // already gone
+		if !dests[f.Path] {
+			res.Left = append(res.Left, Left{f.Path, "no deferred file or template in the index has it as destination"})
+			continue
 		}
-		if sum != f.SHA256 {
-			res.Modified = append(res.Modified, f.Path)
+		have, err := t.readFile(f.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // already gone
+		case err != nil:
+			res.Left = append(res.Left, Left{f.Path, err.Error()})
+			continue
+		case sha256Hex(have) != f.SHA256:
+			res.Left = append(res.Left, Left{f.Path, "changed since render wrote it"})
+			continue
 		}
 		res.Removed = append(res.Removed, f.Path)
 		if !opt.DryRun {
-			if err := root.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := t.remove(f.Path); err != nil && !errors.Is(err, unix.ENOENT) {
 				return res, fmt.Errorf("removing /%s: %w", f.Path, err)
 			}
 		}
 	}
 	if !opt.DryRun {
-		if err := writeRecord(root, rec); err != nil {
+		if err := writeRecord(t, rec); err != nil {
 			return res, err
 		}
+		if opt.Save {
+			if err := saveChoice(t, opt.Choice); err != nil {
+				return res, err
+			}
+		}
 	}
-	if res.Foreign, err = foreign(root, ix, keep, opt.DryRun); err != nil {
+	if res.Foreign, err = foreign(root, t, ix, keep, opt.DryRun); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// renderDests is every destination the index can render, whatever the
+// choice: the only files render may ever take back.
+func renderDests(ix *manifest.Index) map[string]bool {
+	dests := map[string]bool{}
+	for _, f := range ix.Files {
+		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
+			continue
+		}
+		if d, err := archive.Clean(f.Dest); err == nil && strings.HasPrefix(d, "etc/") {
+			dests[d] = true
+		}
+	}
+	return dests
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func readIndex(root *os.Root) (*manifest.Index, error) {
@@ -165,72 +244,147 @@ func readIndex(root *os.Root) (*manifest.Index, error) {
 	return ix, nil
 }
 
+// BridgeConflist is where minikube's bridge CNI writes its config
+// (cni/bridge.go Bridge.netconf), and render's bridge-cni template too.
+const BridgeConflist = "etc/cni/net.d/1-k8s.conflist"
+
 // makePlan reads every deferred file and renders every template that the
 // choice selects, verifying each source against the index.
-func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, error) {
+func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, []string, error) {
+	class := c.Class()
 	data := map[string]any{
-		"Runtime": c.Runtime, "CNI": c.CNI, "Socket": Sockets[c.Runtime],
-		"Values": c.Values,
+		"Runtime": c.Runtime, "CNI": class, "Socket": c.Socket(),
+		"PodCIDR": c.CIDR(), "Values": c.Values,
 	}
-	if c.PodCIDR != "" {
-		data["PodCIDR"] = c.PodCIDR
+	if c.Values == nil {
+		data["Values"] = map[string]string{}
 	}
 	var plan []*planned
+	var notes []string
 	byDest := map[string]string{}
 	var problems []string
-	for _, f := range ix.Files {
+	var bridgeTemplate *manifest.IndexFile
+	for i, f := range ix.Files {
+		if f.Kind == manifest.Template && f.Dest == BridgeConflist {
+			bridgeTemplate = &ix.Files[i]
+		}
 		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
 			continue
 		}
-		if !f.When.Holds(c.Runtime, c.CNI) {
+		if !f.When.Holds(c.Runtime, class) {
 			continue
 		}
-		dest, err := archive.Clean(f.Dest)
-		if err != nil || !strings.HasPrefix(dest, "etc/") {
-			problems = append(problems, fmt.Sprintf("index entry %s: destination %q is not under /etc", f.Name, f.Dest))
+		if prev, ok := byDest[f.Dest]; ok {
+			problems = append(problems, fmt.Sprintf("both %s and %s write /%s for this choice", prev, f.Name, f.Dest))
 			continue
 		}
-		src, err := archive.Clean(f.Source)
-		if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
-			problems = append(problems, fmt.Sprintf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source))
-			continue
-		}
-		if prev, ok := byDest[dest]; ok {
-			problems = append(problems, fmt.Sprintf("both %s and %s write /%s for this choice", prev, f.Name, dest))
-			continue
-		}
-		byDest[dest] = f.Name
-		raw, err := root.ReadFile(src)
+		byDest[f.Dest] = f.Name
+		p, err := planFile(root, f, data)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err)))
+			problems = append(problems, err.Error())
 			continue
-		}
-		if sha256Hex(raw) != f.SHA256 {
-			problems = append(problems, fmt.Sprintf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256))
-			continue
-		}
-		mode, err := strconv.ParseUint(f.Mode, 8, 32)
-		if err != nil || mode > 0o7777 {
-			problems = append(problems, fmt.Sprintf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode))
-			continue
-		}
-		p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src}
-		if f.Kind == manifest.Template {
-			out, err := rules.ExecuteTemplate(f.Name, raw, data)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("template %s: %v", f.Name, missingValue(err)))
-				continue
-			}
-			p.data = out
 		}
 		plan = append(plan, p)
 	}
+	if class == ClassNone && len(problems) == 0 {
+		var err error
+		plan, notes, err = noClusterCNI(root, plan, bridgeTemplate, c, data)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, fmt.Errorf("nothing written:\n  %s", strings.Join(problems, "\n  "))
+		return nil, nil, fmt.Errorf("nothing written:\n  %s", strings.Join(problems, "\n  "))
 	}
 	sort.Slice(plan, func(i, j int) bool { return plan[i].dest < plan[j].dest })
-	return plan, nil
+	return plan, notes, nil
+}
+
+// planFile reads one deferred file or renders one template.
+func planFile(root *os.Root, f manifest.IndexFile, data map[string]any) (*planned, error) {
+	dest, err := archive.Clean(f.Dest)
+	if err != nil || !strings.HasPrefix(dest, "etc/") {
+		return nil, fmt.Errorf("index entry %s: destination %q is not under /etc", f.Name, f.Dest)
+	}
+	src, err := archive.Clean(f.Source)
+	if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
+		return nil, fmt.Errorf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source)
+	}
+	raw, err := root.ReadFile(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err))
+	}
+	if sha256Hex(raw) != f.SHA256 {
+		return nil, fmt.Errorf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256)
+	}
+	mode, err := strconv.ParseUint(f.Mode, 8, 32)
+	if err != nil || mode > 0o7777 {
+		return nil, fmt.Errorf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode)
+	}
+	p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src, kind: f.Kind}
+	if f.Kind == manifest.Template {
+		out, err := rules.ExecuteTemplate(f.Name, raw, data)
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %v", f.Name, missingValue(err))
+		}
+		if err := checkJSON(dest, out); err != nil {
+			return nil, fmt.Errorf("template %s: %v", f.Name, err)
+		}
+		p.data = out
+	}
+	return p, nil
+}
+
+// noClusterCNI gives the runtime a default network with the pod CIDR when
+// minikube deploys no CNI (--cni=false): the runtime's own deferred bridge,
+// rewritten as minikube rewrites it, else minikube's bridge conflist.
+func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *manifest.IndexFile, c Choice, data map[string]any) ([]*planned, []string, error) {
+	var kept []*planned
+	var notes []string
+	bridges := 0
+	for _, p := range plan {
+		if p.kind != manifest.Deferred || !strings.HasPrefix(p.dest, "etc/cni/net.d/") {
+			kept = append(kept, p)
+			continue
+		}
+		types, ok := cniPlugins(p.data)
+		switch {
+		case ok && c.Runtime == "crio" && len(types) == 1 && types[0] == "loopback":
+			notes = append(notes, fmt.Sprintf("/%s not restored: minikube disables cri-o's loopback config (cni.ConfigureLoopbackCNI)", p.dest))
+			continue
+		case ok && contains(types, "bridge"):
+			out, err := rewriteBridge(p.data, c.CIDR())
+			if err != nil {
+				return nil, nil, fmt.Errorf("rewriting %s's bridge /%s for pod CIDR %s: %v", c.Runtime, p.dest, c.CIDR(), err)
+			}
+			p.data = out
+			bridges++
+			notes = append(notes, fmt.Sprintf("/%s: %s's bridge, subnet set to %s as minikube's configureAllBridgeCNIs does", p.dest, c.Runtime, c.CIDR()))
+		}
+		kept = append(kept, p)
+	}
+	if bridges > 0 {
+		return kept, notes, nil
+	}
+	if bridgeTemplate == nil {
+		return nil, nil, fmt.Errorf("--cni=false: %s has no deferred bridge and the index has no template for /%s", c.Runtime, BridgeConflist)
+	}
+	p, err := planFile(root, *bridgeTemplate, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	notes = append(notes, fmt.Sprintf("/%s: %s ships no bridge of its own; minikube's bridge with %s is the pod network", p.dest, c.Runtime, c.CIDR()))
+	return append(kept, p), notes, nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // missingValue turns text/template's "map has no entry for key" into a
@@ -239,46 +393,46 @@ func missingValue(err error) error {
 	msg := err.Error()
 	if i := strings.Index(msg, `map has no entry for key "`); i >= 0 {
 		key := strings.TrimSuffix(msg[i+len(`map has no entry for key "`):], `"`)
-		switch key {
-		case "PodCIDR":
-			return fmt.Errorf("needs the pod CIDR: give --pod-cidr, %s or %s=", EnvPodCIDR, CmdlinePodCIDR)
-		default:
-			return fmt.Errorf("needs value %q: give --set %s=..., %s%s or %s%s=", key, key, EnvValuePrefix, key, CmdlineValuePrefix, key)
-		}
+		return fmt.Errorf("needs value %q: give --set %s=VALUE", key, key)
 	}
 	return err
 }
 
-// writeFile writes p atomically, creating its directory (see
-// archive.WriteRootFile for the symlink and escape rules).
-func writeFile(root *os.Root, p *planned) error {
-	if err := root.MkdirAll(path.Dir(p.dest), 0o755); err != nil {
-		return err
-	}
-	return archive.WriteRootFile(root, archive.RootFile{Name: p.dest, Data: bytes.NewReader(p.data), Mode: p.mode, UID: p.uid, GID: p.gid})
+// record is the last render's record as read: files under /etc only, and
+// what was set aside (left) with the reason.
+type record struct {
+	Record
+	left []Left
 }
 
-func readRecord(root *os.Root) (*Record, error) {
+// readRecord reads the last render's record. It is not trusted: an
+// unreadable record, or a path outside /etc, is reported and ignored, so
+// that nothing is taken back on its word.
+func readRecord(root *os.Root) (*record, error) {
 	data, err := root.ReadFile(RecordPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Record{}, nil
+		return &record{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
 	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("/%s: %w", RecordPath, err)
+	var r record
+	if err := json.Unmarshal(data, &r.Record); err != nil {
+		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
 	}
+	files := r.Files[:0]
 	for _, f := range r.Files {
-		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") {
-			return nil, fmt.Errorf("/%s: path %q is not under /etc", RecordPath, f.Path)
+		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") || c == RecordPath {
+			r.left = append(r.left, Left{f.Path, "not a file under /etc that render writes"})
+			continue
 		}
+		files = append(files, f)
 	}
+	r.Files = files
 	return &r, nil
 }
 
-func (r *Record) find(p string) *RecordFile {
+func (r *record) find(p string) *RecordFile {
 	for i := range r.Files {
 		if r.Files[i].Path == p {
 			return &r.Files[i]
@@ -287,17 +441,20 @@ func (r *Record) find(p string) *RecordFile {
 	return nil
 }
 
-func writeRecord(root *os.Root, rec *Record) error {
+func writeRecord(t *tree, rec *Record) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(root, &planned{dest: RecordPath, data: append(data, '\n'), mode: 0o644})
+	if err := t.writeFile(RecordPath, append(data, '\n'), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("writing /%s: %w", RecordPath, err)
+	}
+	return nil
 }
 
 // foreign finds files under /etc that the policy forbids and that this
 // render did not write.
-func foreign(root *os.Root, ix *manifest.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
+func foreign(root *os.Root, t *tree, ix *manifest.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
 	type item struct {
 		p      manifest.IndexPolicy
 		forbid []rules.Pattern
@@ -342,7 +499,7 @@ func foreign(root *os.Root, ix *manifest.Index, ours map[string]bool, dryRun boo
 			if matchAny(it.forbid, p) && !matchAny(it.allow, p) {
 				f := Foreign{Path: p, Policy: it.p.Name}
 				if it.p.AtBoot == "remove" && !dryRun {
-					if err := root.Remove(p); err != nil {
+					if err := t.remove(p); err != nil {
 						return err
 					}
 					f.Removed = true
@@ -363,19 +520,6 @@ func matchAny(ps []rules.Pattern, name string) bool {
 		}
 	}
 	return false
-}
-
-func fileSum(root *os.Root, p string) string {
-	f, err := root.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func sha256Hex(b []byte) string {

@@ -21,17 +21,65 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// containerdNet is the conflist containerd's script/setup/install-cni
+// writes (release/1.7), dual-stack.
+const containerdNet = `{
+  "cniVersion": "1.0.0",
+  "name": "containerd-net",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "promiscMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [
+          [{
+            "subnet": "10.88.0.0/16"
+          }],
+          [{
+            "subnet": "2001:4860:4860::/64"
+          }]
+        ],
+        "routes": [
+          { "dst": "0.0.0.0/0" },
+          { "dst": "::/0" }
+        ]
+      }
+    },
+    {
+      "type": "portmap",
+      "capabilities": {"portMappings": true}
+    }
+  ]
+}
+`
+
 // appliedImage builds a root as apply leaves it: the runtime packages'
 // bridge configs deferred, crictl.yaml stripped, templates and index in
 // place.
 func appliedImage(t *testing.T) string {
+	t.Helper()
+	return appliedImageFrom(t, filepath.Join("..", "..", "rules"))
+}
+
+func appliedImageFrom(t *testing.T, rulesDir string) string {
+	t.Helper()
+	return appliedImageWith(t, rulesDir, nil)
+}
+
+// appliedImageWith is appliedImage with other package files: name -> owner
+// and content ("" owner: owned by nobody).
+func appliedImageWith(t *testing.T, rulesDir string, extra map[string][2]string) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
 		"etc/cni/net.d/.keep":                       "",
 		"etc/cni/net.d/100-crio-bridge.conf":        `{"cniVersion": "0.3.1", "name": "crio", "type": "bridge", "bridge": "cni0", "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.85.0.0/16"}]]}}` + "\n",
 		"etc/cni/net.d/200-loopback.conf":           `{"cniVersion": "0.3.1", "name": "loopback", "type": "loopback"}` + "\n",
-		"etc/cni/net.d/10-containerd-net.conflist":  `{"cniVersion": "1.0.0", "name": "containerd-net", "plugins": [{"type": "bridge", "bridge": "cni0"}]}` + "\n",
+		"etc/cni/net.d/10-containerd-net.conflist":  containerdNet,
 		"etc/cni/net.d/87-podman-bridge.conflist":   `{"cniVersion": "0.4.0", "name": "podman"}` + "\n",
 		"etc/crictl.yaml":                           "runtime-endpoint: unix:///var/run/crio/crio.sock\ntimeout: 0\ndebug: false\n",
 		"etc/containerd/config.toml":                "version = 2\n",
@@ -50,6 +98,15 @@ func appliedImage(t *testing.T) string {
 		"etc/cni/net.d/87-podman-bridge.conflist":   "podman",
 		"usr/bin/podman":                            "podman",
 	}
+	for name, od := range extra {
+		if od[1] == "" {
+			delete(files, name)
+			delete(owner, name)
+			continue
+		}
+		files[name] = od[1]
+		owner[name] = od[0]
+	}
 	owners := trim.NewOwners()
 	for name, data := range files {
 		p := filepath.Join(root, name)
@@ -61,7 +118,7 @@ func appliedImage(t *testing.T) string {
 			owners.Add(o, name)
 		}
 	}
-	set, err := rules.Load(filepath.Join("..", "..", "rules"))
+	set, err := rules.Load(rulesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,21 +171,28 @@ func golden(t *testing.T, name, got string) {
 }
 
 func choice(runtime, cni, cidr string) Choice {
-	c := Choice{}
-	c.Merge("test", runtime, cni, cidr, nil)
-	return c
+	return Choice{Runtime: runtime, CNI: cni, PodCIDR: cidr, Values: map[string]string{}}
 }
 
-// Every runtime x CNI pair, against golden files.
+// minikubeCNIs are minikube's --cni values (cni.New) and the names of
+// their golden files.
+var minikubeCNIs = []struct{ value, golden string }{
+	{"bridge", "bridge"}, {"kindnet", "kindnet"}, {"true", "kindnet"},
+	{"calico", "calico"}, {"cilium", "cilium"}, {"flannel", "flannel"},
+	{"false", "false"}, {"/home/user/cni/my-cni.yaml", "manifest"},
+}
+
+// Every runtime x CNI pair, against golden files, with a pod CIDR other
+// than minikube's default so that where it lands shows.
 func TestRenderMatrix(t *testing.T) {
 	for _, rt := range rules.Runtimes {
-		for _, cni := range rules.CNIs {
-			t.Run(rt+"-"+cni, func(t *testing.T) {
+		for _, cni := range minikubeCNIs {
+			t.Run(rt+"-"+cni.value, func(t *testing.T) {
 				root := appliedImage(t)
-				if _, err := Render(Options{Root: root, Choice: choice(rt, cni, "10.244.0.0/16")}); err != nil {
+				if _, err := Render(Options{Root: root, Choice: choice(rt, cni.value, "10.96.128.0/17")}); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, rt+"-"+cni, snapshot(t, root))
+				golden(t, rt+"-"+cni.golden, snapshot(t, root))
 			})
 		}
 	}
@@ -140,10 +204,14 @@ func TestCrictlMatchesMinikube(t *testing.T) {
 		"containerd": "runtime-endpoint: unix:///run/containerd/containerd.sock\n",
 		"crio":       "runtime-endpoint: unix:///var/run/crio/crio.sock\n",
 		"docker":     "runtime-endpoint: unix:///var/run/cri-dockerd.sock\n",
+		// Kubernetes before 1.24: cruntime.InternalDockerCRISocket.
+		"docker /var/run/dockershim.sock": "runtime-endpoint: unix:///var/run/dockershim.sock\n",
 	}
 	for rt, w := range want {
 		root := appliedImage(t)
-		if _, err := Render(Options{Root: root, Choice: choice(rt, "kindnet", "")}); err != nil {
+		c := choice(rt, "kindnet", "")
+		c.Runtime, c.CRISocket, _ = strings.Cut(rt, " ")
+		if _, err := Render(Options{Root: root, Choice: c}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(filepath.Join(root, "etc/crictl.yaml"))
@@ -157,7 +225,7 @@ func TestCrictlMatchesMinikube(t *testing.T) {
 func TestSwitchRuntime(t *testing.T) {
 	root := appliedImage(t)
 	for _, rt := range []string{"containerd", "crio", "docker"} {
-		if _, err := Render(Options{Root: root, Choice: choice(rt, "none", "")}); err != nil {
+		if _, err := Render(Options{Root: root, Choice: choice(rt, "false", "")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -203,16 +271,18 @@ func TestRenderRefuses(t *testing.T) {
 		want   string
 	}{
 		{"unknown runtime", choice("rkt", "bridge", "10.244.0.0/16"), nil, `unknown container runtime "rkt"`},
-		{"unknown cni", choice("crio", "weave", ""), nil, `unknown CNI "weave"`},
+		{"auto", choice("crio", "auto", ""), nil, `minikube resolves auto`},
+		{"empty cni", choice("crio", "", ""), nil, `minikube resolves auto`},
 		{"nothing chosen", Choice{}, nil, "no container runtime chosen"},
-		{"missing pod cidr", choice("crio", "bridge", ""), nil, "needs the pod CIDR"},
-		{"deferred source missing", choice("crio", "none", ""), func(root string) {
+		{"bad socket", Choice{Runtime: "docker", CNI: "bridge", CRISocket: "var/run/dockershim.sock"}, nil, "not a clean absolute path"},
+		{"ipv6 cidr, bridge to rewrite", choice("crio", "false", "fd00::/56"), nil, "only be rewritten for an IPv4 CIDR"},
+		{"deferred source missing", choice("crio", "false", ""), func(root string) {
 			os.Remove(filepath.Join(root, "usr/share/minikube/deferred/crio+none/etc/cni/net.d/100-crio-bridge.conf"))
 		}, "source /usr/share/minikube/deferred/crio+none/etc/cni/net.d/100-crio-bridge.conf is missing"},
-		{"deferred source changed", choice("crio", "none", ""), func(root string) {
+		{"deferred source changed", choice("crio", "false", ""), func(root string) {
 			os.WriteFile(filepath.Join(root, "usr/share/minikube/deferred/crio+none/etc/cni/net.d/200-loopback.conf"), []byte("{}"), 0o644)
 		}, "does not match the index"},
-		{"no index", choice("crio", "none", ""), func(root string) {
+		{"no index", choice("crio", "false", ""), func(root string) {
 			os.Remove(filepath.Join(root, "usr/share/minikube/rootfs-trim/index.json"))
 		}, "not made by rootfs-trim apply"},
 	}
@@ -266,6 +336,26 @@ func TestSymlinkDestinations(t *testing.T) {
 	if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
 		t.Errorf("render wrote outside the root: %v", entries)
 	}
+
+	// A parent that is a symlink inside the root is refused too: render
+	// writes a file only where it really is, and writes nothing else first.
+	root = appliedImage(t)
+	inside := filepath.Join(root, "usr/lib/cni")
+	os.MkdirAll(inside, 0o755)
+	os.RemoveAll(filepath.Join(root, "etc/cni"))
+	if err := os.Symlink("../usr/lib/cni", filepath.Join(root, "etc/cni")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Render(Options{Root: root, Choice: choice("crio", "bridge", "")})
+	if err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("err = %v, want a refusal naming the symlink", err)
+	}
+	if entries, _ := os.ReadDir(inside); len(entries) > 0 {
+		t.Errorf("render wrote through etc/cni -> ../usr/lib/cni: %v", entries)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "etc/crictl.yaml")); err == nil {
+		t.Error("render wrote /etc/crictl.yaml before refusing")
+	}
 }
 
 func TestReadOnlyRoot(t *testing.T) {
@@ -292,58 +382,6 @@ func TestReadOnlyRoot(t *testing.T) {
 	}
 }
 
-func TestChoicePrecedence(t *testing.T) {
-	env, err := ParseEnv(strings.NewReader("# minikube\nMINIKUBE_CONTAINER_RUNTIME=containerd\nMINIKUBE_CNI=\"flannel\"\nMINIKUBE_RENDER_MTU=1450\nCRIO_MINIKUBE_OPTIONS=--insecure-registry 10.96.0.0/12\n"), "env")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := Choice{}
-	c.Merge("flag", "crio", "", "", nil)
-	c.Merge("env", env[EnvRuntime], env[EnvCNI], env[EnvPodCIDR], map[string]string{"MTU": env["MINIKUBE_RENDER_MTU"]})
-	r, n, p, v := ParseCmdline("BOOT_IMAGE=/boot/bzImage minikube.runtime=docker minikube.cni=cilium minikube.pod_cidr=10.1.0.0/16 minikube.set.MTU=9000 quiet")
-	c.Merge("cmdline", r, n, p, v)
-	got := c.Describe()
-	want := "runtime crio (flag), cni flannel (env), pod CIDR 10.1.0.0/16 (cmdline), MTU=1450 (env)"
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-	if _, err := ParseEnv(strings.NewReader("ok=1\nnot a pair\n"), "env"); err == nil || !strings.Contains(err.Error(), "env:2:") {
-		t.Errorf("bad env file: err = %v", err)
-	}
-}
-
-func FuzzParseCmdline(f *testing.F) {
-	f.Add("console=ttyS0 minikube.runtime=crio minikube.set.X=1")
-	f.Fuzz(func(t *testing.T, s string) {
-		r, n, p, v := ParseCmdline(s)
-		for _, x := range []string{r, n, p} {
-			if strings.ContainsAny(x, " \t\n") {
-				t.Fatalf("value with whitespace: %q", x)
-			}
-		}
-		for k := range v {
-			if k == "" {
-				t.Fatal("empty value name")
-			}
-		}
-	})
-}
-
-func FuzzParseEnv(f *testing.F) {
-	f.Add("A=1\n# c\nB=\"two\"\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		vars, err := ParseEnv(strings.NewReader(s), "f")
-		if err != nil {
-			return
-		}
-		for k := range vars {
-			if k == "" || strings.ContainsAny(k, " \t") {
-				t.Fatalf("bad key %q", k)
-			}
-		}
-	})
-}
-
 // FuzzTemplate: any template that parses renders or fails with an error,
 // never a panic, with the data render gives it.
 func FuzzTemplate(f *testing.F) {
@@ -354,7 +392,7 @@ func FuzzTemplate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		data := map[string]any{"Runtime": "crio", "CNI": "bridge", "Socket": Sockets["crio"], "PodCIDR": "10.244.0.0/16", "Values": map[string]string{"MTU": "1450"}}
+		data := map[string]any{"Runtime": "crio", "CNI": "bridge", "Socket": Sockets["crio"], "PodCIDR": DefaultPodCIDR, "Values": map[string]string{"MTU": "1450"}}
 		var out strings.Builder
 		tmpl.Execute(&limitedWriter{w: &out, n: 1 << 20}, data)
 	})

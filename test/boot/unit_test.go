@@ -70,26 +70,32 @@ func TestUnitVerify(t *testing.T) {
 		}
 	})
 
-	// verify accepts Wants= and After= on a unit that does not exist (they
-	// are soft), so a misspelt name in a drop-in would pass it: check that
-	// each drop-in names the overlay's unit.
-	t.Run("drop-ins-name-the-unit", func(t *testing.T) {
-		dropIns, _ := filepath.Glob(filepath.Join(root, unitDir, "*.d", "*.conf"))
-		if len(dropIns) == 0 {
-			t.Fatal("no drop-ins in the overlay")
+	// verify accepts Before= and After= on a unit that does not exist (they
+	// are soft), so a misspelt name would pass it: check that the boot unit
+	// orders itself after minikube-automount (which mounts the disk the
+	// record is on) and before every runtime unit of the ISO, and that it
+	// renders the record.
+	t.Run("ordering", func(t *testing.T) {
+		unit := filepath.Join(root, unitDir, "rootfs-trim-render.service")
+		after := unitSetting(t, unit, "Unit", "After")
+		if !slices.Contains(after, "minikube-automount.service") {
+			t.Errorf("After= %q does not name minikube-automount.service", after)
 		}
-		for _, d := range dropIns {
-			for _, key := range []string{"Wants", "After"} {
-				names := unitSetting(t, d, "Unit", key)
-				if !slices.Contains(names, "rootfs-trim-render.service") {
-					t.Errorf("%s: %s= %q does not name rootfs-trim-render.service", d, key, names)
-				}
-				for _, n := range names {
-					if _, err := os.Stat(filepath.Join(root, unitDir, n)); err != nil {
-						t.Errorf("%s: %s=%s: no such unit in the overlay", d, key, n)
-					}
-				}
+		before := unitSetting(t, unit, "Unit", "Before")
+		for _, u := range []string{"containerd.service", "crio.service", "docker.service", "cri-docker.service", "podman.service", "kubelet.service"} {
+			if !slices.Contains(before, u) {
+				t.Errorf("Before= %q does not name %s", before, u)
 			}
+		}
+		// A socket unit is in sockets.target, which minikube-automount
+		// comes after (through basic.target): Before= one is a cycle.
+		for _, u := range before {
+			if strings.HasSuffix(u, ".socket") {
+				t.Errorf("Before= names the socket unit %s: an ordering cycle through sockets.target", u)
+			}
+		}
+		if exec := unitSetting(t, unit, "Service", "ExecStart"); !slices.Contains(exec, "--from-record") {
+			t.Errorf("ExecStart= %q does not render the record", exec)
 		}
 	})
 }

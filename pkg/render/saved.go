@@ -1,0 +1,68 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// ChoicePath is where render records the last choice, relative to the
+// root. /var/lib/minikube is bind-mounted from the persistent disk by the
+// ISO's minikube-automount (deploy/iso/minikube-iso/package/automount), so
+// the record survives a VM restart while /etc, in RAM, does not; the boot
+// unit renders it again before any runtime starts (render --from-record).
+const ChoicePath = "var/lib/minikube/rootfs-trim/choice.json"
+
+// savedChoice is the record's format.
+type savedChoice struct {
+	Version   int               `json:"version"`
+	Runtime   string            `json:"runtime"`
+	CNI       string            `json:"cni"`
+	PodCIDR   string            `json:"pod_cidr,omitempty"`
+	CRISocket string            `json:"cri_socket,omitempty"`
+	Values    map[string]string `json:"values,omitempty"`
+}
+
+func saveChoice(t *tree, c Choice) error {
+	data, err := json.MarshalIndent(savedChoice{Version: 1, Runtime: c.Runtime, CNI: c.CNI, PodCIDR: c.PodCIDR, CRISocket: c.CRISocket, Values: c.Values}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := t.writeFile(ChoicePath, append(data, '\n'), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("recording the choice in /%s: %w", ChoicePath, err)
+	}
+	return nil
+}
+
+// LoadChoice reads the recorded choice beneath root. No record gives
+// ok=false and no error. The record is checked as flags are.
+func LoadChoice(root string) (c Choice, ok bool, err error) {
+	t, err := openTree(root)
+	if err != nil {
+		return Choice{}, false, err
+	}
+	defer t.Close()
+	data, err := t.readFile(ChoicePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Choice{}, false, nil
+	}
+	if err != nil {
+		return Choice{}, false, fmt.Errorf("/%s: %w", ChoicePath, err)
+	}
+	var s savedChoice
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Choice{}, false, fmt.Errorf("/%s: %w", ChoicePath, err)
+	}
+	if s.Version != 1 {
+		return Choice{}, false, fmt.Errorf("/%s: version %d, want 1", ChoicePath, s.Version)
+	}
+	c = Choice{Runtime: s.Runtime, CNI: s.CNI, PodCIDR: s.PodCIDR, CRISocket: s.CRISocket, Values: s.Values}
+	if err := c.Validate(); err != nil {
+		return Choice{}, false, fmt.Errorf("/%s: %w", ChoicePath, err)
+	}
+	return c, true, nil
+}

@@ -1,0 +1,408 @@
+// Package packages proves the shipped rules against what the runtime
+// packages really install: the fixtures in testdata/packages (Debian 12's
+// packages, hand-made mirrors of upstream tarballs and the minikube ISO's
+// Buildroot packages on both architectures). For every tree and every name
+// the package goes by, `audit` must find each file the policy forbids
+// handled by that package's own rule and attributed to it, `apply
+// --dry-run` must carry each one out, and `check` must pass against the
+// lock that records the version the tree mirrors.
+package packages
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite the fixtures' locks (check --update-lock)")
+
+// handled is what the rules must make of one offending file.
+type handled struct {
+	Rule   string
+	Action string
+}
+
+// fixture is a tree under testdata/packages and what the shipped rules
+// must find in it.
+type fixture struct {
+	dir string // under testdata/packages; holds root/, version and check.lock
+	// names are every name the package goes by (Buildroot's on both
+	// architectures, Debian's): the tree is audited as each. The first is
+	// the one its lock records.
+	names []string
+	want  map[string]handled // offending path -> rule
+}
+
+// crio's files, whatever cri-o tree they come from.
+var (
+	crioCrictl = handled{"crio-crictl", "strip"}
+	crioUnit   = handled{"crio-unit-in-usr-local", "strip"}
+	crioNames  = []string{"crio-bin", "cri-o"}
+)
+
+var fixtures = []fixture{
+	// Debian 12, from the real packages (fetch.sh).
+	{dir: "debian-12/podman", names: []string{"podman"}, want: map[string]handled{
+		"etc/cni/net.d/87-podman-bridge.conflist": {"podman-bridge", "relocate"},
+	}},
+	{dir: "debian-12/containerd", names: []string{"containerd", "containerd.io"}},
+	{dir: "debian-12/docker.io", names: []string{"docker.io", "docker-ce"}},
+	{dir: "debian-12/containernetworking-plugins", names: []string{"containernetworking-plugins"}},
+	{dir: "debian-12/golang-github-containers-common", names: []string{"golang-github-containers-common"}},
+
+	// Upstream tarballs and packages, mirrored by hand.
+	{dir: "upstream/cri-o-bundle-v1.35.0", names: crioNames, want: map[string]handled{
+		"etc/cni/net.d/10-crio-bridge.conflist.disabled": {"crio-bridge-disabled", "defer"},
+		"etc/crictl.yaml": crioCrictl,
+		"usr/local/lib/systemd/system/crio.service": crioUnit,
+	}},
+	{dir: "upstream/cri-o-bundle-v1.31.0", names: crioNames, want: map[string]handled{
+		"etc/cni/net.d/11-crio-ipv4-bridge.conflist": {"crio-ipv4-bridge", "defer"},
+		"etc/crictl.yaml": crioCrictl,
+		"usr/local/lib/systemd/system/crio.service": crioUnit,
+	}},
+	{dir: "upstream/cri-o-contrib-cni-v1.31.0", names: crioNames, want: map[string]handled{
+		"etc/cni/net.d/10-crio-bridge.conflist":      {"crio-bridge", "defer"},
+		"etc/cni/net.d/11-crio-ipv4-bridge.conflist": {"crio-ipv4-bridge", "defer"},
+		"etc/cni/net.d/99-loopback.conflist":         {"crio-loopback", "defer"},
+	}},
+	{dir: "upstream/cri-o-contrib-cni-v1.24.0", names: crioNames, want: map[string]handled{
+		"etc/cni/net.d/10-crio-bridge.conf":      {"crio-bridge", "defer"},
+		"etc/cni/net.d/11-crio-ipv4-bridge.conf": {"crio-ipv4-bridge", "defer"},
+		"etc/cni/net.d/99-loopback.conf":         {"crio-loopback", "defer"},
+	}},
+	{dir: "upstream/cri-o-deb-v1.35.0", names: []string{"cri-o", "crio-bin"}, want: map[string]handled{
+		"etc/cni/net.d/10-crio-bridge.conflist.disabled": {"crio-bridge-disabled", "defer"},
+		"etc/crictl.yaml": crioCrictl,
+	}},
+	{dir: "upstream/cri-o-kubic-deb-v1.24.0", names: []string{"cri-o", "crio-bin"}, want: map[string]handled{
+		"etc/cni/net.d/100-crio-bridge.conf": {"crio-legacy-bridge", "defer"},
+		"etc/cni/net.d/200-loopback.conf":    {"crio-legacy-loopback", "defer"},
+		"etc/crictl.yaml":                    crioCrictl,
+	}},
+	{dir: "upstream/cri-o-kubic-deb-v1.28.0", names: []string{"cri-o", "crio-bin"}, want: map[string]handled{
+		"etc/cni/net.d/100-crio-bridge.conflist": {"crio-legacy-bridge", "defer"},
+		"etc/cni/net.d/200-loopback.conflist":    {"crio-legacy-loopback", "defer"},
+		"etc/crictl.yaml":                        crioCrictl,
+	}},
+	{dir: "upstream/cri-containerd-cni-1.7.27", names: []string{"cri-containerd-cni", "containerd-bin", "containerd-bin-aarch64"}, want: map[string]handled{
+		"etc/cni/net.d/10-containerd-net.conflist": {"containerd-net", "defer"},
+		"etc/crictl.yaml":                          {"containerd-crictl", "strip"},
+		"etc/systemd/system/containerd.service":    {"containerd-unit-in-etc", "relocate"},
+	}},
+	{dir: "upstream/containerd-2.3.4", names: []string{"containerd-bin", "containerd-bin-aarch64"}},
+	{dir: "upstream/podman-v3.4.7", names: []string{"podman"}, want: map[string]handled{
+		"etc/cni/net.d/87-podman-bridge.conflist": {"podman-bridge", "relocate"},
+	}},
+}
+
+// isoTargets are the ISO's Buildroot targets, attributed by their
+// packages-file-list.txt; x86_64 is what rules/check.lock records.
+var isoTargets = []struct {
+	arch string
+	lock string // relative to the repository
+}{
+	{"x86_64", "rules/check.lock"},
+	{"aarch64", "testdata/packages/iso/aarch64/check.lock"},
+}
+
+// isoWant is the same on both architectures: podman keeps its name, and
+// its v3 conflist is the one offending file the ISO ships.
+var isoWant = map[string]finding{
+	"etc/cni/net.d/87-podman-bridge.conflist": {Package: "podman", Rule: "podman-bridge", Action: "relocate"},
+}
+
+type finding struct {
+	Path    string `json:"path,omitempty"`
+	Package string `json:"package"`
+	Rule    string `json:"rule,omitempty"`
+	Action  string `json:"action,omitempty"`
+	Check   string `json:"check"`
+}
+
+type report struct {
+	Findings []finding `json:"findings"`
+}
+
+func TestPackageTrees(t *testing.T) {
+	root := repoRoot(t)
+	set := loadRules(t, root)
+	for _, fx := range fixtures {
+		dir := filepath.Join(root, "testdata/packages", fx.dir)
+		tree := filepath.Join(dir, "root")
+		t.Run(fx.dir, func(t *testing.T) {
+			forbidden := policyFiles(t, tree)
+			for _, name := range fx.names {
+				t.Run(name, func(t *testing.T) {
+					got := audit(t, root, "--package", name, tree)
+					want := map[string]finding{}
+					for p, h := range fx.want {
+						want[p] = finding{Package: name, Rule: h.Rule, Action: h.Action, Check: "offender"}
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("audit --package %s: findings (-want +got):\n%s", name, diff)
+					}
+					checkOwnRules(t, set, name, got)
+					checkCovered(t, forbidden, got)
+					dryRun(t, root, fx.want, "--package", name, tree)
+				})
+			}
+			t.Run("check", func(t *testing.T) {
+				version := readVersion(t, dir)
+				lock := filepath.Join(dir, "check.lock")
+				input := fx.names[0] + "@" + version + "=" + tree
+				runCheck(t, root, lock, input)
+			})
+		})
+	}
+}
+
+func TestISOTargets(t *testing.T) {
+	root := repoRoot(t)
+	set := loadRules(t, root)
+	for _, iso := range isoTargets {
+		t.Run(iso.arch, func(t *testing.T) {
+			dir := filepath.Join(root, "testdata/packages/iso", iso.arch)
+			target := filepath.Join(dir, "target")
+			list := filepath.Join(dir, "packages-file-list.txt")
+			got := audit(t, root, "--packages-file-list", list, target)
+			want := map[string]finding{}
+			for p, f := range isoWant {
+				f.Check = "offender"
+				want[p] = f
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("audit: findings (-want +got):\n%s", diff)
+			}
+			for _, f := range got {
+				checkOwnRules(t, set, f.Package, map[string]finding{f.Path: f})
+			}
+			checkCovered(t, policyFiles(t, target), got)
+			wantApply := map[string]handled{}
+			for p, f := range isoWant {
+				wantApply[p] = handled{f.Rule, f.Action}
+			}
+			dryRun(t, root, wantApply, "--packages-file-list", list, target)
+			runCheck(t, root, filepath.Join(root, iso.lock),
+				"--packages-file-list", list, "--show-info", filepath.Join(dir, "show-info.json"), target)
+		})
+	}
+}
+
+// TestISONamesHaveRules: every runtime package the ISO installs, under the
+// name Buildroot gives it on each architecture, is one the rules know, so
+// that `check` locks it and a bump that ships an offender names it.
+func TestISONamesHaveRules(t *testing.T) {
+	root := repoRoot(t)
+	set := loadRules(t, root)
+	for _, arch := range []string{"x86_64", "aarch64"} {
+		data, err := os.ReadFile(filepath.Join(root, "testdata/packages/iso", arch, "packages-file-list.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			pkg, _, _ := strings.Cut(line, ",")
+			if !seen[pkg] && set.Lookup(pkg) == nil {
+				t.Errorf("%s: package %s has no rule file", arch, pkg)
+			}
+			seen[pkg] = true
+		}
+	}
+}
+
+// audit runs `rootfs-trim audit --format json` and returns its findings by
+// path.
+func audit(t *testing.T, root string, args ...string) map[string]finding {
+	t.Helper()
+	out, code := run(t, append([]string{"audit", "--rules", filepath.Join(root, "rules"), "--format", "json"}, args...)...)
+	if code != 0 && code != 1 {
+		t.Fatalf("audit %v: exit %d\n%s", args, code, out)
+	}
+	var r report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("audit %v: %v\n%s", args, err, out)
+	}
+	got := map[string]finding{}
+	for _, f := range r.Findings {
+		if _, dup := got[f.Path]; dup {
+			t.Errorf("audit %v: %s reported twice", args, f.Path)
+		}
+		p := f.Path
+		f.Path = ""
+		got[p] = f
+	}
+	return got
+}
+
+// checkOwnRules: each file is handled by a rule of the package that owns
+// it (name or alias), never by a rule for any owner.
+func checkOwnRules(t *testing.T, set *rules.Set, name string, got map[string]finding) {
+	t.Helper()
+	p := set.Lookup(name)
+	if p == nil {
+		t.Errorf("package %s: no rule file names it", name)
+		return
+	}
+	own := map[string]bool{}
+	for _, r := range p.Rules {
+		own[r.Name] = true
+	}
+	for path, f := range got {
+		if f.Rule != "" && !own[f.Rule] {
+			t.Errorf("%s: handled by rule %s, not one of package %s (%s)", path, f.Rule, p.Name, name)
+		}
+	}
+}
+
+// policyFiles lists what the policy is about, found by walking the tree
+// rather than by asking the rules: every CNI configuration in
+// etc/cni/net.d but the overlay's .keep, etc/crictl.yaml, unit files in
+// etc/systemd/system and runtime units in usr/local/lib/systemd/system.
+func policyFiles(t *testing.T, tree string) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(tree, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(tree, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		dir, base := filepath.Dir(rel), filepath.Base(rel)
+		switch {
+		case dir == "etc/cni/net.d" && base != ".keep",
+			rel == "etc/crictl.yaml",
+			dir == "etc/systemd/system" && d.Type().IsRegular() && strings.Contains(base, "."),
+			dir == "usr/local/lib/systemd/system":
+			paths = append(paths, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// checkCovered: audit reports every file policyFiles found, each handled.
+func checkCovered(t *testing.T, forbidden []string, got map[string]finding) {
+	t.Helper()
+	for _, p := range forbidden {
+		f, ok := got[p]
+		switch {
+		case !ok:
+			t.Errorf("%s: forbidden by the policy, but audit does not report it", p)
+		case f.Rule == "":
+			t.Errorf("%s: a new offender (%s): no rule of package %s handles it", p, f.Check, f.Package)
+		}
+	}
+}
+
+// dryRun runs `apply --dry-run` and checks that it carries out each rule.
+func dryRun(t *testing.T, root string, want map[string]handled, args ...string) {
+	t.Helper()
+	out, code := run(t, append([]string{"apply", "--rules", filepath.Join(root, "rules"), "--dry-run"}, args...)...)
+	if code != 0 {
+		t.Fatalf("apply --dry-run %v: exit %d\n%s", args, code, out)
+	}
+	verb := map[string]string{"strip": "removed", "defer": "deferred", "relocate": "relocated"}
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 2 && (fields[0] == "removed" || fields[0] == "deferred" || fields[0] == "relocated") {
+			got[fields[1]] = fields[0]
+		}
+	}
+	wantVerbs := map[string]string{}
+	for p, h := range want {
+		wantVerbs[p] = verb[h.Action]
+	}
+	if diff := cmp.Diff(wantVerbs, got); diff != "" {
+		t.Errorf("apply --dry-run %v (-want +got):\n%s\n%s", args, diff, out)
+	}
+}
+
+// runCheck runs `check` against lock; with -update it rewrites the lock
+// first.
+func runCheck(t *testing.T, root, lock string, args ...string) {
+	t.Helper()
+	base := []string{"check", "--rules", filepath.Join(root, "rules"), "--lock", lock}
+	if *update {
+		if out, code := run(t, append(append(base, "--update-lock"), args...)...); code != 0 {
+			t.Fatalf("check --update-lock: exit %d\n%s", code, out)
+		}
+	}
+	out, code := run(t, append(append(base, "--format", "json"), args...)...)
+	var r report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	if code != 0 || len(r.Findings) != 0 {
+		t.Errorf("check %v: exit %d, want 0 and no finding (go test ./test/packages -update rewrites the lock):\n%s", args, code, out)
+	}
+}
+
+// run runs rootfs-trim in process and returns its standard output; what
+// it printed on standard error fails the test.
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	code := cli.Run(context.Background(), env, args)
+	if stderr.Len() > 0 {
+		t.Errorf("rootfs-trim %s: stderr:\n%s", strings.Join(args, " "), stderr.String())
+	}
+	return stdout.String(), code
+}
+
+func loadRules(t *testing.T, root string) *rules.Set {
+	t.Helper()
+	set, err := rules.Load(filepath.Join(root, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func readVersion(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "version"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
