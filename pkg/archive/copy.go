@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // Action is what a copy does with one entry.
@@ -237,12 +239,12 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 	if c.keptNames == nil {
 		c.keptNames = map[string]*Entry{}
 	}
-	clean, err := Clean(e.Name)
+	clean, err := pathx.Clean(e.Name)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
 	if e.Type == TypeHardlink {
-		target, err := Clean(e.Linkname)
+		target, err := pathx.Clean(e.Linkname)
 		if err != nil {
 			return fmt.Errorf("hard link %q: target: %w", e.Name, err)
 		}
@@ -315,13 +317,13 @@ func ScanLinks(src Reader, decide func(*Entry) (Action, error)) (*LinkScan, erro
 				continue
 			}
 		}
-		name, err := Clean(e.Name)
+		name, err := pathx.Clean(e.Name)
 		if err != nil {
 			return nil, fmt.Errorf("entry %q: %w", e.Name, err)
 		}
 		switch e.Type {
 		case TypeHardlink:
-			target, err := Clean(e.Linkname)
+			target, err := pathx.Clean(e.Linkname)
 			if err != nil {
 				return nil, fmt.Errorf("hard link %q: target: %w", e.Name, err)
 			}

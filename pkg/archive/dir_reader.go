@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // DirReader reads a directory tree as entries, in the order and with the
@@ -470,7 +472,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		if uint32(st.Mode)&modeTypeMask != modeSymlink {
 			return nil
 		}
-		buf := make([]byte, PathMax+1)
+		buf := make([]byte, pathx.PathMax+1)
 		n, err := unix.Readlinkat(fd, base, buf)
 		if err != nil {
 			return &os.PathError{Op: "readlink", Path: name, Err: err}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 var dirTestTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -378,8 +380,8 @@ func TestDirWriterUnsafeNames(t *testing.T) {
 			mustDo(t, err)
 			defer w.Close()
 			err = w.WriteHeader(e)
-			if !errors.Is(err, ErrUnsafePath) {
-				t.Fatalf("err = %v, want ErrUnsafePath", err)
+			if !errors.Is(err, pathx.ErrUnsafePath) {
+				t.Fatalf("err = %v, want pathx.ErrUnsafePath", err)
 			}
 			if !strings.Contains(err.Error(), fmt.Sprintf("%q", e.Name)) {
 				t.Errorf("error %q does not name the entry", err)

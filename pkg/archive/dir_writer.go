@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // DirWriterOptions configures NewDirWriter.
@@ -95,7 +97,7 @@ func (w *DirWriter) WriteHeader(e *Entry) error {
 		clear(w.links)
 		return nil
 	}
-	name, err := Clean(e.Name)
+	name, err := pathx.Clean(e.Name)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
@@ -152,7 +154,7 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	case TypeRegular:
 		return w.regular(name, e)
 	case TypeHardlink:
-		target, err := Clean(e.Linkname)
+		target, err := pathx.Clean(e.Linkname)
 		if err != nil {
 			return fmt.Errorf("hard link target: %w", err)
 		}

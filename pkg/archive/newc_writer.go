@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // BlockSize is the unit GNU cpio pads a whole archive member to. Buildroot's
@@ -265,14 +267,14 @@ func validateCpio(e *Entry) error {
 	if len(e.Name) == 0 {
 		return errors.New("empty name")
 	}
-	if len(e.Name) > PathMax {
-		return fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", len(e.Name), PathMax)
+	if len(e.Name) > pathx.PathMax {
+		return fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", len(e.Name), pathx.PathMax)
 	}
 	if bytes.IndexByte([]byte(e.Name), 0) >= 0 {
 		return errors.New("name contains a NUL byte")
 	}
-	if e.Type == TypeSymlink && len(e.Linkname) > PathMax {
-		return fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", len(e.Linkname), PathMax)
+	if e.Type == TypeSymlink && len(e.Linkname) > pathx.PathMax {
+		return fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", len(e.Linkname), pathx.PathMax)
 	}
 	if e.Type != TypeRegular && e.Size != 0 {
 		return fmt.Errorf("%s with %d data bytes", e.Type, e.Size)

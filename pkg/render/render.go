@@ -14,10 +14,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // RecordPath is where render remembers what it wrote. It lives in /etc, so
@@ -215,7 +216,7 @@ func renderDests(ix *manifest.Index) map[string]bool {
 		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
 			continue
 		}
-		if d, err := archive.Clean(f.Dest); err == nil && strings.HasPrefix(d, "etc/") {
+		if d, err := pathx.Clean(f.Dest); err == nil && strings.HasPrefix(d, "etc/") {
 			dests[d] = true
 		}
 	}
@@ -303,11 +304,11 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, []string
 
 // planFile reads one deferred file or renders one template.
 func planFile(root *os.Root, f manifest.IndexFile, data map[string]any) (*planned, error) {
-	dest, err := archive.Clean(f.Dest)
+	dest, err := pathx.Clean(f.Dest)
 	if err != nil || !strings.HasPrefix(dest, "etc/") {
 		return nil, fmt.Errorf("index entry %s: destination %q is not under /etc", f.Name, f.Dest)
 	}
-	src, err := archive.Clean(f.Source)
+	src, err := pathx.Clean(f.Source)
 	if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
 		return nil, fmt.Errorf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source)
 	}
@@ -422,7 +423,7 @@ func readRecord(root *os.Root) (*record, error) {
 	}
 	files := r.Files[:0]
 	for _, f := range r.Files {
-		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") || c == RecordPath {
+		if c, err := pathx.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") || c == RecordPath {
 			r.left = append(r.left, Left{f.Path, "not a file under /etc that render writes"})
 			continue
 		}

@@ -20,8 +20,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // Runtimes and CNIs that conditions may name. They are the choices of
@@ -304,7 +304,7 @@ func (l *loader) file(name string, data []byte) {
 	}
 	for _, k := range doc.Keep {
 		pos := Pos{name, k.Path.Line}
-		p, err := archive.CleanRule(k.Path.V)
+		p, err := pathx.CleanRule(k.Path.V)
 		if err != nil || k.Path.V == "" {
 			l.errorf(pos, "keep: bad path %q", k.Path.V)
 			continue
@@ -472,7 +472,7 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 			l.errorf(pos, "rule %s: relocate needs to:", r.Name)
 			break
 		}
-		to, err := archive.CleanRule(rr.To.V)
+		to, err := pathx.CleanRule(rr.To.V)
 		if err != nil || to == "." {
 			l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad path %q", r.Name, rr.To.V)
 			break
@@ -531,7 +531,7 @@ func (l *loader) source(pos Pos, what, src string) (string, []byte, bool) {
 		l.errorf(pos, "%s: source: is required", what)
 		return "", nil, false
 	}
-	clean, err := archive.Clean(src)
+	clean, err := pathx.Clean(src)
 	if err != nil || path.IsAbs(src) || clean == "." {
 		l.errorf(pos, "%s: source %q must be a path inside the rules directory", what, src)
 		return "", nil, false
@@ -558,7 +558,7 @@ func parseMode(s string, def uint32) (uint32, error) {
 
 func (l *loader) addition(file string, p *Package, ra rawAdd) *Addition {
 	pos := Pos{file, ra.Path.Line}
-	dest, err := archive.CleanRule(ra.Path.V)
+	dest, err := pathx.CleanRule(ra.Path.V)
 	if err != nil || dest == "." {
 		l.errorf(pos, "add: bad path %q", ra.Path.V)
 		return nil
@@ -584,7 +584,7 @@ func (l *loader) template(file string, rt rawTemplate) {
 		return
 	}
 	t := &Template{Name: rt.Name.V, Reason: rt.Reason.V, Pos: pos}
-	dest, err := archive.CleanRule(rt.Dest.V)
+	dest, err := pathx.CleanRule(rt.Dest.V)
 	switch {
 	case rt.Dest.V == "":
 		l.errorf(pos, "template %s: dest: is required", t.Name)

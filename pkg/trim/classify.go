@@ -7,6 +7,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -141,7 +142,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if e.Type == archive.TypeTrailer {
 		return &Verdict{}, nil
 	}
-	name, err := archive.Clean(e.Name)
+	name, err := pathx.Clean(e.Name)
 	if err != nil {
 		return nil, fmt.Errorf("entry %q: %w", e.Name, err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -46,7 +47,7 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 		return Decision{Skip: true}, nil
 	}
 	if d.own != nil && e.Type == archive.TypeRegular {
-		if name, err := archive.Clean(e.Name); err == nil && d.own[name] {
+		if name, err := pathx.Clean(e.Name); err == nil && d.own[name] {
 			return Decision{Own: true, Path: name}, nil
 		}
 	}

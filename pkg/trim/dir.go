@@ -14,6 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -316,7 +317,7 @@ func writeInjection(root *os.Root, in *injection) error {
 	if err != nil {
 		return err
 	}
-	return archive.WriteRootFile(root, archive.RootFile{Name: e.Name, Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
+	return pathx.WriteRootFile(root, pathx.RootFile{Name: e.Name, Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
 }
 
 // dirTimes remembers directory mtimes before apply changes their contents

@@ -14,6 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -338,7 +339,7 @@ var errGuard = errors.New("output check failed")
 
 func (g *guardWriter) WriteHeader(e *archive.Entry) error {
 	if e.Type != archive.TypeTrailer {
-		name, err := archive.Clean(e.Name)
+		name, err := pathx.Clean(e.Name)
 		if err != nil {
 			return fmt.Errorf("%w: %v", errGuard, err)
 		}
