@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
@@ -300,7 +301,7 @@ func applyError(env *Env, err error) error {
 
 func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	tw := newColumns(w)
-	counts := map[manifest.Kind]int{}
+	counts := map[contract.Kind]int{}
 	for _, c := range rep.Changes {
 		counts[c.Kind]++
 		what := names.Quote(c.Path)
@@ -315,7 +316,7 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, k := range manifest.Kinds {
+	for _, k := range contract.Kinds {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

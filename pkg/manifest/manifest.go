@@ -13,6 +13,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -55,26 +56,10 @@ type Rules struct {
 	Digest string `json:"digest"`
 }
 
-// Kind is what happened to an entry.
-type Kind string
-
-// The kinds of change.
-const (
-	Removed   Kind = "removed"
-	Relocated Kind = "relocated"
-	Deferred  Kind = "deferred"
-	Added     Kind = "added"
-	Template  Kind = "template"
-	Created   Kind = "created" // a directory made so that an added file has a parent
-)
-
-// Kinds are all kinds, in the order apply's summary counts them.
-var Kinds = []Kind{Removed, Relocated, Deferred, Added, Template, Created}
-
 // Change is one entry the run touched.
 type Change struct {
-	Kind Kind   `json:"kind"`
-	Path string `json:"path"`
+	Kind contract.Kind `json:"kind"`
+	Path string        `json:"path"`
 	// PathB64 is Path in base64 when it is not UTF-8 (see names.B64).
 	PathB64 string `json:"path_b64,omitempty"`
 	// To is the new path of a relocated or deferred entry.

@@ -20,16 +20,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
-)
-
-// Runtimes and CNIs that conditions may name. They are the choices of
-// minikube's --container-runtime and --cni; "custom" is a CNI the cluster
-// installs itself.
-var (
-	Runtimes = []string{"containerd", "crio", "docker"}
-	CNIs     = []string{"bridge", "kindnet", "flannel", "cilium", "calico", "none", "custom"}
 )
 
 // LoadError lists every problem found in a rule directory, each at its
@@ -500,8 +493,8 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		if r.Runtime == "" && r.CNI == "" {
 			l.errorf(pos, "rule %s: defer needs runtime: or cni: (when does the boot step put it back?)", r.Name)
 		}
-		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, Runtimes)
-		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, CNIs)
+		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, contract.Runtimes)
+		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, contract.CNIs)
 	}
 	if act != Relocate && (rr.To.V != "" || rr.Existing.V != "") {
 		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate", r.Name)
@@ -599,11 +592,11 @@ func (l *loader) template(file string, rt rawTemplate) {
 		t.Source, t.Data = src, data
 	}
 	for _, v := range rt.Runtime {
-		l.checkChoice(Pos{file, v.Line}, t.Name, "runtime", v.V, Runtimes)
+		l.checkChoice(Pos{file, v.Line}, t.Name, "runtime", v.V, contract.Runtimes)
 		t.When.Runtimes = append(t.When.Runtimes, v.V)
 	}
 	for _, v := range rt.CNI {
-		l.checkChoice(Pos{file, v.Line}, t.Name, "cni", v.V, CNIs)
+		l.checkChoice(Pos{file, v.Line}, t.Name, "cni", v.V, contract.CNIs)
 		t.When.CNIs = append(t.When.CNIs, v.V)
 	}
 	if ok {
@@ -629,8 +622,8 @@ func checkTemplate(t *Template) error {
 	if err != nil {
 		return err
 	}
-	for _, runtime := range Runtimes {
-		for _, cni := range CNIs {
+	for _, runtime := range contract.Runtimes {
+		for _, cni := range contract.CNIs {
 			if !t.When.Holds(runtime, cni) {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -19,7 +20,7 @@ import (
 type ActionSpec struct {
 	// Kind is what the manifest and the index record for a file the
 	// action took.
-	Kind manifest.Kind
+	Kind contract.Kind
 	// Moves: the entry leaves its place and its data is captured (spooled)
 	// until place writes it again once the whole input is known; otherwise
 	// the entry is only removed, its sha256 recorded.
@@ -35,9 +36,9 @@ type ActionSpec struct {
 
 // Actions is the table of every rule action.
 var Actions = map[rules.Action]*ActionSpec{
-	rules.Strip:    {Kind: manifest.Removed, Exportable: true},
-	rules.Relocate: {Kind: manifest.Relocated, Moves: true, place: placeRelocated},
-	rules.Defer:    {Kind: manifest.Deferred, Moves: true, LocksContent: true, place: placeDeferred},
+	rules.Strip:    {Kind: contract.Removed, Exportable: true},
+	rules.Relocate: {Kind: contract.Relocated, Moves: true, place: placeRelocated},
+	rules.Defer:    {Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred},
 }
 
 // planInput is what planInjections needs: see there.
@@ -49,14 +50,14 @@ type planInput struct {
 	epoch   time.Time
 	owners  *Owners
 	own     map[string]string // path -> sha256 the input has at an own path
-	old     *manifest.Index
+	old     *contract.Index
 	active  func(pkg string) bool
 }
 
 // planner collects what planInjections and the actions' writers decide.
 type planner struct {
 	planInput
-	index    *manifest.Index
+	index    *contract.Index
 	inj      []*injection // moved files: the first group
 	written  []*injection // added files, templates, the index: the second
 	dropped  []manifest.Change
@@ -97,7 +98,7 @@ func placeRelocated(p *planner, c *captured, e *archive.Entry, change manifest.C
 	dest := relocationDest(c.verdict)
 	if p.out.exists(dest) {
 		if r.Existing == rules.ExistingStrip {
-			change.Kind = manifest.Removed
+			change.Kind = contract.Removed
 			change.Reason = fmt.Sprintf("%s already has its proper copy at %s", names.Quote(c.verdict.Path), names.Quote(dest))
 			p.dropped = append(p.dropped, change)
 			return
@@ -108,17 +109,17 @@ func placeRelocated(p *planner, c *captured, e *archive.Entry, change manifest.C
 	if !p.claim(dest, "rule "+r.Name) {
 		return
 	}
-	p.index.Files = append(p.index.Files, manifest.IndexFile{Kind: manifest.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
+	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
 		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum})
 	p.inject(c, e, change, dest)
 }
 
 func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Change) {
 	r := c.verdict.Rule
-	dest := rules.DeferredPath(r.Tag(), c.verdict.Path)
-	p.index.Files = append(p.index.Files, manifest.IndexFile{
-		Kind: manifest.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
-		When: manifest.When{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
+	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
+	p.index.Files = append(p.index.Files, contract.IndexFile{
+		Kind: contract.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
+		When: contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
 		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
 	})
 	if !p.claim(dest, "rule "+r.Name) {

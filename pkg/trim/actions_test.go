@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -24,15 +24,15 @@ func TestEveryActionHandled(t *testing.T) {
 	const src = "etc/x/f.conf"
 	want := map[rules.Action]struct {
 		fields       string // the rule's YAML beyond match, name and reason
-		kind         manifest.Kind
+		kind         contract.Kind
 		dest         string // where apply writes the file; "" when it only goes
 		exportable   bool
 		locksContent bool
 	}{
-		rules.Strip:    {"action: strip", manifest.Removed, "", true, false},
-		rules.Relocate: {"action: relocate\n    to: opt/moved/", manifest.Relocated, "opt/moved/f.conf", false, false},
-		rules.Defer: {"action: defer\n    runtime: containerd", manifest.Deferred,
-			rules.DeferredPath("containerd", src), false, true},
+		rules.Strip:    {"action: strip", contract.Removed, "", true, false},
+		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false},
+		rules.Defer: {"action: defer\n    runtime: containerd", contract.Deferred,
+			contract.DeferredPath("containerd", src), false, true},
 	}
 	for a := range Actions {
 		if !slices.Contains(rules.AllActions(), a) {
@@ -49,8 +49,8 @@ func TestEveryActionHandled(t *testing.T) {
 			if spec == nil {
 				t.Fatalf("action %s has no row in trim.Actions (actions.go)", a)
 			}
-			if !slices.Contains(manifest.Kinds, spec.Kind) {
-				t.Errorf("kind %q is not in manifest.Kinds (apply's summary would not count it)", spec.Kind)
+			if !slices.Contains(contract.Kinds, spec.Kind) {
+				t.Errorf("kind %q is not in contract.Kinds (apply's summary would not count it)", spec.Kind)
 			}
 			if spec.Kind != w.kind || spec.Exportable != w.exportable || spec.LocksContent != w.locksContent {
 				t.Errorf("Actions[%s] = %+v, want kind %s, exportable %v, locks content %v", a, *spec, w.kind, w.exportable, w.locksContent)
@@ -143,7 +143,7 @@ func TestEveryActionHandled(t *testing.T) {
 
 // checkTaken: src left its place, reached dest with its data when there is
 // one, and the manifest and the index record it with kind.
-func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest string, kind manifest.Kind) {
+func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest string, kind contract.Kind) {
 	t.Helper()
 	if _, ok := files[src]; ok {
 		t.Errorf("%s: %s is still in place", how, src)
@@ -158,7 +158,7 @@ func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, 
 	if !found {
 		t.Errorf("%s: no %s change for %s -> %q in %+v", how, kind, src, dest, rep.Changes)
 	}
-	ix, err := manifest.DecodeIndex(bytes.NewReader([]byte(files[manifest.IndexPath])))
+	ix, err := contract.DecodeIndex(bytes.NewReader([]byte(files[contract.IndexPath])))
 	if err != nil {
 		t.Fatalf("%s: index: %v", how, err)
 	}

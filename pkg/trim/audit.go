@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -101,7 +101,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 	if wrap != nil {
 		r = wrap(src)
 	}
-	d := NewDecider(set, in.Owners, map[string]bool{manifest.IndexPath: true})
+	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
 	var found []Finding
 	for {
 		e, err := r.Next()

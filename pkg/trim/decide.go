@@ -4,7 +4,7 @@ import (
 	"io"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -64,8 +64,8 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 
 // NoteIndex reads an earlier apply's index from r and counts the rules it
 // records as applied (see Classifier.NoteApplied).
-func (d *Decider) NoteIndex(r io.Reader) (*manifest.Index, error) {
-	ix, err := manifest.DecodeIndex(r)
+func (d *Decider) NoteIndex(r io.Reader) (*contract.Index, error) {
+	ix, err := contract.DecodeIndex(r)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (d *Decider) NoteIndex(r io.Reader) (*manifest.Index, error) {
 // content's sha256 and, for the index, the earlier apply's index.
 type ownFile struct {
 	sum   string
-	index *manifest.Index
+	index *contract.Index
 }
 
 // takeOwn reads the data of a Decision.Own entry: both appliers keep its
@@ -89,7 +89,7 @@ func (d *Decider) takeOwn(name string, r io.Reader) (ownFile, error) {
 	}
 	defer data.Close()
 	f := ownFile{sum: data.sum}
-	if name != manifest.IndexPath {
+	if name != contract.IndexPath {
 		return f, nil
 	}
 	rd, err := data.Reader()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
@@ -45,7 +46,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	// tree, which needs every entry's. A target that an earlier apply
 	// trimmed (its index is there) usually needs nothing written, so it is
 	// listed by name and the mtimes are read only if something must be.
-	_, indexErr := fsRoot.Lstat(manifest.IndexPath)
+	_, indexErr := fsRoot.Lstat(contract.IndexPath)
 	namesOnly := opt.Epoch != nil || indexErr == nil
 	type loaded struct {
 		owners *Owners
@@ -80,7 +81,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	d := NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set))
 	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
 	own := map[string]string{}
-	var oldIndex *manifest.Index
+	var oldIndex *contract.Index
 	var caps []*captured
 	var removals []*removal
 	var offenders []Finding

@@ -10,13 +10,11 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
-
-// TemplateDir is where apply puts templates in the image.
-const TemplateDir = "usr/share/minikube/templates"
 
 // captured is an entry that apply removed from its place and writes again
 // elsewhere: relocated and deferred files.
@@ -66,7 +64,7 @@ type tree interface {
 func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	p := &planner{planInput: in, claimed: map[string]string{}}
 	set, out, owners, own, epoch := in.set, in.out, in.owners, in.own, in.epoch
-	p.index = &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
+	p.index = &contract.Index{Version: contract.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
 	index := p.index
 	claimed, claim := p.claimed, p.claim
 	ours := map[string]string{} // path -> sha256 an earlier apply wrote there
@@ -76,16 +74,16 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 			// Deferred copies an earlier run made are in the image as
 			// ordinary entries now; keep recording them.
 			switch {
-			case f.Kind == manifest.Deferred && out.exists(f.Source):
+			case f.Kind == contract.Deferred && out.exists(f.Source):
 				index.Files = append(index.Files, f)
 				claimed[f.Source] = "an earlier apply"
-			case f.Kind == manifest.Removed || f.Kind == manifest.Relocated:
+			case f.Kind == contract.Removed || f.Kind == contract.Relocated:
 				index.Files = append(index.Files, f)
 			}
 		}
 	}
 	for _, c := range in.removed {
-		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Removed, Name: c.Rule, Source: c.Path,
+		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Removed, Name: c.Rule, Source: c.Path,
 			Mode: c.Mode, SHA256: c.SHA256})
 	}
 	// checkOwn decides about a path of the second group that the input
@@ -96,7 +94,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		if !ok {
 			return true
 		}
-		if have == sha256Hex(data) || have == ours[path] || strings.HasPrefix(path, TemplateDir+"/") || path == manifest.IndexPath {
+		if have == sha256Hex(data) || have == ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
 			return true
 		}
 		p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, path))))
@@ -128,10 +126,10 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		if !checkOwn(a.Path, data, fmt.Sprintf("add %s (%s)", a.Path, a.Pos)) {
 			continue
 		}
-		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
+		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
 			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: sha256Hex(data)})
 		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
-			Kind: manifest.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
+			Kind: contract.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
 	}
 
 	// Templates belong to a whole image; a single package's tree or tarball
@@ -141,7 +139,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		templates = nil
 	}
 	for _, t := range templates {
-		dest := TemplateDir + "/" + t.Name + ".tmpl"
+		dest := contract.TemplateDir + "/" + t.Name + ".tmpl"
 		if out.exists(t.Dest) || claimed[t.Dest] != "" {
 			p.problems = append(p.problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
 			continue
@@ -151,17 +149,17 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		}
 		data := t.Data
 		p.written = append(p.written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
-			Kind: manifest.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
-		index.Files = append(index.Files, manifest.IndexFile{
-			Kind: manifest.Template, Name: t.Name, Source: dest, Dest: t.Dest,
-			When: manifest.When{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
+			Kind: contract.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
+		index.Files = append(index.Files, contract.IndexFile{
+			Kind: contract.Template, Name: t.Name, Source: dest, Dest: t.Dest,
+			When: contract.Condition{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
 			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: sha256Hex(data),
 		})
 	}
 	// Deferred copies whose destination is still in the image would be
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range index.Files {
-		if f.Kind == manifest.Deferred && out.exists(f.Dest) {
+		if f.Kind == contract.Deferred && out.exists(f.Dest) {
 			p.problems = append(p.problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
 		}
 	}
@@ -172,9 +170,9 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		if err := index.Encode(&buf); err != nil {
 			return nil, nil, err
 		}
-		if claim(manifest.IndexPath, "the index") {
-			p.written = append(p.written, fileInjection(manifest.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
-				Kind: manifest.Added, Path: manifest.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
+		if claim(contract.IndexPath, "the index") {
+			p.written = append(p.written, fileInjection(contract.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
+				Kind: contract.Added, Path: contract.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
 		}
 	}
 	if len(p.problems) > 0 {
@@ -203,7 +201,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		for i := len(missing) - 1; i >= 0; i-- {
 			made[missing[i]] = true
 			withParents = append(withParents, dirInjection(missing[i], epoch, manifest.Change{
-				Kind: manifest.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
+				Kind: contract.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
 		}
 	}
 	withParents = append(withParents, inj...)
@@ -223,16 +221,16 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 // dedupIndex keeps one record per (kind, source, destination), the last:
 // with Buildroot's per-package directories a package's files come back on
 // every make, are removed or moved again, and must not be recorded twice.
-func dedupIndex(files []manifest.IndexFile) []manifest.IndexFile {
+func dedupIndex(files []contract.IndexFile) []contract.IndexFile {
 	type key struct {
-		kind         manifest.Kind
+		kind         contract.Kind
 		source, dest string
 	}
 	last := map[key]int{}
 	for i, f := range files {
 		last[key{f.Kind, f.Source, f.Dest}] = i
 	}
-	var out []manifest.IndexFile
+	var out []contract.IndexFile
 	for i, f := range files {
 		if last[key{f.Kind, f.Source, f.Dest}] == i {
 			out = append(out, f)
@@ -241,10 +239,10 @@ func dedupIndex(files []manifest.IndexFile) []manifest.IndexFile {
 	return out
 }
 
-func indexPolicy(set *rules.Set) []manifest.IndexPolicy {
-	var out []manifest.IndexPolicy
+func indexPolicy(set *rules.Set) []contract.IndexPolicy {
+	var out []contract.IndexPolicy
 	for _, f := range set.Policy {
-		p := manifest.IndexPolicy{Name: f.Name, AtBoot: "report"}
+		p := contract.IndexPolicy{Name: f.Name, AtBoot: "report"}
 		if f.RemoveAtBoot {
 			p.AtBoot = "remove"
 		}

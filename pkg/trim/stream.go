@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
@@ -113,7 +114,7 @@ type streamApplier struct {
 
 	// What an earlier apply wrote, found in the input: see planInjections.
 	own      map[string]string
-	oldIndex *manifest.Index
+	oldIndex *contract.Index
 
 	pending     *archive.Entry // read ahead past a trailer
 	heldTrailer *archive.Entry
@@ -315,7 +316,7 @@ func (a *streamApplier) Read(p []byte) (int, error) {
 func removedOf(changes []manifest.Change) []manifest.Change {
 	var out []manifest.Change
 	for _, c := range changes {
-		if c.Kind == manifest.Removed {
+		if c.Kind == contract.Removed {
 			out = append(out, c)
 		}
 	}

@@ -1,4 +1,9 @@
-package manifest
+// Package contract is what build and boot share about an image: where apply
+// puts its files under usr/share/minikube, the index that lists them, the
+// conditions under which the boot step writes them, and the runtimes and
+// CRI sockets those conditions name. apply (pkg/trim) writes it and render
+// (pkg/render) reads it: both take it from here, so they cannot disagree.
+package contract
 
 import (
 	"bytes"
@@ -9,10 +14,6 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
-
-// IndexPath is where apply puts the index in the image, and where the boot
-// step (`rootfs-trim render`) reads it.
-const IndexPath = "usr/share/minikube/rootfs-trim/index.json"
 
 // IndexVersion is the index format version.
 const IndexVersion = 1
@@ -51,31 +52,11 @@ type IndexFile struct {
 	// not UTF-8 (see names.B64): a deferred file keeps its exact name.
 	SourceB64 string `json:"source_b64,omitempty"`
 	DestB64   string `json:"dest_b64,omitempty"`
-	When      When   `json:"when"`
+	When      Condition `json:"when"`
 	Mode      string `json:"mode"`
 	UID       int    `json:"uid"`
 	GID       int    `json:"gid"`
 	SHA256    string `json:"sha256"`
-}
-
-// When is the condition under which a file is written.
-type When struct {
-	Runtimes []string `json:"runtime,omitempty"`
-	CNIs     []string `json:"cni,omitempty"`
-}
-
-// Holds reports whether runtime and cni satisfy the condition.
-func (w When) Holds(runtime, cni string) bool {
-	return (len(w.Runtimes) == 0 || has(w.Runtimes, runtime)) && (len(w.CNIs) == 0 || has(w.CNIs, cni))
-}
-
-func has(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Encode writes the index, sorted, as indented JSON.
