@@ -50,13 +50,13 @@ type IndexFile struct {
 	Dest   string `json:"dest"`
 	// SourceB64 and DestB64 carry Source and Dest in base64 when they are
 	// not UTF-8 (see names.B64): a deferred file keeps its exact name.
-	SourceB64 string `json:"source_b64,omitempty"`
-	DestB64   string `json:"dest_b64,omitempty"`
+	SourceB64 string    `json:"source_b64,omitempty"`
+	DestB64   string    `json:"dest_b64,omitempty"`
 	When      Condition `json:"when"`
-	Mode      string `json:"mode"`
-	UID       int    `json:"uid"`
-	GID       int    `json:"gid"`
-	SHA256    string `json:"sha256"`
+	Mode      string    `json:"mode"`
+	UID       int       `json:"uid"`
+	GID       int       `json:"gid"`
+	SHA256    string    `json:"sha256"`
 }
 
 // Encode writes the index, sorted, as indented JSON.
