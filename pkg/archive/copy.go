@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -59,9 +60,18 @@ type copier struct {
 
 	// tar sources: names kept so far, to check a link's target, and the
 	// inode numbering when going to cpio.
-	keptNames map[string]*Entry
+	keptNames map[string]keptFile
 	nextInode uint64
 	buf       []byte
+}
+
+// keptFile is what a later tar hard link needs of the entry it names.
+type keptFile struct {
+	typ                  Type
+	mode                 uint32
+	inode                uint64
+	nlink                uint32
+	rdevMajor, rdevMinor uint32
 }
 
 type linkGroup struct {
@@ -69,6 +79,15 @@ type linkGroup struct {
 	members []*Entry
 	keep    []bool
 	seen    uint32
+	// out is the name the group's file went out under when its data came
+	// before its last member (a tar made into newc carries the data on the
+	// first member, as GNU cpio does with a tar): the members still to
+	// come are written as links to it.
+	out string
+	// staged holds data that came with a dropped member while members
+	// still to come may be kept.
+	staged     *stage
+	stagedSize int64
 }
 
 func (c *copier) run() error {
@@ -100,6 +119,7 @@ func (c *copier) handle(e *Entry) error {
 		if err := c.flushAll(); err != nil {
 			return err
 		}
+		clear(c.groups)
 		if !c.opt.Dest.IsCpio() {
 			return nil
 		}
@@ -112,7 +132,7 @@ func (c *copier) handle(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	if e.Type == TypeHardlink || c.opt.Links != nil {
+	if e.Type == TypeHardlink || c.opt.Links != nil || fromTar(e) {
 		return c.handleTarStyle(e, act)
 	}
 	if act == Drop {
@@ -156,24 +176,55 @@ func (c *copier) addToGroup(key HardLinkKey, e *Entry) error {
 		c.groups[key] = g
 		c.pending = append(c.pending, g)
 	}
+	g.seen++
+	if g.out != "" {
+		return c.lateMember(g, e, act)
+	}
 	g.members = append(g.members, e)
 	g.keep = append(g.keep, act == Keep)
-	g.seen++
 	if e.Size > 0 || g.seen >= e.Nlink {
 		return c.flushGroup(g, e)
 	}
 	return nil
 }
 
-// flushGroup writes a complete group. carrier is the member whose data is
-// next in src, or nil when no member had data.
+func (c *copier) isTarDest() bool { return !c.opt.Dest.IsCpio() && c.opt.Dest != KindDir }
+
+// lateMember writes a member of a group whose file has gone out already.
+func (c *copier) lateMember(g *linkGroup, e *Entry, act Action) error {
+	if act == Drop {
+		return nil
+	}
+	m := e.Clone()
+	if !c.isTarDest() {
+		// As it came: the kernel, and DirWriter, link it by inode, and
+		// write any data it carries into the shared file.
+		return c.emit(m, c.src)
+	}
+	if e.Size > 0 {
+		return fmt.Errorf("entry %q: a second member of a hard-link group with data; tar cannot hold that", e.Name)
+	}
+	m.Type, m.Linkname, m.Size = TypeHardlink, g.out, 0
+	return c.dst.WriteHeader(m)
+}
+
+// flushGroup writes a group. carrier is the member whose data is next in
+// src, or nil when no member had data or the group ends (a trailer, the
+// end of the input) before its Nlink members were seen.
 func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
-	delete(c.groups, g.key)
-	for i, p := range c.pending {
-		if p == g {
-			c.pending = append(c.pending[:i], c.pending[i+1:]...)
-			break
+	complete := carrier == nil || g.seen >= carrier.Nlink
+	var size int64
+	var data io.Reader = eofReader{}
+	switch {
+	case carrier != nil && carrier.Size > 0:
+		size, data = carrier.Size, c.src
+	case g.staged != nil:
+		defer g.staged.Close()
+		r, err := g.staged.Reader()
+		if err != nil {
+			return err
 		}
+		size, data = g.stagedSize, r
 	}
 	var kept []*Entry
 	for i, m := range g.members {
@@ -181,16 +232,35 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 			kept = append(kept, m.Clone())
 		}
 	}
-	var size int64
-	var data io.Reader = eofReader{}
-	if carrier != nil && carrier.Size > 0 {
-		size, data = carrier.Size, c.src
+	if len(kept) == 0 && !complete && size > 0 && g.staged == nil {
+		// The data came with a dropped member; members still to come may
+		// be kept and need it.
+		g.staged = &stage{}
+		n, err := io.Copy(g.staged, io.LimitReader(struct{ io.Reader }{data}, size))
+		if err == nil && n < size {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return fmt.Errorf("entry %q: %w", carrier.Name, err)
+		}
+		g.stagedSize = size
+		return nil
+	}
+	for i, p := range c.pending {
+		if p == g {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			break
+		}
+	}
+	if complete || len(kept) == 0 {
+		delete(c.groups, g.key)
 	}
 	if len(kept) == 0 {
 		return nil // the data, unread, is skipped by the next Next
 	}
-	touched := len(kept) != len(g.members)
-	if !c.opt.Dest.IsCpio() && c.opt.Dest != KindDir {
+	g.members, g.keep = nil, nil
+	touched := complete && len(kept) != int(g.seen)
+	if c.isTarDest() {
 		// tar: the first member carries the data, the rest link to it.
 		first := kept[0]
 		first.Size = size
@@ -198,6 +268,7 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 		if err := c.emit(first, data); err != nil {
 			return err
 		}
+		g.out = first.Name
 		for _, m := range kept[1:] {
 			m.Type, m.Linkname, m.Size, m.Nlink = TypeHardlink, first.Name, 0, uint32(len(kept))
 			if err := c.dst.WriteHeader(m); err != nil {
@@ -213,6 +284,7 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 		m.Size = 0
 		if i == len(kept)-1 {
 			m.Size = size
+			g.out = m.Name
 			if err := c.emit(m, data); err != nil {
 				return err
 			}
@@ -235,9 +307,12 @@ func (c *copier) flushAll() error {
 }
 
 // handleTarStyle copies entries of a source whose hard links are by name.
+//
+// Every kept name is remembered, with what a link to it needs: a tar
+// stream gives a link's target only by name, earlier in the stream.
 func (c *copier) handleTarStyle(e *Entry, act Action) error {
 	if c.keptNames == nil {
-		c.keptNames = map[string]*Entry{}
+		c.keptNames = map[string]keptFile{}
 	}
 	clean, err := pathx.Clean(e.Name)
 	if err != nil {
@@ -255,11 +330,20 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 		if !ok {
 			return fmt.Errorf("hard link %q: target %q is not in the output (missing from the input, or dropped)", e.Name, e.Linkname)
 		}
+		switch t.typ {
+		case TypeDir:
+			return fmt.Errorf("hard link %q: target %q is a directory; refusing it", e.Name, e.Linkname)
+		case TypeSymlink:
+			return fmt.Errorf("hard link %q: target %q is a symlink; refusing it", e.Name, e.Linkname)
+		}
 		if c.opt.Dest.IsCpio() {
+			// A member of the target's group, as GNU cpio writes one: its
+			// type, mode and inode; the data went out with the target.
 			m := e.Clone()
-			m.Type, m.Linkname, m.Size = TypeRegular, "", 0
-			m.Mode = t.Mode
-			m.Inode, m.Nlink = t.Inode, t.Nlink
+			m.Type, m.Linkname, m.Size = t.typ, "", 0
+			m.Mode = t.mode
+			m.Inode, m.Nlink = t.inode, t.nlink
+			m.RdevMajor, m.RdevMinor = t.rdevMajor, t.rdevMinor
 			return c.dst.WriteHeader(m)
 		}
 		return c.dst.WriteHeader(e)
@@ -276,14 +360,22 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 		switch e.Type {
 		case TypeDir:
 			out.Nlink = 2 + c.opt.Links.subdirs[clean]
-		case TypeRegular:
+		case TypeRegular, TypeChar, TypeBlock, TypeFifo:
 			if n := c.opt.Links.links[clean]; n > 0 {
 				out.Nlink = uint32(n) + 1
 			}
 		}
 	}
-	c.keptNames[clean] = out
+	c.keptNames[clean] = keptFile{typ: out.Type, mode: out.Mode, inode: out.Inode, nlink: out.Nlink,
+		rdevMajor: out.RdevMajor, rdevMinor: out.RdevMinor}
 	return c.emit(out, c.src)
+}
+
+// fromTar reports whether e came from a TarReader, whose hard links name
+// their target by path.
+func fromTar(e *Entry) bool {
+	h, ok := e.Format.(*tar.Header)
+	return ok && h != nil
 }
 
 type eofReader struct{}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -46,11 +48,21 @@ type DirWriter struct {
 	file      *os.File
 	remaining int64
 
-	links   map[HardLinkKey]string // cpio hard-link group -> first member
-	dirs    []*dirMeta             // in order of first appearance
+	links   map[HardLinkKey]linkedFile // cpio hard-link group -> its file
+	dirs    []*dirMeta                 // in order of first appearance
 	dirByNm map[string]*dirMeta
 	skipped []*Entry
 	closed  bool
+}
+
+// linkedFile is the file of a cpio hard-link group on disk: the name of its
+// first member and the inode that got. A later member is linked by that
+// name, then checked to be that inode: a later entry may have put
+// something else at the name (a symlink out of the tree, a device), and a
+// member linked to it would have its mode and data applied there.
+type linkedFile struct {
+	name string
+	id   fileID
 }
 
 // dirMeta is what is applied to a directory at Close, after its children.
@@ -74,7 +86,7 @@ func NewDirWriter(root string, opts DirWriterOptions) (Writer, error) {
 		opts:    opts,
 		owners:  opts.Owners || euid == 0,
 		mknod:   euid == 0,
-		links:   map[HardLinkKey]string{},
+		links:   map[HardLinkKey]linkedFile{},
 		dirByNm: map[string]*dirMeta{},
 	}, nil
 }
@@ -158,6 +170,13 @@ func (w *DirWriter) create(name string, e *Entry) error {
 		if err != nil {
 			return fmt.Errorf("hard link target: %w", err)
 		}
+		fi, err := w.root.Lstat(target)
+		if err != nil {
+			return fmt.Errorf("hard link target: %w", err)
+		}
+		if !fi.Mode().IsRegular() && fi.Mode().Type()&(fs.ModeDevice|fs.ModeNamedPipe) == 0 {
+			return fmt.Errorf("hard link target %q is a %s, not a file", e.Linkname, typeOfMode(fi.Mode()))
+		}
 		// A link shares the target's inode: its own owner, mode and mtime
 		// (tar stores copies) must not be applied over the target's.
 		return w.root.Link(target, name)
@@ -170,16 +189,18 @@ func (w *DirWriter) create(name string, e *Entry) error {
 		if err := w.root.Symlink(e.Linkname, name); err != nil {
 			return err
 		}
-		return w.applyMeta(name, e, false)
+		_, err := w.applyMeta(name, e)
+		return err
 	default: // char, block, fifo
-		if key, ok := e.LinkKey(); ok {
+		key, linked := e.LinkKey()
+		if linked {
 			if first, ok := w.links[key]; ok {
-				if err := w.root.Link(first, name); err != nil {
+				if err := w.linkMember(first, name, e.Type); err != nil {
 					return err
 				}
-				return w.applyMeta(name, e, true)
+				_, err := w.applyMeta(name, e)
+				return err
 			}
-			w.links[key] = name
 		}
 		dev := unix.Mkdev(e.RdevMajor, e.RdevMinor)
 		err := w.inParent(name, func(fd int, base string) error {
@@ -193,9 +214,36 @@ func (w *DirWriter) create(name string, e *Entry) error {
 		if err != nil {
 			return err
 		}
-		return w.applyMeta(name, e, true)
+		id, err := w.applyMeta(name, e)
+		if err == nil && linked {
+			w.links[key] = linkedFile{name, id}
+		}
+		return err
 	}
 }
+
+// linkMember links name to the file of its hard-link group and checks
+// that it got that very file, of type t.
+func (w *DirWriter) linkMember(first linkedFile, name string, t Type) error {
+	if err := w.root.Link(first.name, name); err != nil {
+		return err
+	}
+	err := w.onEntry(name, t, func(_ int, _ string, _ int, id fileID) error {
+		if id != first.id {
+			return errReplaced
+		}
+		return nil
+	})
+	if err != nil {
+		w.root.Remove(name)
+		return fmt.Errorf("hard link to %q: %w", first.name, err)
+	}
+	return nil
+}
+
+// errReplaced: a later entry took the name of a hard-link group's first
+// member, so that linking to the name would reach another file.
+var errReplaced = errors.New("a later entry replaced the group's file at that name")
 
 func (w *DirWriter) skip(e *Entry) {
 	w.skipped = append(w.skipped, e.Clone())
@@ -274,9 +322,10 @@ func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
 // regular creates (or, for a later cpio hard-link member, links) a regular
 // file and leaves it open for its data.
 func (w *DirWriter) regular(name string, e *Entry) error {
-	if key, ok := e.LinkKey(); ok {
+	key, linked := e.LinkKey()
+	if linked {
 		if first, ok := w.links[key]; ok {
-			if err := w.root.Link(first, name); err != nil {
+			if err := w.linkMember(first, name, TypeRegular); err != nil {
 				return err
 			}
 			if e.Size == 0 {
@@ -284,22 +333,29 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 			}
 			// This member carries the group's data into the shared file,
 			// which may already have its final, read-only mode.
-			if err := w.inParent(name, func(fd int, base string) error {
-				if err := unix.Fchmodat(fd, base, 0o600, 0); err != nil {
+			return w.onEntry(name, TypeRegular, func(dirFd int, base string, fd int, id fileID) error {
+				if err := chmodFd(fd, 0o600); err != nil {
 					return &os.PathError{Op: "chmod", Path: name, Err: err}
 				}
+				// O_NOFOLLOW, and the inode checked again once open: the
+				// data goes into the group's file or nowhere.
+				wfd, err := unix.Openat(dirFd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return &os.PathError{Op: "open", Path: name, Err: err}
+				}
+				f := os.NewFile(uintptr(wfd), name)
+				if got, err := fdID(wfd); err != nil || got != id {
+					f.Close()
+					return errReplaced
+				}
+				if err := f.Truncate(0); err != nil {
+					f.Close()
+					return err
+				}
+				w.file = f
 				return nil
-			}); err != nil {
-				return err
-			}
-			f, err := w.root.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				return err
-			}
-			w.file = f
-			return nil
+			})
 		}
-		w.links[key] = name
 	}
 	// O_EXCL: clearPath removed what was there, so anything found now is
 	// not ours to write through. 0600 until the exact mode is set.
@@ -308,6 +364,13 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 		return err
 	}
 	w.file = f
+	if linked {
+		var id fileID
+		if err := withFd(f, func(fd int) (err error) { id, err = fdID(fd); return err }); err != nil {
+			return err
+		}
+		w.links[key] = linkedFile{name, id}
+	}
 	return nil
 }
 
@@ -350,7 +413,7 @@ func (w *DirWriter) finish() error {
 		return fmt.Errorf("entry %q: data ends %d bytes short of %d", e.Name, w.remaining, e.Size)
 	}
 	if err == nil && e.Type == TypeRegular {
-		err = w.applyMeta(name, e, true)
+		_, err = w.applyMeta(name, e)
 	}
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
@@ -359,23 +422,98 @@ func (w *DirWriter) finish() error {
 }
 
 // applyMeta sets owner, then mode (chown clears setuid and setgid), then
-// mtime, without following a symlink at name.
-func (w *DirWriter) applyMeta(name string, e *Entry, chmod bool) error {
-	return w.inParent(name, func(fd int, base string) error {
+// mtime, on the entry at name, which must be of e's type: never through a
+// symlink, and a symlink's own mode is left alone (Linux ignores it). It
+// returns the inode it worked on.
+func (w *DirWriter) applyMeta(name string, e *Entry) (fileID, error) {
+	var got fileID
+	err := w.onEntry(name, e.Type, func(dirFd int, base string, fd int, id fileID) error {
+		got = id
 		if w.owners {
-			if err := chownAt(fd, base, name, e); err != nil {
-				return err
+			if err := unix.Fchownat(fd, "", e.UID, e.GID, unix.AT_EMPTY_PATH); err != nil {
+				return &os.PathError{Op: "lchown", Path: name, Err: err}
 			}
 		}
-		if chmod {
-			// fchmodat cannot refuse to follow a symlink on older kernels;
-			// base is what was just created here, never a symlink.
-			if err := unix.Fchmodat(fd, base, e.Mode&PermMask, 0); err != nil {
+		if e.Type != TypeSymlink {
+			if err := chmodFd(fd, e.Mode&PermMask); err != nil {
 				return &os.PathError{Op: "chmod", Path: name, Err: err}
 			}
 		}
-		return mtimeAt(fd, base, name, e.ModTime)
+		return mtimeAt(dirFd, base, name, e.ModTime)
 	})
+	return got, err
+}
+
+// onEntry opens name with O_PATH|O_NOFOLLOW, which follows nothing and
+// opens nothing for reading or writing (a device's open routine does not
+// run), checks that it is of type t, and runs fn with the directory that
+// holds it, its last component, the descriptor and its inode.
+func (w *DirWriter) onEntry(name string, t Type, fn func(dirFd int, base string, fd int, id fileID) error) error {
+	return w.inParent(name, func(dirFd int, base string) error {
+		fd, err := unix.Openat(dirFd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return &os.PathError{Op: "stat", Path: name, Err: err}
+		}
+		if got, ok := typeFromUnixMode(st.Mode); !ok || got != t {
+			return fmt.Errorf("%s is a %s, not the %s written there", name, got, t)
+		}
+		return fn(dirFd, base, fd, fileID{uint64(st.Dev), st.Ino})
+	})
+}
+
+func fdID(fd int) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{uint64(st.Dev), st.Ino}, nil
+}
+
+// fchmodat2Missing is set once fchmodat2(2) with AT_EMPTY_PATH, Linux
+// 6.6 and later, turns out to be unavailable.
+var fchmodat2Missing atomic.Bool
+
+// chmodFd changes the mode of the file fd refers to, an O_PATH descriptor
+// or an open one. chmod by name follows a symlink, and fchmodat's
+// AT_SYMLINK_NOFOLLOW fails with EOPNOTSUPP before Linux 6.6 (the boot
+// test runs 6.1); fchmod refuses O_PATH descriptors. So: fchmodat2 on
+// the descriptor itself, or else chmod of /proc/self/fd/N, which names
+// the inode fd holds, not a path that could lead elsewhere.
+func chmodFd(fd int, mode uint32) error {
+	if !fchmodat2Missing.Load() {
+		err := unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH)
+		switch err {
+		case unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL:
+			fchmodat2Missing.Store(true)
+		case unix.EPERM:
+			// A seccomp filter may say EPERM for a call it does not know;
+			// a real EPERM comes back from the fallback as well.
+		default:
+			return err
+		}
+	}
+	err := unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+	if err == unix.ENOENT {
+		return fmt.Errorf("fchmodat2 is missing (Linux before 6.6) and /proc is not mounted: %w", err)
+	}
+	return err
+}
+
+func typeOfMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m.Type()&fs.ModeSymlink != 0:
+		return "symlink"
+	case m.Type()&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 func chownAt(fd int, base, name string, e *Entry) error {
@@ -426,11 +564,11 @@ func (w *DirWriter) Close() error {
 	err := w.finish()
 	for i := len(w.dirs) - 1; i >= 0; i-- {
 		m := w.dirs[i]
-		merr := w.inParent(m.name, func(fd int, base string) error {
-			if err := unix.Fchmodat(fd, base, m.mode, 0); err != nil {
+		merr := w.onEntry(m.name, TypeDir, func(dirFd int, base string, fd int, _ fileID) error {
+			if err := chmodFd(fd, m.mode); err != nil {
 				return &os.PathError{Op: "chmod", Path: m.name, Err: err}
 			}
-			return mtimeAt(fd, base, m.name, m.modTime)
+			return mtimeAt(dirFd, base, m.name, m.modTime)
 		})
 		if merr != nil && err == nil {
 			err = fmt.Errorf("directory %q: %w", m.name, merr)

@@ -138,19 +138,31 @@ type Entry struct {
 	Format any
 }
 
-// HardLinkKey identifies the file a cpio hard-link member belongs to.
+// HardLinkKey identifies the file a cpio hard-link member belongs to. The
+// file type is part of it, as in the kernel's initramfs unpacker
+// (init/initramfs.c, find_link compares the S_IFMT bits): a fifo that
+// shares an inode number with a regular file is another file, never a
+// link to it.
 type HardLinkKey struct {
 	DevMajor, DevMinor uint32
 	Inode              uint64
+	Type               Type
 }
 
 // LinkKey returns the hard-link group of e and whether e belongs to one, the
-// way the kernel decides it: a non-directory with Nlink >= 2.
+// way the kernel decides it: a regular file, device, fifo or socket with
+// Nlink >= 2. Directories and symlinks are never linked (the kernel's
+// do_name and do_symlink create them afresh), whatever their Nlink.
 func (e *Entry) LinkKey() (HardLinkKey, bool) {
-	if e.Nlink < 2 || e.Type == TypeDir || e.Type == TypeTrailer || e.Type == TypeHardlink {
+	switch e.Type {
+	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
+	default:
 		return HardLinkKey{}, false
 	}
-	return HardLinkKey{e.DevMajor, e.DevMinor, e.Inode}, true
+	if e.Nlink < 2 {
+		return HardLinkKey{}, false
+	}
+	return HardLinkKey{e.DevMajor, e.DevMinor, e.Inode, e.Type}, true
 }
 
 // Clone returns a copy of e that shares nothing mutable with it.

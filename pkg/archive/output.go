@@ -79,6 +79,10 @@ func userPathError(path string, err error) error {
 
 // Create starts writing f at path.
 func Create(path string, f Format, opt OutputOptions) (*Output, error) {
+	if f.Kind == KindDir {
+		// "tree/", as a shell completes a directory name, is the tree.
+		path = filepath.Clean(path)
+	}
 	if fi, err := os.Lstat(path); err == nil {
 		if f.Kind == KindDir {
 			return nil, fmt.Errorf("%s: already exists; a tree is only written to a new directory", path)

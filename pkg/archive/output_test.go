@@ -83,3 +83,28 @@ func TestOutputDigest(t *testing.T) {
 		})
 	}
 }
+
+// A new directory given with a trailing slash, as a shell's completion
+// writes it: `repack IN OUT/` once failed with `stat OUT/: no such file or
+// directory`.
+func TestCreateDirWithTrailingSlash(t *testing.T) {
+	parent := t.TempDir()
+	o, err := Create(filepath.Join(parent, "tree")+"/", Format{Kind: KindDir}, OutputOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Abort()
+	if err := o.WriteHeader(&Entry{Name: ".", Type: TypeDir, Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(parent, "tree")); err != nil || !fi.IsDir() {
+		t.Fatalf("tree: %v, %v", fi, err)
+	}
+	left, _ := os.ReadDir(parent)
+	if len(left) != 1 {
+		t.Errorf("%d entries beside the tree, want none: %v", len(left)-1, left)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
@@ -61,6 +62,9 @@ type IndexFile struct {
 
 // Encode writes the index, sorted, as indented JSON.
 func (ix *Index) Encode(w io.Writer) error {
+	if err := ix.check(); err != nil {
+		return err
+	}
 	sort.Slice(ix.Files, func(i, j int) bool {
 		a, b := ix.Files[i], ix.Files[j]
 		if a.Dest != b.Dest {
@@ -111,5 +115,28 @@ func DecodeIndex(r io.Reader) (*Index, error) {
 		}
 		f.SourceB64, f.DestB64 = "", ""
 	}
+	if err := ix.check(); err != nil {
+		return nil, err
+	}
 	return &ix, nil
+}
+
+// maxID is the largest owner chown(2) gives: uid_t and gid_t are 32 bits,
+// and (uid_t)-1, one more, means "leave as is".
+const maxID = math.MaxUint32 - 1
+
+// check refuses owners chown cannot take as they are: a larger number
+// would be cut to 32 bits, 4294967296 becoming 0, root.
+func (ix *Index) check() error {
+	for _, f := range ix.Files {
+		for _, id := range []struct {
+			what string
+			v    int
+		}{{"uid", f.UID}, {"gid", f.GID}} {
+			if id.v < 0 || id.v > maxID {
+				return fmt.Errorf("index: %s: %s %d is out of range (0 to %d)", f.Dest, id.what, id.v, maxID)
+			}
+		}
+	}
+	return nil
 }

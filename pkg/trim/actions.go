@@ -81,7 +81,7 @@ func (p *planner) inject(c *captured, e *archive.Entry, change manifest.Change, 
 	if e.Nlink > 1 {
 		e.Nlink = 1
 	}
-	p.inj = append(p.inj, &injection{entry: e, data: c.data.Reader, change: change})
+	p.inj = append(p.inj, &injection{entry: e, data: c.data.Reader, change: change, captured: true})
 }
 
 // relocationDest is where rule r of verdict v moves the file.

@@ -32,6 +32,9 @@ type injection struct {
 	// unchanged marks a file an earlier apply wrote with this very content:
 	// not a change to report.
 	unchanged bool
+	// captured marks a relocated or deferred input entry: it keeps its
+	// inode number.
+	captured bool
 }
 
 // tree answers what the output holds apart from the injections.
@@ -206,6 +209,19 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	}
 	withParents = append(withParents, inj...)
 	byName(withParents)
+	// A directory's link count is 2 and one per subdirectory, all of them
+	// added too: it did not exist before.
+	subdirs := map[string]uint32{}
+	for _, in := range withParents {
+		if in.entry.Type == archive.TypeDir {
+			subdirs[path.Dir(in.entry.Name)]++
+		}
+	}
+	for _, in := range withParents {
+		if in.entry.Type == archive.TypeDir {
+			in.entry.Nlink = 2 + subdirs[in.entry.Name]
+		}
+	}
 	withParents = append(withParents, written...)
 	for _, in := range withParents {
 		if own[in.entry.Name] == in.change.SHA256 && in.change.SHA256 != "" {

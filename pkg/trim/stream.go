@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"sort"
 	"strings"
@@ -109,8 +110,11 @@ type streamApplier struct {
 	entries   int
 	newest    time.Time
 	prefix    string // "./" when the input's names carry it
-	sawName   bool
-	offend    []Finding
+	// maxInode is the highest inode number of an input entry that goes to
+	// the output; what apply adds is numbered above it.
+	maxInode uint64
+	sawName  bool
+	offend   []Finding
 
 	// What an earlier apply wrote, found in the input: see planInjections.
 	own      map[string]string
@@ -257,6 +261,7 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 	} else {
 		a.out.files[v.Path] = true
 	}
+	a.maxInode = max(a.maxInode, e.Inode)
 	return archive.Keep, nil
 }
 
@@ -275,6 +280,9 @@ func (a *streamApplier) finish() error {
 		return err
 	}
 	a.changes = append(a.changes, dropped...)
+	if err := numberInjections(inj, a.maxInode); err != nil {
+		return err
+	}
 	for _, in := range inj {
 		if !in.unchanged {
 			a.changes = append(a.changes, in.change)
@@ -282,6 +290,35 @@ func (a *streamApplier) finish() error {
 		in.entry.Name = a.prefix + in.entry.Name
 	}
 	a.queue = inj
+	return nil
+}
+
+// numberInjections gives every entry apply creates an inode number above
+// max, the highest of the input entries that are written, in the order
+// they are written, as GNU cpio numbers what it archives (copyout.c, with
+// --reproducible: one counter, in input order). A shared number would be a
+// shared (dev, inode): bsdtar takes any two entries with one and nlink >= 2
+// for hard links, and `cpio --reproducible` gives `.` inode 0, which every
+// directory apply created had (issue 12: bsdtar failed with "Can't create
+// 'usr/share/minikube': Operation not permitted").
+//
+// Relocated and deferred files keep the input's number: their entry at
+// the old place is dropped. The index, templates and added files come
+// last, so that a run on an applied image, which keeps the first run's
+// directories and drops and writes again the rest, gives them the same
+// numbers and the same bytes.
+func numberInjections(inj []*injection, maxInode uint64) error {
+	next := maxInode + 1
+	for _, in := range inj {
+		if in.captured {
+			continue
+		}
+		if next > math.MaxUint32 {
+			return fmt.Errorf("the input uses inode numbers up to %d: none is left for %s", maxInode, in.entry.Name)
+		}
+		in.entry.Inode = next
+		next++
+	}
 	return nil
 }
 
