@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // Hard-link groups crafted to reach through a symlink or into a device
