@@ -391,8 +391,8 @@ type LinkScan struct {
 }
 
 // ScanLinks reads the headers of a tar-style source and counts, for every
-// kept file, the kept hard links to it.
-func ScanLinks(src Reader, decide func(*Entry) (Action, error)) (*LinkScan, error) {
+// file, the hard links to it.
+func ScanLinks(src Reader) (*LinkScan, error) {
 	s := &LinkScan{links: map[string]int{}, subdirs: map[string]uint32{}}
 	for {
 		e, err := src.Next()
@@ -401,13 +401,6 @@ func ScanLinks(src Reader, decide func(*Entry) (Action, error)) (*LinkScan, erro
 		}
 		if err != nil {
 			return nil, err
-		}
-		if decide != nil {
-			if act, err := decide(e); err != nil {
-				return nil, err
-			} else if act == Drop {
-				continue
-			}
 		}
 		name, err := pathx.Clean(e.Name)
 		if err != nil {

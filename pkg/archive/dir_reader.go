@@ -129,7 +129,7 @@ func (it *dirItem) linkable() bool {
 //
 // The reader holds a directory handle (and at most one file) until Next
 // returns io.EOF or Close is called.
-func NewDirReader(root string) (Reader, error) {
+func NewDirReader(root string) (*DirReader, error) {
 	return NewDirReaderWith(root, DirReaderOptions{})
 }
 

@@ -74,7 +74,7 @@ type dirMeta struct {
 
 // NewDirWriter returns a Writer that creates the entries under root, which
 // must be an existing directory.
-func NewDirWriter(root string, opts DirWriterOptions) (Writer, error) {
+func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err

@@ -189,7 +189,7 @@ func TestCopyRefusesHardLinksToDirsAndSymlinks(t *testing.T) {
 				case KindTar:
 					w = NewTarWriter(io.Discard, tar.FormatPAX)
 				case KindCpio:
-					scan, err := ScanLinks(NewTarReader(bytes.NewReader(in.Bytes())), nil)
+					scan, err := ScanLinks(NewTarReader(bytes.NewReader(in.Bytes())))
 					mustDo(t, err)
 					opt.Links = scan
 					w = NewCpioWriter(io.Discard, Newc)
@@ -349,7 +349,7 @@ func fuzzCopyBody(t *testing.T, in []byte) {
 				}
 				kinds[name] = h.Typeflag
 			}
-			scan, err := ScanLinks(NewTarReader(bytes.NewReader(tarOut.Bytes())), nil)
+			scan, err := ScanLinks(NewTarReader(bytes.NewReader(tarOut.Bytes())))
 			if err != nil {
 				continue
 			}

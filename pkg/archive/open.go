@@ -25,6 +25,7 @@ type Input struct {
 	Size int64
 
 	file    *os.File
+	dir     *DirReader // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
 }
@@ -44,6 +45,9 @@ func (in *Input) Close() error {
 		in.counter.h.Sum() // stops the hashing goroutine
 	}
 	var err error
+	if in.dir != nil {
+		err = in.dir.Close()
+	}
 	if in.decomp != nil {
 		err = in.decomp.Close()
 	}
@@ -96,7 +100,7 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Input{Reader: r, Path: path, Format: Format{Kind: KindDir}}, nil
+		return &Input{Reader: r, Path: path, Format: Format{Kind: KindDir}, dir: r}, nil
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)

@@ -229,7 +229,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 	}
 	var links *archive.LinkScan
 	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
-		if links, err = scanLinks(inPath, nil, open); err != nil {
+		if links, err = scanLinks(inPath, open); err != nil {
 			return nil, err
 		}
 	}

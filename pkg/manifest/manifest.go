@@ -9,7 +9,6 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sort"
 
@@ -115,18 +114,4 @@ func (m *Manifest) Encode(w io.Writer) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-// Decode reads a manifest and checks its version.
-func Decode(r io.Reader) (*Manifest, error) {
-	var m Manifest
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("decoding manifest: %w", err)
-	}
-	if m.Version != Version {
-		return nil, fmt.Errorf("manifest version %d, want %d", m.Version, Version)
-	}
-	return &m, nil
 }

@@ -19,6 +19,7 @@ func TreeDigest(root string) (string, int, error) {
 	if err != nil {
 		return "", 0, err
 	}
+	defer r.Close()
 	h := sha256.New()
 	n := 0
 	for {
