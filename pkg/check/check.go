@@ -1,8 +1,6 @@
 package check
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -222,8 +221,7 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		case archive.TypeSymlink:
 			content = []byte(e.Linkname)
 		}
-		sum := sha256.Sum256(content)
-		lf.SHA256 = hex.EncodeToString(sum[:])
+		lf.SHA256 = digest.Bytes(content)
 		if dec.Spec != nil && dec.Spec.LocksContent && len(content) <= maxLockedContent && utf8.Valid(content) {
 			lf.Content = string(content)
 		}
@@ -238,12 +236,12 @@ func readCapped(r io.Reader, size int64) ([]byte, error) {
 	if size <= maxLockedContent {
 		return io.ReadAll(r)
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
+	sum, err := digest.Reader(r)
+	if err != nil {
 		return nil, err
 	}
 	// The caller hashes what it gets; give it something unique to hash.
-	return []byte("sha256:" + hex.EncodeToString(h.Sum(nil))), nil
+	return []byte("sha256:" + sum), nil
 }
 
 func (res *Result) add(f Finding) { res.Findings = append(res.Findings, f) }

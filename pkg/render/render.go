@@ -2,8 +2,6 @@ package render
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -148,7 +147,7 @@ func Render(opt Options) (*Result, error) {
 	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.Class()}
 	for _, p := range plan {
 		keep[p.dest] = true
-		sum := sha256Hex(p.data)
+		sum := digest.Bytes(p.data)
 		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
 		have, err := t.readFile(p.dest)
 		if err == nil && bytes.Equal(have, p.data) {
@@ -156,7 +155,7 @@ func Render(opt Options) (*Result, error) {
 			continue
 		}
 		if err == nil {
-			if prev := old.find(p.dest); prev == nil || sha256Hex(have) != prev.SHA256 {
+			if prev := old.find(p.dest); prev == nil || digest.Bytes(have) != prev.SHA256 {
 				res.Modified = append(res.Modified, p.dest)
 			}
 		}
@@ -182,7 +181,7 @@ func Render(opt Options) (*Result, error) {
 		case err != nil:
 			res.Left = append(res.Left, Left{f.Path, err.Error()})
 			continue
-		case sha256Hex(have) != f.SHA256:
+		case digest.Bytes(have) != f.SHA256:
 			res.Left = append(res.Left, Left{f.Path, "changed since render wrote it"})
 			continue
 		}
@@ -317,8 +316,8 @@ func planFile(root *os.Root, f contract.IndexFile, data map[string]any) (*planne
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err))
 	}
-	if sha256Hex(raw) != f.SHA256 {
-		return nil, fmt.Errorf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256)
+	if digest.Bytes(raw) != f.SHA256 {
+		return nil, fmt.Errorf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, digest.Bytes(raw), f.SHA256)
 	}
 	mode, err := strconv.ParseUint(f.Mode, 8, 32)
 	if err != nil || mode > 0o7777 {
@@ -505,9 +504,4 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		return nil
 	})
 	return found, err
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

@@ -2,8 +2,6 @@ package rules
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
@@ -84,7 +83,7 @@ func Load(dir string) (*Set, error) {
 		return nil, &LoadError{Problems: l.problems}
 	}
 	sort.Slice(l.set.Packages, func(i, j int) bool { return l.set.Packages[i].Name < l.set.Packages[j].Name })
-	l.set.Digest = digest(l.digestFiles)
+	l.set.Digest = digestOf(l.digestFiles)
 	return l.set, nil
 }
 
@@ -784,19 +783,19 @@ func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, r
 	}
 }
 
-// digest hashes every file read, by its path relative to the rules
+// digestOf hashes every file read, by its path relative to the rules
 // directory: the digest must not depend on where the checkout lives.
-func digest(files map[string][]byte) string {
+func digestOf(files map[string][]byte) string {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	h := sha256.New()
+	h := digest.New()
 	for _, n := range names {
 		data := files[n]
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(data))
 		h.Write(data)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return "sha256:" + digest.Sum(h)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -97,7 +98,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		if !ok {
 			return true
 		}
-		if have == sha256Hex(data) || have == ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
+		if have == digest.Bytes(data) || have == ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
 			return true
 		}
 		p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, path))))
@@ -130,7 +131,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 			continue
 		}
 		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
-			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: sha256Hex(data)})
+			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: digest.Bytes(data)})
 		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
 			Kind: contract.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
 	}
@@ -156,7 +157,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		index.Files = append(index.Files, contract.IndexFile{
 			Kind: contract.Template, Name: t.Name, Source: dest, Dest: t.Dest,
 			When: contract.Condition{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
-			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: sha256Hex(data),
+			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: digest.Bytes(data),
 		})
 	}
 	// Deferred copies whose destination is still in the image would be
@@ -304,7 +305,7 @@ func ownerName(o *Owners, p string) string {
 
 func fileInjection(name string, data []byte, mode uint32, epoch time.Time, change manifest.Change) *injection {
 	e := &archive.Entry{Name: name, Type: archive.TypeRegular, Mode: mode, ModTime: epoch, Size: int64(len(data)), Nlink: 1, Offset: -1}
-	change.Type, change.Size, change.Mode, change.SHA256 = "file", e.Size, fmt.Sprintf("%04o", mode), sha256Hex(data)
+	change.Type, change.Size, change.Mode, change.SHA256 = "file", e.Size, fmt.Sprintf("%04o", mode), digest.Bytes(data)
 	return &injection{entry: e, data: func() (io.Reader, error) { return bytes.NewReader(data), nil }, change: change}
 }
 

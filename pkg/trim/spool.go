@@ -2,11 +2,11 @@ package trim
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // spoolMemory bounds what a captured file keeps in memory; larger ones go
@@ -25,7 +25,7 @@ type spool struct {
 
 func newSpool(r io.Reader) (*spool, error) {
 	s := &spool{}
-	h := sha256.New()
+	h := digest.New()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
@@ -44,7 +44,7 @@ func newSpool(r io.Reader) (*spool, error) {
 			return nil, err
 		}
 	}
-	s.sum = hex.EncodeToString(h.Sum(nil))
+	s.sum = digest.Sum(h)
 	return s, nil
 }
 
@@ -86,9 +86,4 @@ func (s *spool) Close() {
 	if s.file != nil {
 		s.file.Close()
 	}
-}
-
-func sha256Hex(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }

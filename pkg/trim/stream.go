@@ -1,8 +1,6 @@
 package trim
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
@@ -230,11 +229,11 @@ func (a *streamApplier) classify(e *archive.Entry) error {
 		// Hash what is removed, except a hard-link member's data, which
 		// stays in the stream for the members that are kept.
 		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
-			h := sha256.New()
-			if _, err := io.Copy(h, a.src); err != nil {
+			sum, err := digest.Reader(a.src)
+			if err != nil {
 				return fmt.Errorf("entry %q: %w", e.Name, err)
 			}
-			ch.SHA256 = hex.EncodeToString(h.Sum(nil))
+			ch.SHA256 = sum
 		}
 		a.changes = append(a.changes, ch)
 	}
