@@ -6,13 +6,13 @@
 package contract
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -82,15 +82,7 @@ func (ix *Index) Encode(w io.Writer) error {
 		f := &ix.Files[i]
 		f.SourceB64, f.DestB64 = names.B64(f.Source), names.B64(f.Dest)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ix); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return canon.JSON(w, ix)
 }
 
 // DecodeIndex reads an index and checks its version.

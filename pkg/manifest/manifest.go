@@ -7,11 +7,10 @@
 package manifest
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"sort"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
@@ -105,13 +104,5 @@ func (m *Manifest) Encode(w io.Writer) error {
 		c := &m.Changes[i]
 		c.PathB64, c.ToB64 = names.B64(c.Path), names.B64(c.To)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return canon.JSON(w, m)
 }
