@@ -235,7 +235,7 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 	if len(kept) == 0 && !complete && size > 0 && g.staged == nil {
 		// The data came with a dropped member; members still to come may
 		// be kept and need it.
-		g.staged = &stage{}
+		g.staged = newStage()
 		n, err := io.Copy(g.staged, io.LimitReader(struct{ io.Reader }{data}, size))
 		if err == nil && n < size {
 			err = io.ErrUnexpectedEOF
