@@ -188,7 +188,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, *manifestPath != "", maxSize, m)
+		rep, err = applyArchive(ctx, env, archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
+			opt: opt, dryRun: *dryRun, quiet: *quiet, digests: *manifestPath != "", flags: maxSize, m: m})
 		if err != nil {
 			return err
 		}
@@ -209,10 +210,26 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// applyArchive applies the rules to the archive inPath, writing outPath.
-// digests: the manifest wants the sha256 of input and output, a pass over
-// both that is skipped when no manifest is written.
-func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet, digests bool, flags *inputFlags, m *manifest.Manifest) (*trim.Report, error) {
+// archiveApply is one apply from archive to archive: the paths, the
+// output's --format and --compress and level, the input flags, and the
+// manifest to fill in.
+type archiveApply struct {
+	inPath, outPath string
+	format, codec   string
+	level           int
+	opt             trim.Options
+	dryRun, quiet   bool
+	// digests: the manifest wants the sha256 of input and output, a pass
+	// over both that is skipped when no manifest is written.
+	digests bool
+	flags   *inputFlags
+	m       *manifest.Manifest
+}
+
+// applyArchive applies the rules to the archive a.inPath, writing a.outPath.
+func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, error) {
+	inPath, outPath, format, codec, level, opt := a.inPath, a.outPath, a.format, a.codec, a.level, a.opt
+	dryRun, quiet, digests, flags, m := a.dryRun, a.quiet, a.digests, a.flags, a.m
 	open := flags.open()
 	open.Digest = digests
 	if archive.SameFile(inPath, outPath) {
