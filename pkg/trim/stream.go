@@ -67,12 +67,11 @@ func (e *OffenderError) Error() string {
 // are captured (spooled) and placed at the end.
 func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
 	a := &streamApplier{
-		src:       src,
-		d:         NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set)),
-		opt:       opt,
-		decisions: map[*archive.Entry]Decision{},
-		out:       outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
-		own:       map[string]string{},
+		src: src,
+		d:   NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set)),
+		opt: opt,
+		out: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
+		own: map[string]string{},
 	}
 	defer a.cleanup()
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio()}
@@ -96,19 +95,19 @@ type outSet struct {
 func (o outSet) exists(p string) bool { return o.files[p] || o.dirs[p] }
 func (o outSet) isDir(p string) bool  { return o.dirs[p] }
 
-// streamApplier is an archive.Reader over the input that classifies each
-// entry on the way and, at the end, yields the injected entries.
+// streamApplier is an archive.Reader over the input that, after the input's
+// last entry, yields the injected entries before the final trailer; its
+// decide is the per-entry transform Copy asks as it reads each entry.
 type streamApplier struct {
-	src       archive.Reader
-	d         *Decider
-	opt       Options
-	decisions map[*archive.Entry]Decision
-	out       outSet
-	caps      []*captured
-	changes   []manifest.Change
-	entries   int
-	newest    time.Time
-	prefix    string // "./" when the input's names carry it
+	src     archive.Reader
+	d       *Decider
+	opt     Options
+	out     outSet
+	caps    []*captured
+	changes []manifest.Change
+	entries int
+	newest  time.Time
+	prefix  string // "./" when the input's names carry it
 	// maxInode is the highest inode number of an input entry that goes to
 	// the output; what apply adds is numbered above it.
 	maxInode uint64
@@ -170,82 +169,22 @@ func (a *streamApplier) Next() (*archive.Entry, error) {
 			a.heldTrailer, a.pending = nil, e
 			return t, nil
 		}
-		if err := a.classify(e); err != nil {
-			return nil, err
-		}
 		return e, nil
 	}
 }
 
-func (a *streamApplier) classify(e *archive.Entry) error {
-	a.entries++
-	if e.ModTime.After(a.newest) {
-		a.newest = e.ModTime
-	}
-	if !a.sawName && e.Name != "." && e.Name != "./" {
-		a.sawName = true
-		if strings.HasPrefix(e.Name, "./") {
-			a.prefix = "./"
-		}
-	}
-	dec, err := a.d.Decide(e)
-	if err != nil {
-		return err
-	}
-	if dec.Own {
-		f, err := a.d.takeOwn(dec.Path, a.src)
-		if err != nil {
-			return fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.own[dec.Path] = f.sum
-		if f.index != nil {
-			a.oldIndex = f.index
-		}
-		a.decisions[e] = dec
-		return nil
-	}
-	v := dec.Verdict
-	a.decisions[e] = dec
-	if v.Unhandled() {
-		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
-	}
-	switch {
-	case dec.Spec == nil:
-	case dec.Spec.Moves:
-		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
-			return fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
-		}
-		if e.Type == archive.TypeDir {
-			return fmt.Errorf("entry %q: rule %s cannot %s a directory", e.Name, v.Rule.Name, v.Rule.Action)
-		}
-		data, err := newSpool(a.src)
-		if err != nil {
-			return fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
-	default:
-		ch := changeFor(e, v, a.opt.Owners)
-		ch.Kind = dec.Spec.Kind
-		// Hash what is removed, except a hard-link member's data, which
-		// stays in the stream for the members that are kept.
-		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
-			sum, err := digest.Reader(a.src)
-			if err != nil {
-				return fmt.Errorf("entry %q: %w", e.Name, err)
-			}
-			ch.SHA256 = sum
-		}
-		a.changes = append(a.changes, ch)
-	}
-	return nil
-}
-
+// decide is Copy's per-entry transform, asked once for every input entry
+// as Copy reads it, before Copy touches its data: the decision step, what
+// the action takes out of the stream (captured or hashed data), and keep
+// or drop. Entries apply adds at the end are kept.
 func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
-	dec, ok := a.decisions[e]
-	if !ok {
-		return archive.Keep, nil // injected, or a trailer
+	if a.injected {
+		return archive.Keep, nil
 	}
-	delete(a.decisions, e)
+	dec, err := a.take(e)
+	if err != nil {
+		return 0, err
+	}
 	if dec.Own {
 		return archive.Drop, nil
 	}
@@ -262,6 +201,68 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 	}
 	a.maxInode = max(a.maxInode, e.Inode)
 	return archive.Keep, nil
+}
+
+// take decides e and takes out of the stream what its decision needs.
+func (a *streamApplier) take(e *archive.Entry) (Decision, error) {
+	a.entries++
+	if e.ModTime.After(a.newest) {
+		a.newest = e.ModTime
+	}
+	if !a.sawName && e.Name != "." && e.Name != "./" {
+		a.sawName = true
+		if strings.HasPrefix(e.Name, "./") {
+			a.prefix = "./"
+		}
+	}
+	dec, err := a.d.Decide(e)
+	if err != nil {
+		return dec, err
+	}
+	if dec.Own {
+		f, err := a.d.takeOwn(dec.Path, a.src)
+		if err != nil {
+			return dec, fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.own[dec.Path] = f.sum
+		if f.index != nil {
+			a.oldIndex = f.index
+		}
+		return dec, nil
+	}
+	v := dec.Verdict
+	if v.Unhandled() {
+		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
+	}
+	switch {
+	case dec.Spec == nil:
+	case dec.Spec.Moves:
+		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
+			return dec, fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
+		}
+		if e.Type == archive.TypeDir {
+			return dec, fmt.Errorf("entry %q: rule %s cannot %s a directory", e.Name, v.Rule.Name, v.Rule.Action)
+		}
+		data, err := newSpool(a.src)
+		if err != nil {
+			return dec, fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
+	default:
+		ch := changeFor(e, v, a.opt.Owners)
+		ch.Kind = dec.Spec.Kind
+		// Hash what is removed, except a hard-link member's data, which
+		// stays in the stream for the members that are kept.
+		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
+			sum, err := digest.Reader(a.src)
+			if err != nil {
+				return dec, fmt.Errorf("entry %q: %w", e.Name, err)
+			}
+			ch.SHA256 = sum
+		}
+		a.changes = append(a.changes, ch)
+	}
+	return dec, nil
 }
 
 func (a *streamApplier) finish() error {
