@@ -38,7 +38,27 @@ type DirReader struct {
 	namesOnly bool
 	unstated  bool     // namesOnly: the current entry has not been through Stat
 	top       *os.File // the root directory, during the walk
+
+	// rootDev is the root's st_dev: the walk stays on that filesystem.
+	rootDev uint64
+	mu      sync.Mutex
+	// mountPoints lists the directories the walk did not enter because
+	// another filesystem is mounted there.
+	mountPoints []string
 }
+
+// MountPoints lists, sorted, the directories of the tree that another
+// filesystem is mounted on. Their own entries are listed, not what the
+// mounted filesystem holds: on a live root (`apply /` as the last RUN of a
+// Dockerfile) /proc, /sys, /dev and bind mounts are not the image.
+func (d *DirReader) MountPoints() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Sorted(slices.Values(d.mountPoints))
+}
+
+// errOtherFS is what opening a mount point for listing gives.
+var errOtherFS = errors.New("another filesystem is mounted here")
 
 // DirReaderOptions configures NewDirReaderWith.
 type DirReaderOptions struct {
@@ -163,6 +183,7 @@ func (d *DirReader) scan() error {
 	if rootItem.typ() != TypeDir {
 		return fmt.Errorf("%s: not a directory", d.path)
 	}
+	d.rootDev = rootItem.id.dev
 	top, err := d.root.Open(".")
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
@@ -334,10 +355,12 @@ func (h dirHandle) close() error {
 // resolves a name one component at a time, two system calls per level;
 // openat2 confined beneath the root and refusing every symlink does it in
 // one, as safely: the walk only descends into what were real directories.
+// A mount point gives errOtherFS: RESOLVE_NO_XDEV refuses to cross one
+// (bind mounts of the same filesystem included); without openat2, a
+// st_dev other than the root's does.
 func (d *DirReader) openDir(dir string) (dirHandle, error) {
 	if openat2Missing.Load() || dir == "." {
-		f, err := d.root.Open(dir)
-		return dirHandle{file: f}, err
+		return d.openDirRoot(dir)
 	}
 	var fd int
 	err := withFd(d.top, func(rootFd int) error {
@@ -345,7 +368,7 @@ func (d *DirReader) openDir(dir string) (dirHandle, error) {
 		for {
 			fd, err = unix.Openat2(rootFd, dir, &unix.OpenHow{
 				Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 			})
 			if err != unix.EINTR && err != unix.EAGAIN {
 				return err
@@ -355,12 +378,31 @@ func (d *DirReader) openDir(dir string) (dirHandle, error) {
 	switch err {
 	case nil:
 		return dirHandle{fd: fd}, nil
+	case unix.EXDEV:
+		return dirHandle{}, errOtherFS
 	case unix.ENOSYS, unix.EPERM:
 		openat2Missing.Store(true)
-		f, err := d.root.Open(dir)
-		return dirHandle{file: f}, err
+		return d.openDirRoot(dir)
 	}
 	return dirHandle{}, err
+}
+
+// openDirRoot is openDir through os.Root.
+func (d *DirReader) openDirRoot(dir string) (dirHandle, error) {
+	f, err := d.root.Open(dir)
+	if err != nil || dir == "." {
+		return dirHandle{file: f}, err
+	}
+	var st unix.Stat_t
+	if err := withFd(f, func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
+		f.Close()
+		return dirHandle{}, err
+	}
+	if uint64(st.Dev) != d.rootDev {
+		f.Close()
+		return dirHandle{}, errOtherFS
+	}
+	return dirHandle{file: f}, nil
 }
 
 // readDir lists dir (a cleaned name) and returns its entries, lstat'ed
@@ -369,6 +411,12 @@ func (d *DirReader) openDir(dir string) (dirHandle, error) {
 // descriptor per level.
 func (d *DirReader) readDir(dir string) ([]dirItem, []string, error) {
 	h, err := d.openDir(dir)
+	if err == errOtherFS {
+		d.mu.Lock()
+		d.mountPoints = append(d.mountPoints, dir)
+		d.mu.Unlock()
+		return nil, nil, nil
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", d.display(dir), err)
 	}

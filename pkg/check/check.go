@@ -52,6 +52,8 @@ type Options struct {
 type Finding struct {
 	trim.Finding
 	Diff string `json:"diff,omitempty"`
+	// SeenAs: as in Summary.
+	SeenAs []string `json:"seen_as,omitempty"`
 }
 
 // Summary is one package's line.
@@ -62,6 +64,10 @@ type Summary struct {
 	Files      int    `json:"files"`
 	Errors     int    `json:"errors"`
 	Warnings   int    `json:"warnings"`
+	// SeenAs lists the names the inputs gave the package where they are
+	// not the rule file's (the lock's key): an alias such as
+	// containerd-bin-aarch64.
+	SeenAs []string `json:"seen_as,omitempty"`
 }
 
 // Result is the outcome of a check.
@@ -87,17 +93,25 @@ type pkgState struct {
 	version string
 	files   map[string]*LockFile
 	matched map[*rules.Rule]int
+	seen    map[string]bool // the names the inputs used (see canonical)
 }
 
 // Run checks the inputs against the lock.
 func Run(opt Options) (*Result, error) {
+	lock, err := foldLock(opt.Set, opt.Lock)
+	if err != nil {
+		return nil, err
+	}
+	opt.Lock = lock
 	states := map[string]*pkgState{}
-	state := func(name string) *pkgState {
+	state := func(seen string) *pkgState {
+		name := canonical(opt.Set, seen)
 		s := states[name]
 		if s == nil {
-			s = &pkgState{name: name, files: map[string]*LockFile{}, matched: map[*rules.Rule]int{}}
+			s = &pkgState{name: name, files: map[string]*LockFile{}, matched: map[*rules.Rule]int{}, seen: map[string]bool{}}
 			states[name] = s
 		}
+		s.seen[seen] = true
 		return s
 	}
 	inputOf := map[string]string{}
@@ -111,14 +125,13 @@ func Run(opt Options) (*Result, error) {
 			// with nothing to match: that is how its rules go stale.
 			for _, p := range owners.Packages() {
 				if opt.Set.Lookup(p) != nil {
-					state(p)
-					inputOf[p] = in.Path
+					inputOf[state(p).name] = in.Path
 				}
 			}
 		} else {
 			owners.Fixed = in.Package
 			s := state(in.Package)
-			inputOf[in.Package] = in.Path
+			inputOf[s.name] = in.Path
 			if in.Version != "" {
 				s.version = in.Version
 			}
@@ -128,7 +141,7 @@ func Run(opt Options) (*Result, error) {
 		}
 	}
 	for name, v := range opt.Versions {
-		if s := states[name]; s != nil && v != "" {
+		if s := states[canonical(opt.Set, name)]; s != nil && v != "" && (s.seen[name] || name == s.name && s.version == "") {
 			s.version = v
 		}
 	}
@@ -167,6 +180,14 @@ func Run(opt Options) (*Result, error) {
 			Reason: "in the lock but in none of the inputs (pass --allow-missing when checking a subset)"}})
 	}
 	res.summarise(names, opt.Lock)
+	for i := range res.Packages {
+		res.Packages[i].SeenAs = states[res.Packages[i].Package].seenAs()
+	}
+	for i := range res.Findings {
+		if s := states[res.Findings[i].Package]; s != nil {
+			res.Findings[i].SeenAs = s.seenAs()
+		}
+	}
 	return res, nil
 }
 
@@ -329,6 +350,10 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			if r.Waiver != "" {
 				f.Severity, f.Reason = rules.Warning, "waived: "+r.Waiver
 				waived[r] = true
+			} else if r.StaleReason != "" {
+				// Expected of some versions of the package: say why,
+				// and do not fail the build.
+				f.Severity, f.Reason = rules.Warning, "matched nothing: "+r.StaleReason
 			}
 			res.add(Finding{Finding: f})
 		}

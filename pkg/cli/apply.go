@@ -31,7 +31,8 @@ changed in place. With two, IN is an archive or tree and OUT is written in IN's
 format and compression unless told otherwise; IN is never modified.
 
 Each entry is attributed to the package that installed it (--packages-file-list,
-or --package for a single package's tree or tarball), matched against the rules,
+or --package for a single package's tree or tarball, or else the input's own
+dpkg database, var/lib/dpkg/info/*.list), matched against the rules,
 and stripped, relocated or deferred (kept under /usr/share/minikube for the boot
 step). The rule set's files, templates and index are added. A file the policy
 forbids that no rule handles stops the run before anything is written (exit 1).
@@ -139,9 +140,13 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	opt := trim.Options{Set: set, Epoch: epoch}
+	var ownersNote string
 	if len(pos) == 1 {
-		opt.LoadOwners = own.load // while the tree is listed
-	} else if opt.Owners, err = own.load(); err != nil {
+		opt.LoadOwners = func() (o *trim.Owners, err error) { // while the tree is listed
+			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
+			return o, err
+		}
+	} else if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
 		return err
 	}
 	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
@@ -176,6 +181,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return applyError(env, err)
 		}
+		if rep.Resumed {
+			fmt.Fprintf(env.Stderr, "rootfs-trim apply: finished the apply on %s that was interrupted\n", pos[0])
+		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", pos[0])
 		}
@@ -199,10 +207,17 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
 	}
 	if !*quiet {
+		if ownersNote != "" {
+			fmt.Fprintln(env.Stdout, ownersNote)
+		}
 		printChanges(env.Stdout, rep, *dryRun)
 	}
 	for _, r := range rep.Stale {
-		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package))
+		why := ""
+		if r.StaleReason != "" {
+			why = ": " + oneLine(r.StaleReason)
+		}
+		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present%s [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package), why)
 	}
 	if *manifestPath != "" && !*dryRun {
 		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })

@@ -23,7 +23,9 @@ const auditHelp = `
 Reads trees, archives and package tarballs (it never writes) and lists each
 file that a package must not ship: path, package, the rule that handles it or
 the policy it violates, and why. Must-match rules that matched nothing although
-their package is present are listed as warnings (stale rules).
+their package is present are listed as warnings (stale rules). Without
+--packages-file-list or --package, an input with a dpkg database
+(var/lib/dpkg/info/*.list) is attributed from it, and a line says so.
 
 Exit status: 0 when nothing offends, 1 when something does, 2 on error.
 Formats: text (aligned columns), json, github (workflow annotations pointing at
@@ -51,19 +53,26 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	owners, err := own.load()
-	if err != nil {
+	if err := own.check(); err != nil {
 		return err
 	}
 	var inputs []trim.AuditInput
+	var notes []string
 	for _, p := range pos {
+		owners, note, err := own.ownersFor(p, maxSize.open())
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
 		inputs = append(inputs, trim.AuditInput{Path: p, Owners: owners})
 	}
 	res, err := trim.Audit(set, inputs, func(r archive.Reader) archive.Reader { return withContext(ctx, r) }, maxSize.open())
 	if err != nil {
 		return err
 	}
-	if err := printFindings(env.Stdout, *format, res.Findings, res.Entries); err != nil {
+	if err := printFindings(env.Stdout, *format, res.Findings, res.Entries, notes); err != nil {
 		return err
 	}
 	for _, f := range res.Findings {
@@ -83,7 +92,9 @@ func checkReportFormat(f string) error {
 	return usagef("--format %q: want text, json or github", f)
 }
 
-func printFindings(w io.Writer, format string, findings []trim.Finding, entries int) error {
+// notes say where owners came from when the inputs told (the dpkg
+// database): a line each in text, "owners" in JSON.
+func printFindings(w io.Writer, format string, findings []trim.Finding, entries int, notes []string) error {
 	switch format {
 	case "json":
 		if findings == nil {
@@ -93,7 +104,8 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		return canon.JSON(w, struct {
 			Findings []trim.Finding `json:"findings"`
 			Entries  int            `json:"entries"`
-		}{findings, entries})
+			Owners   []string       `json:"owners,omitempty"`
+		}{findings, entries, notes})
 	case "github":
 		for _, f := range findings {
 			level := f.Severity.String()
@@ -104,6 +116,9 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 				ghEscapeProperty("rootfs-trim ["+f.Check+"]"), ghEscapeData(findingMessage(f)))
 		}
 		return nil
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	if len(findings) == 0 {
 		fmt.Fprintf(w, "clean: nothing offends in %d entries\n", entries)

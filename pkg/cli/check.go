@@ -199,7 +199,7 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 				plain = append(plain, f.Finding)
 			}
 		}
-		return printFindings(w, "github", plain, 0)
+		return printFindings(w, "github", plain, 0, nil)
 	}
 	for _, f := range res.Findings {
 		p := names.Quote(f.Path)
@@ -211,6 +211,9 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 			where = " (" + names.Text(relPath(f.Pos.File)) + ":" + fmt.Sprint(f.Pos.Line) + ")"
 		}
 		subject := names.Quote(f.Package)
+		if len(f.SeenAs) > 0 {
+			subject += " (as " + names.Text(strings.Join(f.SeenAs, ", ")) + ")"
+		}
 		if f.Rule != "" {
 			subject += ", rule " + f.Rule
 		}
@@ -234,7 +237,11 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		if version == "" {
 			version = "(no version)"
 		}
-		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, names.Quote(s.Package), names.Text(version), s.Files, s.Errors, s.Warnings)
+		pkg := names.Quote(s.Package)
+		if len(s.SeenAs) > 0 {
+			pkg += " (as " + names.Text(strings.Join(s.SeenAs, ", ")) + ")"
+		}
+		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(version), s.Files, s.Errors, s.Warnings)
 	}
 	return nil
 }

@@ -242,6 +242,7 @@ type rawRule struct {
 	CNI       located   `yaml:"cni"`
 	MustMatch *bool     `yaml:"must_match"`
 	Waive     located   `yaml:"waive"`
+	Stale     located   `yaml:"stale_reason"`
 	Reason    located   `yaml:"reason"`
 	Link      located   `yaml:"link"`
 }
@@ -442,9 +443,12 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		return nil
 	}
 	r := &Rule{Name: rr.Name.V, Package: p.Name, Reason: rr.Reason.V, Link: rr.Link.V, Pos: pos,
-		Runtime: rr.Runtime.V, CNI: rr.CNI.V, Waiver: rr.Waive.V, MustMatch: true}
+		Runtime: rr.Runtime.V, CNI: rr.CNI.V, Waiver: rr.Waive.V, StaleReason: rr.Stale.V, MustMatch: true}
 	if rr.MustMatch != nil {
 		r.MustMatch = *rr.MustMatch
+	}
+	if r.StaleReason != "" && !r.MustMatch {
+		l.errorf(Pos{file, rr.Stale.Line}, "rule %s: stale_reason needs a must-match rule (must_match: false never goes stale)", r.Name)
 	}
 	if len(rr.Match) == 0 {
 		l.errorf(pos, "rule %s: match: %v", r.Name, errNoPattern)

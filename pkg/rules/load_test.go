@@ -120,6 +120,8 @@ func TestLoadErrors(t *testing.T) {
 			"a.yaml": "package: p\naliases: [q]\n",
 			"b.yaml": "package: q\n"},
 			[]string{`b.yaml:1: package name "q" is already used by package p`}},
+		{"stale_reason without must_match", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    must_match: false\n    stale_reason: gone in v4\n    reason: x\n"},
+			[]string{`a.yaml:7: rule r: stale_reason needs a must-match rule`}},
 		{"missing reason", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n"},
 			[]string{`a.yaml:3: rule r: a reason is required`}},
 		{"defer without condition", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: defer\n    reason: x\n"},

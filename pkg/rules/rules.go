@@ -124,9 +124,14 @@ type Rule struct {
 	CNI       string // Defer: the CNI it belongs to, if any
 	MustMatch bool
 	Waiver    string // when set, findings of this rule are warnings, with this reason
-	Reason    string
-	Link      string
-	Pos       Pos
+	// StaleReason says why the rule may match nothing in a newer
+	// package (stale_reason:): the package's own content, not a
+	// problem, as podman 4's default network living in the binary.
+	// check then reports the stale rule as a warning with this reason.
+	StaleReason string
+	Reason      string
+	Link        string
+	Pos         Pos
 }
 
 // ExistingPolicy says what a relocation does when its destination is

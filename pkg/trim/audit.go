@@ -85,7 +85,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 		res.Findings = append(res.Findings, Finding{
 			Package: r.Package, Rule: r.Name, Action: r.Action.String(), Severity: rules.Warning,
 			Check: CheckStale, Pos: r.Pos,
-			Reason: fmt.Sprintf("matched nothing, though package %s is present: it protects nothing any more", r.Package),
+			Reason: staleReason(r),
 		})
 	}
 	return res, nil
@@ -161,4 +161,13 @@ func staleAcross(set *rules.Set, cs []*Classifier) []*rules.Rule {
 	}
 	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
 	return stale
+}
+
+// staleReason is what a stale rule's finding says: why it may be stale
+// when its rule file says so (stale_reason:).
+func staleReason(r *rules.Rule) string {
+	if r.StaleReason != "" {
+		return fmt.Sprintf("matched nothing, though package %s is present: %s", r.Package, r.StaleReason)
+	}
+	return fmt.Sprintf("matched nothing, though package %s is present: it protects nothing any more", r.Package)
 }

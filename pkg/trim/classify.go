@@ -42,6 +42,8 @@ func (v *Verdict) Owner(o *Owners) string {
 	switch {
 	case len(owners) > 0:
 		return owners[len(owners)-1]
+	case o.Known() && o.Unowned != "":
+		return o.Unowned
 	case o.Known():
 		return Overlay
 	}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
@@ -23,12 +25,20 @@ import (
 // post-build script does with the target directory.
 //
 // Everything is decided before anything changes: a tree with a new offender
-// is left exactly as it was. Then new files are written (each to a
-// temporary name, renamed into place) before anything is removed, so an
-// interrupted run leaves at worst a file in both places, which the next run
-// completes. Every path goes through os.Root: a symlink in the tree can
-// never make apply touch anything outside it. Directories whose contents
-// change keep their mtimes.
+// is left exactly as it was. Every path goes through os.Root: a symlink in
+// the tree can never make apply touch anything outside it. Directories
+// whose contents change keep their mtimes.
+//
+// A run killed at any point is finished by the next: it ends with exactly
+// the tree an uninterrupted run leaves. Before the first change a journal
+// beside the tree (see journal) records what the tree alone could not tell
+// the rerun; then directories and files are created (each file under a
+// temporary name, renamed into place), the index last, and only then
+// anything removed, so that the index a killed run wrote still records
+// what it had removed. A rerun decides again from the tree: a relocation
+// or deferred copy already made is made again, the same; what is left to
+// remove is removed. Every run ends by setting the mtimes the journal
+// records and removing the journal.
 //
 // Cancelling ctx stops the run while it is still reading and deciding, when
 // nothing has changed yet; once writing has begun the run finishes, so the
@@ -39,6 +49,25 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		return nil, err
 	}
 	defer fsRoot.Close()
+	jpath, err := journalPath(root)
+	if err != nil {
+		return nil, err
+	}
+	id, err := identify(root)
+	if err != nil {
+		return nil, err
+	}
+	resumed, staleJournal, err := readJournal(jpath, id)
+	if err != nil {
+		return nil, err
+	}
+	leftover := map[string]bool{}
+	if resumed != nil {
+		for _, t := range resumed.Temps {
+			leftover[t] = true
+		}
+	}
+	var leftovers []string
 	// Only the entries a rule touches need an lstat when no other entry's
 	// mtime matters: the rest of the tree is read from its directory
 	// listings, like `find -type f` (make bench: apply-dir). Without
@@ -107,6 +136,15 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		if e.ModTime.After(newest) {
 			newest = e.ModTime
 		}
+		name, err := pathx.Clean(e.Name)
+		if err != nil {
+			return nil, err
+		}
+		if leftover[name] {
+			// A file the killed run was writing; it is written again.
+			leftovers = append(leftovers, name)
+			continue
+		}
 		dec, err := d.Decide(e)
 		if err != nil {
 			return nil, err
@@ -114,7 +152,6 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		if dec.Skip {
 			continue
 		}
-		name := dec.Path
 		if dec.Own {
 			if err := r.Stat(e); err != nil {
 				return nil, err
@@ -179,23 +216,17 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	// unknown: the plan is made without them, and made again with the
 	// newest of the whole tree if it writes anything. Nothing else in the
 	// plan depends on the epoch.
+	// A killed run has bumped the mtimes of the directories it changed:
+	// its journal keeps the epoch it worked with.
 	epoch := newest
-	if opt.Epoch != nil {
+	switch {
+	case opt.Epoch != nil:
 		epoch = *opt.Epoch
+	case resumed != nil:
+		epoch = resumed.epoch()
 	}
-	lazyEpoch := opt.Epoch == nil && namesOnly
-	// A relocation that an interrupted run already wrote is complete, not
-	// a collision: let the plan see the destination as absent when it
-	// holds the very same bytes, and write it again.
-	for _, c := range caps {
-		if c.verdict.Rule.Action != rules.Relocate {
-			continue
-		}
-		dest := relocationDest(c.verdict)
-		if out.files[dest] && out.sum(dest) == c.data.sum {
-			delete(out.files, dest)
-		}
-	}
+	lazyEpoch := opt.Epoch == nil && resumed == nil && namesOnly
+	redoEarlierApply(caps, out, oldIndex)
 	plan := func() ([]*injection, []manifest.Change, error) {
 		return planInjections(planInput{set: opt.Set, caps: caps, removed: removedOf(rep.Changes), out: out, epoch: epoch.UTC(),
 			owners: opt.Owners, own: own, old: oldIndex, active: d.Active})
@@ -223,28 +254,149 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	if dryRun {
 		return rep, nil
 	}
-
-	times := &dirTimes{root: fsRoot, saved: map[string]time.Time{}}
+	rep.Resumed = resumed != nil
+	rep.OutEntries = rep.Entries // recounted by callers that need it
+	var writes []*injection
 	for _, in := range inj {
-		if in.unchanged {
-			continue
+		if !in.unchanged {
+			writes = append(writes, in)
 		}
-		times.save(path.Dir(in.entry.Name))
-		if err := writeInjection(fsRoot, in); err != nil {
+	}
+	if len(writes) == 0 && len(removals) == 0 && resumed == nil {
+		if staleJournal {
+			if err := os.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+		return rep, nil
+	}
+	// The index last: a rerun that finds it finds every copy it lists.
+	sort.SliceStable(writes, func(i, j int) bool {
+		return writes[i].entry.Name != contract.IndexPath && writes[j].entry.Name == contract.IndexPath
+	})
+
+	j := &journal{Version: journalVersion, Dev: id.dev, Ino: id.ino, BtimeNs: id.btimeNs, EpochNs: epoch.UnixNano(), Dirs: map[string]int64{}}
+	if resumed != nil {
+		// What the killed run saw before it changed anything stands.
+		j.EpochNs, j.Dirs, j.Temps = resumed.EpochNs, resumed.Dirs, resumed.Temps
+	}
+	for _, in := range writes {
+		if in.entry.Type == archive.TypeDir {
+			if _, ok := j.Dirs[in.entry.Name]; !ok {
+				j.Dirs[in.entry.Name] = in.entry.ModTime.UnixNano()
+			}
+		} else if t := tempName(in.entry.Name); !leftover[t] {
+			j.Temps = append(j.Temps, t)
+		}
+	}
+	keep := func(dir string) error {
+		if _, ok := j.Dirs[dir]; ok {
+			return nil
+		}
+		fi, err := fsRoot.Lstat(dir)
+		if err != nil {
+			return err
+		}
+		j.Dirs[dir] = fi.ModTime().UnixNano()
+		return nil
+	}
+	for _, in := range writes {
+		if err := keep(path.Dir(in.entry.Name)); err != nil {
+			return nil, err
+		}
+	}
+	for _, rm := range removals {
+		if err := keep(path.Dir(rm.path)); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range leftovers {
+		if err := keep(path.Dir(t)); err != nil {
+			return nil, err
+		}
+	}
+	w := &treeWriter{root: fsRoot}
+	w.step()
+	if err := j.write(jpath); err != nil {
+		return nil, err
+	}
+	for _, t := range leftovers {
+		w.step()
+		if err := fsRoot.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("removing %s: %w", names.Quote(t), err)
+		}
+	}
+	for _, in := range writes {
+		if err := w.write(in); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", names.Quote(in.entry.Name), err)
 		}
 	}
 	for _, rm := range removals {
-		times.save(path.Dir(rm.path))
-		if err := fsRoot.RemoveAll(rm.path); err != nil {
+		if err := w.remove(rm.path); err != nil {
 			return nil, fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
 		}
 	}
-	if err := times.restore(); err != nil {
+	dirs := make([]string, 0, len(j.Dirs))
+	for d := range j.Dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		w.step()
+		t := time.Unix(0, j.Dirs[d])
+		if err := fsRoot.Chtimes(d, t, t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	w.step()
+	if err := os.Remove(jpath); err != nil {
 		return nil, err
 	}
-	rep.OutEntries = rep.Entries // recounted by callers that need it
 	return rep, nil
+}
+
+// redoEarlierApply lets the plan redo what an earlier apply did, when the
+// tree has the source again: a kill before the source was removed, or
+// Buildroot installing the package again (`make <pkg>-rebuild`, or every
+// make with per-package directories). The copy is then made again from the
+// file the package installs now, as a first apply would make it, whether or
+// not the bytes changed: a relocation whose destination holds the same
+// bytes, or what that apply's index says it put there, and a deferred copy
+// the index records.
+func redoEarlierApply(caps []*captured, out *dirTree, old *contract.Index) {
+	relocated := map[[3]string]bool{} // source, dest, sha256
+	redefer := map[string]bool{}
+	if old != nil {
+		for _, f := range old.Files {
+			if f.Kind == contract.Relocated {
+				relocated[[3]string{f.Source, f.Dest, f.SHA256}] = true
+			}
+		}
+	}
+	for _, c := range caps {
+		switch c.verdict.Rule.Action {
+		case rules.Relocate:
+			dest := relocationDest(c.verdict)
+			if !out.files[dest] {
+				continue
+			}
+			if sum := out.sum(dest); sum == c.data.sum || relocated[[3]string{c.verdict.Path, dest, sum}] {
+				delete(out.files, dest)
+			}
+		case rules.Defer:
+			redefer[contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)] = true
+		}
+	}
+	if old == nil || len(redefer) == 0 {
+		return
+	}
+	var files []contract.IndexFile
+	for _, f := range old.Files {
+		if f.Kind != contract.Deferred || !redefer[f.Source] {
+			files = append(files, f)
+		}
+	}
+	old.Files = files
 }
 
 func writesAny(inj []*injection) bool {
@@ -304,49 +456,131 @@ func (t *dirTree) sum(p string) string {
 	return sp.sum
 }
 
-// writeInjection creates one entry under root: directories with Mkdir,
-// files under a temporary name, renamed into place when complete.
-func writeInjection(root *os.Root, in *injection) error {
+// treeWriter makes the changes of apply to a tree, one step at a time.
+type treeWriter struct {
+	root *os.Root
+}
+
+// beforeStep, set only by tests, runs before each change ApplyDir makes to
+// the tree at root: a test stops the run there, as a kill would.
+var beforeStep func(root string)
+
+func (w *treeWriter) step() {
+	if beforeStep != nil {
+		beforeStep(w.root.Name())
+	}
+}
+
+// syncWrites makes each file durable before it is renamed into place, for
+// a power cut; the kill tests, which lose nothing the page cache holds,
+// turn it off to run in seconds rather than minutes.
+var syncWrites = true
+
+// tempName is where a file is written before it is renamed into place.
+func tempName(name string) string {
+	return path.Join(path.Dir(name), "."+path.Base(name)+".rootfs-trim-apply.tmp")
+}
+
+// write creates one entry: a directory (the journal gives it its mtime at
+// the end, once it is filled), or a file under a temporary name, complete
+// with owner, mode and mtime before it is renamed into place. Nothing is
+// ever written through a symlink: the temporary name is created with
+// O_EXCL, and worked on through its descriptor.
+func (w *treeWriter) write(in *injection) error {
 	e := in.entry
 	if e.Type == archive.TypeDir {
-		if err := root.Mkdir(e.Name, fs.FileMode(e.Mode&0o777)); err != nil && !errors.Is(err, fs.ErrExist) {
+		w.step()
+		if err := w.root.Mkdir(e.Name, fs.FileMode(e.Mode&0o777)); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		return root.Chtimes(e.Name, e.ModTime, e.ModTime)
+		return nil
 	}
 	data, err := in.data()
 	if err != nil {
 		return err
 	}
-	return pathx.WriteRootFile(root, pathx.RootFile{Name: e.Name, Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
-}
-
-// dirTimes remembers directory mtimes before apply changes their contents
-// and puts them back after, so that only what apply meant to change does.
-type dirTimes struct {
-	root  *os.Root
-	saved map[string]time.Time
-	order []string
-}
-
-func (d *dirTimes) save(dir string) {
-	if _, ok := d.saved[dir]; ok {
-		return
-	}
-	fi, err := d.root.Lstat(dir)
+	tmp := tempName(e.Name)
+	w.step()
+	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return // created by this run: its injection set its time
+		return err
 	}
-	d.saved[dir] = fi.ModTime()
-	d.order = append(d.order, dir)
+	w.step()
+	_, err = io.Copy(f, data)
+	if err == nil && syncWrites {
+		err = f.Sync()
+	}
+	if err == nil {
+		w.step()
+		if os.Geteuid() == 0 {
+			err = f.Chown(int(e.UID), int(e.GID))
+		}
+	}
+	if err == nil {
+		// After chown, which clears setuid and setgid.
+		err = f.Chmod(pathx.FileMode(e.Mode))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		w.step()
+		err = w.root.Chtimes(tmp, e.ModTime, e.ModTime)
+	}
+	if err == nil {
+		w.step()
+		err = w.root.Rename(tmp, e.Name)
+	}
+	if err != nil {
+		w.root.Remove(tmp)
+	}
+	return err
 }
 
-func (d *dirTimes) restore() error {
-	for _, dir := range d.order {
-		t := d.saved[dir]
-		if err := d.root.Chtimes(dir, t, t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+// remove removes name and everything beneath it, one entry at a time
+// (deepest first), never following a symlink: a rerun finds what a kill
+// left and removes the rest.
+func (w *treeWriter) remove(name string) error {
+	parent, err := w.root.OpenFile(path.Dir(name), os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
 		}
+		return err
+	}
+	defer parent.Close()
+	return w.removeAt(int(parent.Fd()), path.Base(name))
+}
+
+func (w *treeWriter) removeAt(dirfd int, name string) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
+		w.step()
+		if err := unix.Unlinkat(dirfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return &fs.PathError{Op: "unlinkat", Path: name, Err: err}
+		}
+		return nil
+	case err != nil:
+		return &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), name)
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := w.removeAt(fd, n); err != nil {
+			return fmt.Errorf("%s/%w", name, err)
+		}
+	}
+	w.step()
+	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "unlinkat", Path: name, Err: err}
 	}
 	return nil
 }

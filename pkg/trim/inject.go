@@ -297,6 +297,9 @@ func ownerName(o *Owners, p string) string {
 	if owners := o.Of(p); len(owners) > 0 {
 		return owners[len(owners)-1]
 	}
+	if o.Known() && o.Unowned != "" {
+		return o.Unowned
+	}
 	if o.Known() {
 		return Overlay
 	}

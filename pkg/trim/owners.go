@@ -33,6 +33,10 @@ type Owners struct {
 	alone map[string][]string
 	// Fixed, when set, owns every path: a per-package tree or tarball.
 	Fixed string
+	// Unowned, when set, is the owner of a path no package installed
+	// (default Overlay): Unknown for a dpkg database, where such a path
+	// may just as well be a bad or missing entry.
+	Unowned string
 }
 
 // NewOwners returns an empty ownership table.

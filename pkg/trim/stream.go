@@ -39,6 +39,8 @@ type Report struct {
 	Stale      []*rules.Rule
 	Entries    int // input entries, trailers excluded
 	OutEntries int
+	// Resumed says ApplyDir finished a run on the tree that was killed.
+	Resumed bool
 }
 
 // OffenderError lists policy violations that no rule handles; apply

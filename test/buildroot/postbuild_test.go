@@ -821,3 +821,53 @@ func checkIndexUnchanged(t *testing.T, first, second string) {
 	}
 	t.Errorf("the boot index gained duplicate entries on a re-run:\n%s", second)
 }
+
+// TestPostBuildPackageRebuild is `make containerd-bin-rebuild` then `make`
+// after a build whose containerd installed its example bridge config (the
+// cri-containerd-cni tarball does): the rebuild installs the conflist into
+// the target again, with a new mtime, and the next post-build run must
+// defer it again, the copy now the reinstalled file, rather than stop the
+// build.
+func TestPostBuildPackageRebuild(t *testing.T) {
+	f := newFakeBuildroot(t, nil)
+	conflist := "etc/cni/net.d/10-containerd-net.conflist"
+	deferred := "usr/share/minikube/deferred/containerd+none/" + conflist
+	data := `{"cniVersion":"1.0.0","name":"containerd-net","plugins":[{"type":"bridge","bridge":"cni0"}]}` + "\n"
+	writeFile(t, filepath.Join(f.target, conflist), data, 0o644)
+	list := filepath.Join(f.build, "packages-file-list.txt")
+	writeFile(t, list, readFile(t, list)+"containerd-bin,./"+conflist+"\n", 0o644)
+
+	mustSucceed(t, f.runPostBuild())
+	if _, err := os.Lstat(filepath.Join(f.target, conflist)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s still in the target after the first build (err %v)", conflist, err)
+	}
+	sum, err := sha256File(filepath.Join(f.target, deferred))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// containerd-bin-rebuild: install -D -m 0644 into the target again.
+	writeFile(t, filepath.Join(f.target, conflist), data, 0o644)
+	reinstalled := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if err := os.Chtimes(filepath.Join(f.target, conflist), reinstalled, reinstalled); err != nil {
+		t.Fatal(err)
+	}
+	f.touchUsr()
+	second := f.runPostBuild()
+	mustSucceed(t, second)
+	if _, err := os.Lstat(filepath.Join(f.target, conflist)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s still in the target after the rebuild (err %v)", conflist, err)
+	}
+	checkFileSum(t, filepath.Join(f.target, deferred), sum)
+	if fi, err := os.Lstat(filepath.Join(f.target, deferred)); err != nil || !fi.ModTime().Equal(reinstalled) {
+		t.Errorf("%s: %v, want the reinstalled file's mtime %v", deferred, err, reinstalled)
+	}
+	m := f.readManifest()
+	if len(m.Changes) != 1 || m.Changes[0].Kind != "deferred" || m.Changes[0].Path != conflist {
+		t.Errorf("second manifest: %+v, want %s deferred again", m.Changes, conflist)
+	}
+	if _, err := os.Lstat(filepath.Join(f.out, ".target.rootfs-trim-journal")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the journal is left beside the target (err %v)", err)
+	}
+	checkImages(t, f, "rootfs-trim-manifest.json")
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+)
+
+// killTree makes the bundled example target with a long write phase: a
+// directory of 1,200 leftovers that a rule strips, and a deferred file.
+// Every entry gets its own mtime in 2025. It returns the file list.
+func killTree(t *testing.T, root string) string {
+	t.Helper()
+	if err := archivetest.CopyTree("../../examples/minikube/target", root); err != nil {
+		t.Fatal(err)
+	}
+	list, err := os.ReadFile("../../examples/minikube/packages-file-list.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := range 12 {
+		dir := filepath.Join(root, fmt.Sprintf("etc/cni/net.mk/d%02d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d.conflist", f)), []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	conflist := "etc/cni/net.d/10-containerd-net.conflist"
+	if err := os.WriteFile(filepath.Join(root, conflist), []byte(`{"name":"containerd-net"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fileList := filepath.Join(filepath.Dir(root), "packages-file-list.txt")
+	if err := os.WriteFile(fileList, append(list, "containerd-bin,./"+conflist+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mt := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	i := 0
+	err = filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		ts := unix.NsecToTimespec(mt.Add(time.Duration(i) * time.Second).UnixNano())
+		i++
+		return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fileList
+}
+
+// listing describes every entry of the tree at root: name, mode, owner,
+// mtime, symlink target, content.
+func listing(t *testing.T, root string) []string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		line := fmt.Sprintf("%s %07o %d:%d %d.%09d", rel, st.Mode, st.Uid, st.Gid, st.Mtim.Sec, st.Mtim.Nsec)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		case unix.S_IFREG:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			line += " " + hex.EncodeToString(sum[:])
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// TestKillDuringApplyOnTree sends SIGKILL to apply on a tree at increasing
+// delays, then runs it again: each time the tree must end exactly as an
+// uninterrupted run leaves it, mtimes included, with nothing left beside it.
+func TestKillDuringApplyOnTree(t *testing.T) {
+	bin := binary(t)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SOURCE_DATE_EPOCH=") && !strings.HasPrefix(kv, "LC_ALL=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "LC_ALL=C")
+	apply := func(root, fileList string) *exec.Cmd {
+		cmd := exec.Command(bin, "apply", "--quiet", "--rules", "../../rules", "--packages-file-list", fileList, root)
+		cmd.Env = env
+		return cmd
+	}
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref", "target")
+	fileList := killTree(t, ref)
+	start := time.Now()
+	if r := runBinary(t, apply(ref, fileList)); r.code != 0 {
+		t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
+	}
+	took := time.Since(start)
+	want := listing(t, ref)
+
+	// Reading the tree takes the first part of a run: most kills go later.
+	const tries = 12
+	delay := func(i int) time.Duration { return took * time.Duration(i+4) / (tries + 4) }
+	var midWrite int
+	for i := range tries {
+		root := filepath.Join(dir, fmt.Sprint(i), "target")
+		fileList := killTree(t, root)
+		cmd := apply(root, fileList)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay(i))
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
+		if _, err := os.Lstat(filepath.Join(filepath.Dir(root), ".target.rootfs-trim-journal")); killed && err == nil {
+			midWrite++
+		}
+		r := runBinary(t, apply(root, fileList))
+		if r.code != 0 {
+			t.Fatalf("after a kill at %v: exit %d: %s", delay(i), r.code, r.stderr)
+		}
+		if d := cmp.Diff(want, listing(t, root)); d != "" {
+			t.Fatalf("after a kill at %v (killed: %v), the rerun left another tree than an uninterrupted run (-want +got):\n%s", delay(i), killed, d)
+		}
+		entries, _ := os.ReadDir(filepath.Dir(root))
+		if len(entries) != 2 {
+			t.Errorf("beside the tree: %v, want only the file list", entries)
+		}
+		os.RemoveAll(filepath.Dir(root))
+	}
+	// How many kills landed while the tree was being changed depends on
+	// the machine; the rest check that a kill while reading changes nothing.
+	t.Logf("an uninterrupted run took %v; %d of %d kills landed while apply changed the tree", took, midWrite, tries)
+}
