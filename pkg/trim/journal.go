@@ -61,7 +61,13 @@ func identify(root string) (treeID, error) {
 }
 
 // journalPath is where the journal of the tree at root is kept: in the
-// directory that holds the tree, under the tree's name, hidden.
+// directory that holds the tree, under the tree's name, hidden, so that
+// writing it changes no directory mtime inside the tree. The live root
+// (apply as the last RUN of a Dockerfile) has nothing beside it: its
+// journal goes to the temporary directory, which holds nothing an image
+// keeps (Buildroot wipes /tmp; a container build discards it or mounts a
+// tmpfs there). The journal names the tree it belongs to, so one found
+// for another tree is ignored.
 func journalPath(root string) (string, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -69,7 +75,7 @@ func journalPath(root string) (string, error) {
 	}
 	dir, base := filepath.Split(abs)
 	if base == "" {
-		return "", fmt.Errorf("%s: apply on a tree keeps its journal beside the tree, and / has no place beside it", root)
+		return filepath.Join(os.TempDir(), ".rootfs-trim-journal-of-root"), nil
 	}
 	return filepath.Join(dir, "."+base+".rootfs-trim-journal"), nil
 }
