@@ -3,19 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
+
+	rootfstrim "github.com/rootfs-trim/rootfs-trim"
 )
 
-// Version is set at build time with -ldflags "-X .../pkg/cli.Version=v1.2.3";
-// otherwise the module version Go recorded, or "devel".
-var Version = "devel"
+// Version is the tool's version: the repository's VERSION file, embedded
+// at build time (see the module's root package), the same one the
+// Buildroot package reports.
+var Version = rootfstrim.Version
 
 func init() {
-	if Version == "devel" {
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			Version = bi.Main.Version
-		}
-	}
 	register(&command{name: "version", summary: "print the version, and the digest of a rule set", run: runVersion})
 }
 

@@ -411,6 +411,10 @@ func writeFixture(t *testing.T, repo, tree, busybox, rootfsTrim string) string {
 	write("rootfs-trim", "usr/bin/rootfs-trim", readFileBytes(t, rootfsTrim), 0o755)
 
 	copyTree(t, filepath.Join(repo, "buildroot-overlay"), tree)
+	// The package installs its preset, and Buildroot enables units with
+	// systemctl preset-all on each image: /init checks the link it makes.
+	write("rootfs-trim", presetPath, readFileBytes(t, filepath.Join(repo, "buildroot", "package", "rootfs-trim", "50-rootfs-trim.preset")), 0o644)
+	presetAll(t, tree)
 	// The image keeps /etc/cni/net.d through an empty .keep (policy.yaml
 	// allows it and keeps the directory). Added here when the overlay does
 	// not carry one.

@@ -60,10 +60,22 @@ func TestUnitVerify(t *testing.T) {
 		}
 	})
 
-	// WantedBy=multi-user.target and the overlay's symlink in
-	// multi-user.target.wants must agree, or the unit never runs at boot.
+	// The overlay ships no enablement link: the package's preset and
+	// Buildroot's systemctl preset-all make it from WantedBy=, or the
+	// unit never runs at boot.
 	t.Run("enabled", func(t *testing.T) {
 		systemctl := lookTool(t, "systemctl", "apt-get install systemd")
+		if links, _ := filepath.Glob(filepath.Join(root, "etc", "systemd", "system", "*.wants", "*")); len(links) != 0 {
+			t.Errorf("the overlay ships enablement links %v: the preset makes them", links)
+		}
+		preset := filepath.Join(repo, "buildroot", "package", "rootfs-trim", "50-rootfs-trim.preset")
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, presetPath)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, presetPath), readFileBytes(t, preset), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		presetAll(t, root)
 		out, err := exec.Command(systemctl, "--root="+root, "is-enabled", "rootfs-trim-render.service").CombinedOutput()
 		if got := strings.TrimSpace(string(out)); err != nil || got != "enabled" {
 			t.Errorf("systemctl is-enabled rootfs-trim-render.service: %q (%v), want enabled", got, err)
@@ -98,6 +110,19 @@ func TestUnitVerify(t *testing.T) {
 			t.Errorf("ExecStart= %q does not render the record", exec)
 		}
 	})
+}
+
+// presetPath is where the rootfs-trim package installs its preset.
+const presetPath = "usr/lib/systemd/system-preset/50-rootfs-trim.preset"
+
+// presetAll enables the units of root as Buildroot does on every image
+// (SYSTEMD_PRESET_ALL in its package/systemd/systemd.mk).
+func presetAll(t *testing.T, root string) {
+	t.Helper()
+	systemctl := lookTool(t, "systemctl", "apt-get install systemd")
+	if out, err := exec.Command(systemctl, "--root="+root, "preset-all").CombinedOutput(); err != nil {
+		t.Fatalf("systemctl --root=%s preset-all: %v\n%s", root, err, out)
+	}
 }
 
 // lookTool finds name or skips (fails under ROOTFS_TRIM_REQUIRE_TOOLS=1).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -66,8 +67,8 @@ func lintText(name, text string) []finding {
 // the configuration's (BR2_*), and those the package infrastructure
 // derives from the package's name (checked against its prefix below).
 var buildrootVars = []string{
-	"BINARIES_DIR", "BUILD_DIR", "GO_BIN", "HOST_DIR", "INSTALL", "PKG",
-	"STAGING_DIR", "TARGET_DIR",
+	"BASE_DIR", "BINARIES_DIR", "BUILD_DIR", "GO_BIN", "GO_VERSION", "HOST_DIR",
+	"HOST_GO_COMMON_ENV", "INSTALL", "PKG", "STAGING_DIR", "TARGET_DIR",
 }
 
 var infraSuffixes = []string{"_DIR", "_DL_ENV", "_OVERRIDE_SRCDIR", "_PKGDIR", "_SRCDIR", "_VERSION"}
@@ -492,7 +493,13 @@ func TestPackageMatchesRepo(t *testing.T) {
 
 	// The package builds this module: $(GOMOD)/$(BUILD_TARGETS) must be
 	// its main package, for the target and the host alike.
-	mod := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindStringSubmatch(readFile(t, filepath.Join(repo, "go.mod")))
+	goMod := readFile(t, filepath.Join(repo, "go.mod"))
+	mod := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindStringSubmatch(goMod)
+	goLine := regexp.MustCompile(`(?m)^go\s+([0-9]+\.[0-9]+)`).FindStringSubmatch(goMod)
+	if goLine == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	goMinor := goLine[1]
 	for _, p := range []string{"ROOTFS_TRIM_", "HOST_ROOTFS_TRIM_"} {
 		if mod == nil || vars[p+"GOMOD"] != mod[1] {
 			t.Errorf("%sGOMOD = %q, go.mod says module %v", p, vars[p+"GOMOD"], mod)
@@ -535,6 +542,24 @@ func TestPackageMatchesRepo(t *testing.T) {
 		t.Errorf("post-build.sh does not look for the binary where host-golang-package installs it ($(HOST_DIR)/bin)")
 	}
 
+	// Offline from the checkout: vendor/ is committed, and the .mk
+	// neither vendors nor reaches for a proxy.
+	if out, err := exec.Command("git", "-C", repo, "ls-files", "--error-unmatch", "vendor/modules.txt").CombinedOutput(); err != nil {
+		t.Errorf("vendor/modules.txt is not tracked by git: a clean checkout cannot build offline (%v: %s)", err, out)
+	}
+	mkCode := regexp.MustCompile(`(?m)^#.*$`).ReplaceAllString(mkText, "")
+	for _, bad := range []string{"mod vendor", "GOPROXY", "mod download"} {
+		if strings.Contains(mkCode, bad) {
+			t.Errorf("the .mk mentions %q: it must build from the committed vendor/, offline", bad)
+		}
+	}
+	if vars["ROOTFS_TRIM_VERSION"] != "$(shell cat $(abspath $(BR2_EXTERNAL_ROOTFS_TRIM_PATH)/..)/VERSION)" {
+		t.Errorf("ROOTFS_TRIM_VERSION = %q: the version is the checkout's VERSION file, which the binary embeds", vars["ROOTFS_TRIM_VERSION"])
+	}
+	if vars["ROOTFS_TRIM_LICENSE"] == "" || vars["ROOTFS_TRIM_LICENSE_FILES"] == "" {
+		t.Errorf("ROOTFS_TRIM_LICENSE %q, ROOTFS_TRIM_LICENSE_FILES %q: both are needed", vars["ROOTFS_TRIM_LICENSE"], vars["ROOTFS_TRIM_LICENSE_FILES"])
+	}
+
 	// Symbols named as Buildroot derives them from the directory name,
 	// depending on Go's architecture support as Buildroot's Go packages do.
 	for _, c := range []struct{ file, symbol, arch string }{
@@ -542,10 +567,21 @@ func TestPackageMatchesRepo(t *testing.T) {
 		{"Config.in.host", "BR2_PACKAGE_HOST_ROOTFS_TRIM", "BR2_PACKAGE_HOST_GO_HOST_ARCH_SUPPORTS"},
 	} {
 		text := readFile(t, filepath.Join(pkgDir, c.file))
-		for _, want := range []string{"config " + c.symbol + "\n", "\tdepends on " + c.arch + "\n", "\tselect BR2_PACKAGE_HOST_GO\n"} {
+		for _, want := range []string{"config " + c.symbol + "\n", "\tdepends on " + c.arch + "\n"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%s lacks %q", c.file, strings.TrimSpace(want))
 			}
+		}
+		// Selecting BR2_PACKAGE_HOST_GO makes host-go-src the provider
+		// (package/go/Config.in.host's choice) unless
+		// BR2_PACKAGE_HOST_GO_BIN=y: minikube builds with host-go-bin
+		// and its GO_VERSION; host-go-src cannot build Go 1.26 in
+		// 2025.02.x. The golang infrastructure adds host-go anyway.
+		if m := regexp.MustCompile(`(?m)^\s*select\s+BR2_PACKAGE_HOST_GO\w*`).FindString(text); m != "" {
+			t.Errorf("%s: %q changes the host-go provider of the configuration it joins", c.file, strings.TrimSpace(m))
+		}
+		if !strings.Contains(text, "Go "+goMinor+" or later") {
+			t.Errorf("%s: the help text does not say the package needs Go %s or later (go.mod's go line)", c.file, goMinor)
 		}
 		lines := strings.Split(strings.TrimSpace(text), "\n")
 		if last := strings.TrimSpace(lines[len(lines)-1]); !strings.HasPrefix(last, "https://") {
@@ -554,16 +590,18 @@ func TestPackageMatchesRepo(t *testing.T) {
 	}
 }
 
-// TestBuildCommands runs, on a clean copy of the checkout, what the .mk
-// makes Buildroot run: `go mod vendor` with the download environment
-// (Buildroot's go-post-process; our pre-build hook for a local source),
-// then `go build` as pkg-golang.mk does, offline, from vendor/ only, for
-// the host and for both minikube architectures. The binary must be
-// static, free of the build directory's path, and the same bytes from any
-// build directory.
+// TestBuildCommands runs, on a clean copy of the checkout, what Buildroot
+// runs for the package: `go build` as pkg-golang.mk does, with the
+// environment of package/go/go.mk (GOFLAGS=-mod=vendor GOPROXY=off
+// GOTOOLCHAIN=local) and an empty module cache, so only the committed
+// vendor/ can serve the modules; without a network too where the machine
+// allows one to be taken away (unshare -n). It builds for the host and for
+// both minikube architectures. The binary must be static, free of the
+// build directory's path, the same bytes from any build directory, and
+// carry the .mk's version: in `rootfs-trim version` and in a manifest.
 func TestBuildCommands(t *testing.T) {
 	if testing.Short() {
-		t.Skip("vendors modules and builds rootfs-trim three times")
+		t.Skip("builds rootfs-trim four times")
 	}
 	repo := repoRoot(t)
 	vars := mkVars(t, readFile(t, filepath.Join(repo, "buildroot", "package", "rootfs-trim", "rootfs-trim.mk")))
@@ -571,30 +609,45 @@ func TestBuildCommands(t *testing.T) {
 	if gomod == "" || len(targets) != 1 {
 		t.Fatalf("GOMOD %q, BUILD_TARGETS %q", gomod, targets)
 	}
+	offline := offlineCommand(t)
 
 	build := func(src, goarch string) string {
 		t.Helper()
 		out := filepath.Join(t.TempDir(), "rootfs-trim")
 		// HOST_GO_COMMON_ENV and HOST_GO_TARGET_ENV, then <PKG>_GO_ENV,
-		// which wins. An empty module cache proves vendor/ is enough.
+		// which wins. GOFLAGS and GOPROXY as Buildroot sets them; an
+		// empty module cache and GOPATH prove vendor/ is enough.
+		gopath := t.TempDir()
 		env := append(os.Environ(),
 			"GO111MODULE=on", "GOFLAGS=-mod=vendor", "GOPROXY=off", "GOTOOLCHAIN=local",
-			"GOMODCACHE="+t.TempDir(), "GOBIN=", "CGO_ENABLED=1", "GOOS=linux", "GOARCH="+goarch)
+			"GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOBIN=",
+			"CGO_ENABLED=1", "GOOS=linux", "GOARCH="+goarch)
 		env = append(env, goEnv...)
-		cmd := exec.Command("go", "build", "-v", "-ldflags", "", "-modcacherw", "-tags", "",
+		// pkg-golang.mk links with BFD on aarch64 (BR2_aarch64).
+		ldflags := ""
+		if goarch == "arm64" && goarch != runtime.GOARCH {
+			ldflags = "-extldflags '-fuse-ld=bfd'"
+		}
+		args := append(offline, "go", "build", "-v", "-ldflags", ldflags, "-modcacherw", "-tags", "",
 			"-trimpath", "-p", "2", "-buildvcs=false", "-o", out, gomod+"/"+targets[0])
+		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = src
 		cmd.Env = env
 		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("GOARCH=%s go build: %v\n%s", goarch, err, b)
+			t.Fatalf("GOARCH=%s %s: %v\n%s", goarch, strings.Join(args, " "), err, b)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(gopath, "pkg", "mod")); len(entries) != 0 {
+			t.Errorf("GOARCH=%s: the build put modules in the empty module cache: %v", goarch, entries)
 		}
 		return out
 	}
 
 	srcA := cleanCopy(t, repo)
 	srcB := cleanCopy(t, repo)
-	for _, src := range []string{srcA, srcB} {
-		vendor(t, src)
+	// The version the .mk gives Buildroot (show-info, legal-info).
+	mkVersion := newMkHarness(t, srcA).values("ROOTFS_TRIM_VERSION")["ROOTFS_TRIM_VERSION"]
+	if mkVersion == "" {
+		t.Fatal("the .mk's ROOTFS_TRIM_VERSION is empty")
 	}
 	// minikube's two ISOs, and the build host for the host package.
 	arches := []string{runtime.GOARCH}
@@ -617,9 +670,10 @@ func TestBuildCommands(t *testing.T) {
 			continue
 		}
 		out, err := exec.Command(bin, "version").CombinedOutput()
-		if err != nil || !strings.HasPrefix(string(out), "rootfs-trim ") {
-			t.Errorf("%s version: %v\n%s", bin, err, out)
+		if want := "rootfs-trim " + mkVersion + "\n"; err != nil || string(out) != want {
+			t.Errorf("%s version: %v, printed %q; the .mk says version %q", bin, err, out, mkVersion)
 		}
+		checkManifestTool(t, bin, srcA, "rootfs-trim "+mkVersion)
 		other, err := os.ReadFile(build(srcB, arch))
 		if err != nil {
 			t.Fatal(err)
@@ -630,11 +684,54 @@ func TestBuildCommands(t *testing.T) {
 	}
 }
 
+// offlineCommand is the command prefix that runs a command without a
+// network: unshare -n (as root) or unshare -rn (a user namespace), if
+// either works here; else nothing, and GOPROXY=off with an empty module
+// cache still stop Go from fetching anything.
+func offlineCommand(t *testing.T) []string {
+	t.Helper()
+	for _, prefix := range [][]string{{"unshare", "-n"}, {"unshare", "-rn"}} {
+		if err := exec.Command(prefix[0], append(prefix[1:], "true")...).Run(); err == nil {
+			t.Logf("building under %s: no network", strings.Join(prefix, " "))
+			return prefix
+		}
+	}
+	t.Logf("unshare -n is not available here: building with GOPROXY=off and an empty module cache only")
+	return nil
+}
+
+// checkManifestTool runs bin's apply on an empty target with the
+// checkout's rules, as the post-build script does, and checks the
+// manifest's "tool".
+func checkManifestTool(t *testing.T, bin, src, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.MkdirAll(filepath.Join(target, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "rootfs-trim-manifest.json")
+	cmd := exec.Command(bin, "apply", "--rules", filepath.Join(src, "rules"), "--manifest", manifest, target)
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "SOURCE_DATE_EPOCH=1735689600")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s apply: %v\n%s", bin, err, out)
+	}
+	var m struct {
+		Tool string `json:"tool"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, manifest)), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Tool != want {
+		t.Errorf("the manifest's tool is %q, want %q", m.Tool, want)
+	}
+}
+
 // cleanCopy copies the files a clean clone of the checkout would have:
-// what git tracks, plus new files not ignored (so that work not yet
-// committed is built as it will be; in CI, a fresh clone, there are none).
-// Build products (bin/, out/) stay behind, and so do an untracked vendor/
-// or go.work, which a developer may have and a clone would not.
+// what git tracks (vendor/ included), plus new files not ignored (so that
+// work not yet committed is built as it will be; in CI, a fresh clone,
+// there are none). Build products (bin/, out/) stay behind, and so does a
+// go.work, which a developer may have and a clone would not.
 func cleanCopy(t *testing.T, repo string) string {
 	t.Helper()
 	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
@@ -645,7 +742,7 @@ func cleanCopy(t *testing.T, repo string) string {
 	}
 	dst := t.TempDir()
 	for _, rel := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if strings.HasPrefix(rel, "vendor/") || strings.HasPrefix(rel, "go.work") {
+		if strings.HasPrefix(rel, "go.work") {
 			continue
 		}
 		src := filepath.Join(repo, rel)
@@ -676,22 +773,6 @@ func cleanCopy(t *testing.T, repo string) string {
 		}
 	}
 	return dst
-}
-
-// vendor runs `go mod vendor -modcacherw` as Buildroot's download
-// post-process does (GOFLAGS=-mod=vendor is in that environment too);
-// the module proxy is the test environment's.
-func vendor(t *testing.T, src string) {
-	t.Helper()
-	cmd := exec.Command("go", "mod", "vendor", "-modcacherw")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=vendor", "GOTOOLCHAIN=local", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go mod vendor: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(filepath.Join(src, "vendor", "modules.txt")); err != nil {
-		t.Fatalf("go mod vendor wrote no vendor/modules.txt: %v", err)
-	}
 }
 
 // checkStatic fails unless bin is an ELF with no interpreter and no shared
