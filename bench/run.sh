@@ -442,6 +442,19 @@ case_list() {
 	run_peer "$case" "bsdtar -tf" "" "bsdtar" -- bsdtar -tf "$in"
 }
 
+# pct A B: A relative to B, as +0.012%.
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f%%", (a - b) * 100 / b }'; }
+
+# compressor_of OUT IN: the manifest's account of how OUT was written, from
+# a second, untimed apply.
+compressor_of() {
+	local m=$WORK/compressor.json
+	"$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" \
+		--manifest "$m" "$2" "$WORK/compressor.out" >/dev/null 2>&1 || { echo "compressor unknown"; return 0; }
+	sed -n 's/.*"compressor": "\(.*\)",*$/\1/p' "$m" | tail -n 1
+	rm -f "$m" "$WORK/compressor.out"
+}
+
 # case_repack_codec CODEC [apply]: with "apply", rootfs-trim runs apply with
 # the shipped rules and the peers exclude the same three files with bsdtar,
 # the pipeline a user would otherwise script.
@@ -461,10 +474,19 @@ case_repack_codec() {
 			--packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" "$in" "$out"
 		excl=(--exclude etc/cni/net.d/87-podman-bridge.conflist --exclude etc/crictl.yaml
 			--exclude etc/systemd/system/containerd.service)
+		# The reuse path: say what it wrote, against the input's size.
+		if [[ -f $out ]]; then
+			NOTES+=("$case: output $(size_of "$out") bytes for an input of $(size_of "$in") ($(pct "$(size_of "$out")" "$(size_of "$in")")), $(compressor_of "$out" "$in")")
+		fi
 	else
 		run_ours "$case" "$out" -- "$BIN" repack "$in" "$out"
 		RSS_MAIN[$codec]=$LAST_OURS_KIB
 		verify "$case" "$out" "$codec" "$(rootfs_dir "$SIZE_MB")/rootfs.cpio"
+		# Nothing changes, so the output is a copy of the input: the bound
+		# is decompressing the input at all.
+		local -a dc
+		read -r -a dc <<<"${DECOMPRESS[$codec]}"
+		run_peer "$case" "${DECOMPRESS[$codec]} (decompress alone)" "" "${dc[0]}" -- "${dc[@]}" "$in"
 	fi
 	local -a peers=()
 	case $codec in

@@ -77,6 +77,15 @@ type OpenOptions struct {
 	// Digest makes Input.Digest available (the manifest's input digest);
 	// it costs a sha256 pass, on another core.
 	Digest bool
+	// Tap, when set, sees the decompressed stream as it is read, so that
+	// an output can be matched against it (see OutputOptions.Reuse).
+	Tap Tap
+}
+
+// Tap watches an archive's decompressed stream.
+type Tap interface {
+	Feed(p []byte)
+	End()
 }
 
 // DefaultMaxSize is far above any real rootfs (minikube's is ~0.9 GB) and
@@ -128,7 +137,11 @@ func openStream(f io.Reader, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(&limitReader{r: dr, left: maxSize, max: maxSize}, 256<<10)
+	var src io.Reader = &limitReader{r: dr, left: maxSize, max: maxSize}
+	if opt.Tap != nil {
+		src = &tapReader{r: src, tap: opt.Tap}
+	}
+	br := bufio.NewReaderSize(src, 256<<10)
 	format, err := sniffContainer(br)
 	if err != nil {
 		dr.Close()
@@ -231,6 +244,20 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
+	return n, err
+}
+
+type tapReader struct {
+	r   io.Reader
+	tap Tap
+}
+
+func (t *tapReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.tap.Feed(p[:n])
+	if err == io.EOF {
+		t.tap.End()
+	}
 	return n, err
 }
 

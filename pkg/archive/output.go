@@ -21,6 +21,11 @@ type OutputOptions struct {
 	// Digest makes Output.Digest available (the manifest's output
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
+	// Reuse, when set and the output has the input's format and codec,
+	// reuses the input's compressed bytes where the output's content is
+	// the same: the whole file when nothing changed, the unchanged blocks
+	// of an lz4 legacy stream otherwise (see reuse.go).
+	Reuse *Reuse
 }
 
 // Output is an archive or tree being written. Nothing appears at Path until
@@ -35,6 +40,8 @@ type Output struct {
 	// external command or "go".
 	Compressor string
 
+	opt     OutputOptions
+	reuse   *reuseWriter
 	tmp     string
 	file    *os.File
 	buf     *bufio.Writer
@@ -115,28 +122,22 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 	if err != nil {
 		return nil, userPathError(path, err)
 	}
-	o.tmp, o.file = file.Name(), file
-	if compress.RunsTool(f.Codec, opt.Compress, opt.Backend) {
-		o.direct, o.digest = true, opt.Digest
-		o.comp, o.Compressor, err = compress.NewWriterWith(file, f.Codec, opt.Compress, opt.Backend)
-	} else {
-		o.counter = &countingWriter{w: file}
-		if opt.Digest {
-			o.counter.h = newAsyncHash()
+	o.tmp, o.file, o.opt = file.Name(), file, opt
+	if r := opt.Reuse; r != nil && f.Kind != KindDir && f.Codec == r.Codec && f.Codec != compress.None {
+		// The compressor starts only once the output leaves the input's
+		// path: an output equal to its input is a copy of the file.
+		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
+		o.Writer, err = NewWriterFor(o.reuse, f)
+		if err != nil {
+			o.Abort()
+			return nil, err
 		}
-		o.buf = bufio.NewWriterSize(o.counter, 256<<10)
-		o.comp, o.Compressor, err = compress.NewWriterWith(o.buf, f.Codec, opt.Compress, opt.Backend)
+		return o, nil
 	}
+	entries, err := o.startCompressor()
 	if err != nil {
 		o.Abort()
 		return nil, err
-	}
-	var entries io.Writer = o.comp
-	if o.direct {
-		// Headers and small files would otherwise reach the tool's pipe one
-		// write(2) each, and wake it as often (make bench: apply-gzip).
-		o.toTool = bufio.NewWriterSize(o.comp, 1<<20)
-		entries = o.toTool
 	}
 	o.Writer, err = NewWriterFor(entries, f)
 	if err != nil {
@@ -144,6 +145,39 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// startCompressor sets up the compression of the output file and returns
+// where the archive's bytes go.
+func (o *Output) startCompressor() (io.Writer, error) {
+	opt, f, file := o.opt, o.Format, o.file
+	var err error
+	if compress.RunsTool(f.Codec, opt.Compress, opt.Backend) {
+		o.direct, o.digest = true, opt.Digest
+		o.comp, o.Compressor, err = compress.NewWriterWith(file, f.Codec, opt.Compress, opt.Backend)
+	} else {
+		o.startBuffer()
+		o.comp, o.Compressor, err = compress.NewWriterWith(o.buf, f.Codec, opt.Compress, opt.Backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.direct {
+		// Headers and small files would otherwise reach the tool's pipe one
+		// write(2) each, and wake it as often (make bench: apply-gzip).
+		o.toTool = bufio.NewWriterSize(o.comp, 1<<20)
+		return o.toTool, nil
+	}
+	return o.comp, nil
+}
+
+// startBuffer sets up the counted, buffered path to the output file.
+func (o *Output) startBuffer() {
+	o.counter = &countingWriter{w: o.file}
+	if o.opt.Digest {
+		o.counter.h = newAsyncHash()
+	}
+	o.buf = bufio.NewWriterSize(o.counter, 256<<10)
 }
 
 // Commit finishes the archive and renames it into place.
@@ -170,13 +204,20 @@ func (o *Output) finish() error {
 	if o.file == nil {
 		return nil
 	}
+	if o.reuse != nil {
+		if err := o.reuse.finish(); err != nil {
+			return err
+		}
+	}
 	if o.toTool != nil {
 		if err := o.toTool.Flush(); err != nil {
 			return err
 		}
 	}
-	if err := o.comp.Close(); err != nil {
-		return err
+	if o.comp != nil {
+		if err := o.comp.Close(); err != nil {
+			return err
+		}
 	}
 	if o.direct {
 		size, err := o.file.Seek(0, io.SeekCurrent)
@@ -193,6 +234,11 @@ func (o *Output) finish() error {
 		}
 	} else if err := o.buf.Flush(); err != nil {
 		return err
+	}
+	if o.reuse != nil {
+		if err := o.reuse.verify(); err != nil {
+			return err
+		}
 	}
 	// CreateTemp makes the file 0600; an image is meant to be read by others.
 	if err := o.file.Chmod(0o644); err != nil {
@@ -218,6 +264,11 @@ func (o *Output) Abort() {
 }
 
 func (o *Output) removeTemp() {
+	if o.reuse != nil {
+		if o.reuse.gzLay != nil {
+			o.reuse.gzLay.Stop()
+		}
+	}
 	if o.counter != nil && o.counter.h != nil && o.counter.sum == nil {
 		o.counter.sum = o.counter.h.Sum() // stops the hashing goroutine
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
@@ -121,8 +122,12 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
 	maxSize := maxSizeFlag(fs)
+	recompress := recompressFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkRecompress(*recompress); err != nil {
 		return err
 	}
 	if len(pos) < 1 || len(pos) > 2 {
@@ -197,7 +202,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 	} else {
 		rep, err = applyArchive(ctx, env, archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			opt: opt, dryRun: *dryRun, quiet: *quiet, digests: *manifestPath != "", flags: maxSize, m: m})
+			opt: opt, dryRun: *dryRun, quiet: *quiet, digests: *manifestPath != "", flags: maxSize, recompress: *recompress, m: m})
 		if err != nil {
 			return err
 		}
@@ -238,15 +243,18 @@ type archiveApply struct {
 	// over both that is skipped when no manifest is written.
 	digests bool
 	flags   *inputFlags
-	m       *manifest.Manifest
+	// recompress: --recompress, whether compressed blocks may be reused.
+	recompress string
+	m          *manifest.Manifest
 }
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
 func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, error) {
 	inPath, outPath, format, codec, level, opt := a.inPath, a.outPath, a.format, a.codec, a.level, a.opt
-	dryRun, quiet, digests, flags, m := a.dryRun, a.quiet, a.digests, a.flags, a.m
+	dryRun, quiet, digests, flags, recompress, m := a.dryRun, a.quiet, a.digests, a.flags, a.recompress, a.m
 	open := flags.open()
 	open.Digest = digests
+	matcher := startReuse(recompress, &open)
 	if archive.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
@@ -270,7 +278,8 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 		// Everything runs, into a scratch file that is thrown away.
 		target = outPath + ".dry-run"
 	}
-	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests})
+	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests,
+		Reuse: reuseOutput(env, "apply", matcher, in, out, level, open.Backend)})
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +305,45 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 	}
 	m.Output = manifest.Target{Path: outPath, Format: out.Kind.String(), Compression: out.Codec.String(), Compressor: o.Compressor, Digest: o.Digest(), Entries: rep.OutEntries}
 	return rep, nil
+}
+
+// recompressFlag is apply's and repack's --recompress.
+func recompressFlag(fs *flag.FlagSet) *string {
+	return fs.String("recompress", "auto", "`mode`: auto reuses the input's compressed bytes where the output's content is the same (a copy of the file when nothing changed, the unchanged blocks of lz4-legacy); full compresses the whole output again")
+}
+
+func checkRecompress(mode string) error {
+	if mode != "auto" && mode != "full" {
+		return usagef("--recompress %q: want auto or full", mode)
+	}
+	return nil
+}
+
+// startReuse sets up the matching of the output against the input, which
+// must watch the input's stream from the start: before the input's format
+// is known.
+func startReuse(mode string, open *archive.OpenOptions) *splice.Matcher {
+	if mode != "auto" {
+		return nil
+	}
+	m := splice.NewMatcher(0)
+	open.Tap = m
+	return m
+}
+
+// reuseOutput says whether the output may reuse the input's compressed
+// bytes: same format and codec, and no compression level asked for (which
+// asks for recompression).
+func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *archive.Input, out archive.Format, level int, backend compress.Backend) *archive.Reuse {
+	if m == nil {
+		return nil
+	}
+	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || level != 0 {
+		m.Disable()
+		return nil
+	}
+	return &archive.Reuse{Path: in.Path, Codec: in.Format.Codec, Backend: backend, Matcher: m,
+		Note: func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }}
 }
 
 func outputFormat(in archive.Format, format, codec string) (archive.Format, error) {

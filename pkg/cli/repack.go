@@ -23,13 +23,17 @@ kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
 `
 
 func runRepack(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "repack", "[--format F] [--compress C] [--level N] IN OUT", repackHelp)
+	fs := newFlagSet(env, "repack", "[--format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
 	format := fs.String("format", "", "output format: newc, crc, tar or dir (default: as IN)")
 	codec := fs.String("compress", "", "output compression (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
 	maxSize := maxSizeFlag(fs)
+	recompress := recompressFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkRecompress(*recompress); err != nil {
 		return err
 	}
 	if len(pos) != 2 {
@@ -39,7 +43,9 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if archive.SameFile(inPath, outPath) {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
-	in, err := archive.OpenWith(inPath, maxSize.open())
+	open := maxSize.open()
+	matcher := startReuse(*recompress, &open)
+	in, err := archive.OpenWith(inPath, open)
 	if err != nil {
 		return err
 	}
@@ -65,7 +71,8 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if !out.Codec.CanWrite() {
 		return usagef("cannot write %s output; choose another --compress", out.Codec)
 	}
-	return repack(ctx, env, in, outPath, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: compress.Backend(maxSize.backend)})
+	return repack(ctx, env, in, outPath, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: open.Backend,
+		Reuse: reuseOutput(env, "repack", matcher, in, out, *level, open.Backend)})
 }
 
 func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, oopt archive.OutputOptions) error {

@@ -65,7 +65,8 @@ var lookPath = exec.LookPath
 // pigz's blocks are primed with the previous block and do not depend on -p;
 // xz in multi-threaded mode (-T+N, "+" keeps it even for one thread) cuts
 // blocks at a size fixed by the level; zstd -T1 and -TN agree.
-func compressCommand(c Codec, level, threads int) (string, []string, bool) {
+// With single, xz runs single-threaded and writes one block.
+func compressCommand(c Codec, level, threads int, single bool) (string, []string, bool) {
 	l := "-" + strconv.Itoa(level)
 	t := strconv.Itoa(threads)
 	var candidates [][]string
@@ -76,7 +77,11 @@ func compressCommand(c Codec, level, threads int) (string, []string, bool) {
 			{"gzip", l, "-n", "-c"},
 		}
 	case Xz:
-		candidates = [][]string{{"xz", l, "-C", "crc32", "-T+" + t, "-c"}}
+		if single {
+			candidates = [][]string{{"xz", l, "-C", "crc32", "-T1", "-c"}}
+		} else {
+			candidates = [][]string{{"xz", l, "-C", "crc32", "-T+" + t, "-c"}}
+		}
 	case Zstd:
 		if level > 19 {
 			candidates = [][]string{{"zstd", "--ultra", l, "-T" + t, "-q", "-c"}}
@@ -147,7 +152,7 @@ func Threads() int { return runtime.NumCPU() }
 func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.WriteCloser, string, error) {
 	if b != PureGo && c != None && c.CanWrite() {
 		level, threads := toolSettings(c, opt)
-		if path, args, ok := compressCommand(c, level, threads); ok {
+		if path, args, ok := compressCommand(c, level, threads, opt.SingleBlock); ok {
 			if c == Lz4Legacy {
 				// The lz4 tool compresses on one core. A legacy stream is a
 				// run of independent 8 MiB blocks and the kernel reads
@@ -160,7 +165,11 @@ func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.Write
 			ew, err := startCompressor(w, c, path, args)
 			// No path and no thread count: the output depends on neither,
 			// and the manifest must not either.
-			return ew, fmt.Sprintf("%s level %d, external %s", c, level, filepath.Base(path)), err
+			desc := fmt.Sprintf("%s level %d, external %s", c, level, filepath.Base(path))
+			if c == Xz && opt.SingleBlock {
+				desc += ", one block"
+			}
+			return ew, desc, err
 		}
 		if b == External {
 			return nil, "", fmt.Errorf("%v: no external compressor on PATH (--backend external)", c)
@@ -214,7 +223,7 @@ func RunsTool(c Codec, opt WriterOptions, b Backend) bool {
 		return false
 	}
 	level, threads := toolSettings(c, opt)
-	_, _, ok := compressCommand(c, level, threads)
+	_, _, ok := compressCommand(c, level, threads, opt.SingleBlock)
 	return ok
 }
 

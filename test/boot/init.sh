@@ -66,12 +66,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 
-step cmdline cat /proc/cmdline
 step netd-initial ls -a1 /etc/cni/net.d
 
 # Run the boot unit as systemd would: its condition, then its ExecStart
-# (without systemd's prefixes such as "-"), which takes the runtime and CNI
-# from /proc/cmdline here.
+# (without systemd's prefixes such as "-"), which renders the recorded
+# choice: on a first boot there is none, and it writes nothing.
 unit=/usr/lib/systemd/system/rootfs-trim-render.service
 step unit-enabled test -f /etc/systemd/system/multi-user.target.wants/rootfs-trim-render.service
 condition_met() { # PATH: the unit's ConditionPathExists= holds.
@@ -84,22 +83,28 @@ exec_start=$(sed -n 's/^ExecStart=[-@:+!]*//p' "$unit")
 step render-boot $exec_start
 show crictl-boot /etc/crictl.yaml
 step netd-boot ls -a1 /etc/cni/net.d
-show conflist-boot /etc/cni/net.d/1-k8s.conflist
+
+# minikube (patched) chooses cri-o with its bridge CNI.
+step render-crio rootfs-trim render --runtime crio --cni bridge --pod-cidr 10.244.0.0/16
+show crictl-crio /etc/crictl.yaml
+step netd-crio ls -a1 /etc/cni/net.d
+show conflist-crio /etc/cni/net.d/1-k8s.conflist
 show podman-conflist /etc/containers/net.d/87-podman-bridge.conflist
 show containers-conf /etc/containers/containers.conf
-# A second start of the unit (each runtime's start triggers one) changes nothing.
+# The boot unit again, now with a recorded choice: it changes nothing.
 # shellcheck disable=SC2086
 step render-again $exec_start
 
 # minikube chose again: containerd with kindnet, which deploys its own config.
-step render-containerd rootfs-trim render --runtime containerd --cni kindnet
+step render-containerd rootfs-trim render --runtime containerd --cni kindnet --pod-cidr 10.244.0.0/16
 show crictl-containerd /etc/crictl.yaml
 step netd-containerd ls -a1 /etc/cni/net.d
 
-# cri-o with no cluster CNI: the bridge config apply deferred comes back.
-step render-crio-none rootfs-trim render --runtime crio --cni none
-show crictl-crio-none /etc/crictl.yaml
-step netd-crio-none ls -a1 /etc/cni/net.d
+# cri-o with no cluster CNI: the bridge config apply deferred comes back,
+# on the pod CIDR.
+step render-crio-false rootfs-trim render --runtime crio --cni false --pod-cidr 10.244.0.0/16
+show crictl-crio-false /etc/crictl.yaml
+step netd-crio-false ls -a1 /etc/cni/net.d
 show crio-bridge /etc/cni/net.d/100-crio-bridge.conf
 
 echo "@@DONE"

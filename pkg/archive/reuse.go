@@ -1,0 +1,313 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/maphash"
+	"io"
+	"os"
+
+	"github.com/pierrec/lz4/v4"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
+)
+
+// Reuse describes the input an output may reuse compressed bytes from. Its
+// Matcher must also be the OpenOptions.Tap of the input being read, so that
+// it sees the input's decompressed stream.
+type Reuse struct {
+	Path    string // the input file
+	Codec   compress.Codec
+	Backend compress.Backend // to decompress the input again, if needed
+	Matcher *splice.Matcher
+	// Note receives a line when the reuse path falls back to full
+	// recompression for a reason worth telling (an input it cannot
+	// splice); nil discards.
+	Note func(string)
+}
+
+// The Compressor strings of the reuse paths, as the manifest records them.
+const (
+	CompressorCopy = "copy of the input"
+)
+
+// reuseWriter takes the output's archive bytes. While they equal the
+// input's, it only counts them; at the first difference it starts a sink
+// (an lz4 splice, or the full compressor fed the input's identical prefix
+// again), and at the end, if nothing differed, the input file is copied.
+type reuseWriter struct {
+	o    *Output
+	m    *splice.Matcher
+	in   *Reuse
+	hash maphash.Hash // of every archive byte, for verify
+
+	n      int64 // output bytes, all equal to the input's so far, while sink == nil
+	total  int64
+	sink   func(p []byte, src int64) error
+	crc    uint32 // of every archive byte, for a gzip trailer
+	lz4    *splice.Lz4
+	gz     *splice.Gzip
+	gzLay  *splice.GzipLayout
+	inFile *os.File
+	copied bool
+}
+
+func (r *reuseWriter) Write(p []byte) (int, error) {
+	r.hash.Write(p)
+	r.total += int64(len(p))
+	if r.in.Codec == compress.Gzip {
+		r.crc = crc32.Update(r.crc, crc32.IEEETable, p)
+	}
+	err := r.m.Match(p, r.emit)
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (r *reuseWriter) emit(run []byte, src int64) error {
+	if r.sink == nil {
+		if src == r.n {
+			r.n += int64(len(run))
+			return nil
+		}
+		if err := r.start(); err != nil {
+			return err
+		}
+	}
+	return r.sink(run, src)
+}
+
+// start leaves the input's path: the output so far is the input's first
+// r.n bytes.
+func (r *reuseWriter) start() error {
+	var err error
+	switch r.in.Codec {
+	case compress.Lz4Legacy:
+		err = r.startLz4()
+	case compress.Gzip:
+		err = r.startGzip()
+	default:
+		return r.startFull()
+	}
+	if !errors.Is(err, splice.ErrUnhandled) {
+		return err // nil, or a real failure
+	}
+	r.note(fmt.Sprintf("%v; recompressing the whole output", err))
+	if c := r.o.counter; c != nil {
+		// The splicer set up a path to the file and wrote nothing to it.
+		if c.h != nil {
+			c.h.Sum()
+		}
+		r.o.counter, r.o.buf = nil, nil
+	}
+	return r.startFull()
+}
+
+func (r *reuseWriter) note(s string) {
+	if r.in.Note != nil {
+		r.in.Note(s)
+	}
+}
+
+func (r *reuseWriter) openInput() (*os.File, int64, error) {
+	if r.inFile == nil {
+		f, err := os.Open(r.in.Path)
+		if err != nil {
+			return nil, 0, err
+		}
+		r.inFile = f
+	}
+	fi, err := r.inFile.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	return r.inFile, fi.Size(), nil
+}
+
+func (r *reuseWriter) startLz4() error {
+	f, size, err := r.openInput()
+	if err != nil {
+		return err
+	}
+	blocks, err := splice.ScanLz4Legacy(f, size)
+	if err != nil {
+		if errors.Is(err, splice.ErrUnhandled) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", r.in.Path, err)
+	}
+	o := r.o
+	o.startBuffer()
+	level := lz4.Level9
+	if o.opt.Compress.Level != 0 {
+		level = lz4Level(o.opt.Compress.Level)
+	}
+	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
+	if err := r.lz4.Prefix(r.n); err != nil {
+		return err
+	}
+	r.sink = r.lz4.Write
+	return nil
+}
+
+// lz4Level maps the CLI's levels as compress.NewWriter does.
+func lz4Level(l int) lz4.CompressionLevel {
+	switch {
+	case l <= 2:
+		return lz4.Fast
+	case l >= 9:
+		return lz4.Level9
+	}
+	return lz4.CompressionLevel(1 << (8 + l))
+}
+
+func (r *reuseWriter) startGzip() error {
+	f, size, err := r.openInput()
+	if err != nil {
+		return err
+	}
+	lay, err := splice.ScanGzip(f, size)
+	if err != nil {
+		if errors.Is(err, splice.ErrUnhandled) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", r.in.Path, err)
+	}
+	r.gzLay = lay
+	o := r.o
+	o.startBuffer()
+	gz := splice.NewGzip(o.buf, f, lay)
+	if err := gz.Prefix(r.n, r.m.Bytes); err != nil {
+		lay.Stop()
+		r.gzLay = nil
+		return err
+	}
+	r.gz = gz
+	r.sink = gz.Write
+	return nil
+}
+
+func (r *reuseWriter) startFull() error {
+	if r.in.Codec == compress.Xz {
+		// Write the blocks the way the input has them: one block in, one
+		// block out (on one core; --recompress=full uses every core, in
+		// blocks).
+		f, size, err := r.openInput()
+		if err != nil {
+			return err
+		}
+		if n, err := splice.XzBlocks(f, size); err == nil && n == 1 {
+			r.o.opt.Compress.SingleBlock = true
+		}
+	}
+	entries, err := r.o.startCompressor()
+	if err != nil {
+		return err
+	}
+	if r.n > 0 {
+		// The prefix went by without being kept: decompress it again.
+		f, _, err := r.openInput()
+		if err != nil {
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		d, _, err := compress.NewReaderWith(f, r.in.Backend)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.in.Path, err)
+		}
+		_, err = io.CopyN(entries, d, r.n)
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("%s: decompressing again: %w", r.in.Path, err)
+		}
+	}
+	r.sink = func(p []byte, _ int64) error {
+		_, err := entries.Write(p)
+		return err
+	}
+	return nil
+}
+
+// finish ends the output once the archive writer is closed.
+func (r *reuseWriter) finish() error {
+	defer func() {
+		if r.inFile != nil {
+			r.inFile.Close()
+		}
+	}()
+	if r.sink == nil {
+		if r.m.InputEnded() && r.n == r.m.InputLen() {
+			return r.copyInput()
+		}
+		// The output is a strict prefix of the input (the input had
+		// more padding after its trailer, say).
+		if err := r.start(); err != nil {
+			return err
+		}
+	}
+	if r.gz != nil {
+		if err := r.gz.Close(r.crc, r.total); err != nil {
+			return err
+		}
+		// The output has reached the input's end: the scan is about done.
+		if more, _ := r.gzLay.Wait(); more {
+			r.note("the input has more than one gzip member; only the first one's blocks were reused")
+		}
+		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d stretch(es) compressed at level %d, go", compress.Gzip, r.gz.Copied, r.gz.Regions, r.gzLay.Level)
+	}
+	if r.lz4 != nil {
+		if err := r.lz4.Close(); err != nil {
+			return err
+		}
+		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, go", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed)
+	}
+	return nil
+}
+
+func (r *reuseWriter) copyInput() error {
+	f, size, err := r.openInput()
+	if err != nil {
+		return err
+	}
+	r.o.startBuffer()
+	if _, err := io.Copy(r.o.buf, io.NewSectionReader(f, 0, size)); err != nil {
+		return err
+	}
+	r.o.Compressor = CompressorCopy
+	r.copied = true
+	return nil
+}
+
+// verify decompresses a spliced output and compares it with the archive
+// bytes written. The digest is maphash's: a 64-bit check against a bug in
+// the splicer, where sha256 would cost as much CPU as the decompression. A copy needs no check: the input's stream was compared
+// with the output's byte by byte. A full recompression is the codec
+// library's or tool's own output.
+func (r *reuseWriter) verify() error {
+	if r.lz4 == nil && r.gz == nil {
+		return nil
+	}
+	want := r.hash.Sum64()
+	if _, err := r.o.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	d, _, err := compress.NewReader(r.o.file)
+	if err != nil {
+		return fmt.Errorf("checking the spliced output: %w", err)
+	}
+	defer d.Close()
+	h := maphash.Hash{}
+	h.SetSeed(r.hash.Seed())
+	n, err := io.Copy(&h, d)
+	if err != nil {
+		return fmt.Errorf("checking the spliced output: %w", err)
+	}
+	if n != r.total || h.Sum64() != want {
+		return fmt.Errorf("checking the spliced output: it decompresses to %d bytes that differ from the %d written; nothing was written (use --recompress=full and report this)", n, r.total)
+	}
+	return nil
+}

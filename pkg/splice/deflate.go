@@ -1,0 +1,360 @@
+package splice
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DeflateBlock is one block of a deflate stream, located to the bit.
+type DeflateBlock struct {
+	Bit, EndBit int64 // in the compressed file: the header's first bit, the bit after the block
+	Start, Len  int64 // uncompressed span
+	Stored      bool  // a stored block: its padding depends on where it lands
+	Final       bool
+}
+
+// End is the uncompressed offset just past the block.
+func (b DeflateBlock) End() int64 { return b.Start + b.Len }
+
+var errDeflate = errors.New("malformed deflate data")
+
+// bitReader reads a deflate stream's bits, least significant first.
+type bitReader struct {
+	r   *bufio.Reader
+	acc uint64
+	n   uint  // bits in acc
+	off int64 // bytes taken from r
+	eof bool
+}
+
+func (b *bitReader) refill() {
+	for b.n <= 56 && !b.eof {
+		c, err := b.r.ReadByte()
+		if err != nil {
+			b.eof = true
+			return
+		}
+		b.acc |= uint64(c) << b.n
+		b.n += 8
+		b.off++
+	}
+}
+
+// bits reads k <= 32 bits.
+func (b *bitReader) bits(k uint) (uint32, error) {
+	if b.n < k {
+		b.refill()
+		if b.n < k {
+			return 0, fmt.Errorf("%w: %w", errDeflate, io.ErrUnexpectedEOF)
+		}
+	}
+	v := uint32(b.acc & (1<<k - 1))
+	b.acc >>= k
+	b.n -= k
+	return v, nil
+}
+
+// skipBytes skips n whole bytes; the reader is byte aligned.
+func (b *bitReader) skipBytes(n int) error {
+	for n > 0 && b.n >= 8 {
+		b.acc >>= 8
+		b.n -= 8
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	k, err := b.r.Discard(n)
+	b.off += int64(k)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errDeflate, io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
+// pos is the bit position of the next bit, from the reader's start.
+func (b *bitReader) pos() int64 { return b.off*8 - int64(b.n) }
+
+const huffFast = 10 // bits resolved by one table lookup
+
+// huffman decodes one canonical code: a table for codes of up to huffFast
+// bits, a walk over the counts (as zlib's puff does) for longer ones.
+type huffman struct {
+	table  [1 << huffFast]uint16 // symbol<<4 | length; 0: longer or unused
+	count  [16]uint16
+	symbol [288]uint16
+}
+
+func (h *huffman) init(lengths []uint8) error {
+	h.count = [16]uint16{}
+	for _, l := range lengths {
+		h.count[l]++
+	}
+	left := 1
+	for l := 1; l < 16; l++ {
+		left = left<<1 - int(h.count[l])
+		if left < 0 {
+			return fmt.Errorf("%w: over-subscribed code", errDeflate)
+		}
+	}
+	var offs [16]uint16
+	for l := 1; l < 15; l++ {
+		offs[l+1] = offs[l] + h.count[l]
+	}
+	for s, l := range lengths {
+		if l != 0 {
+			h.symbol[offs[l]] = uint16(s)
+			offs[l]++
+		}
+	}
+	h.table = [1 << huffFast]uint16{}
+	code := 0
+	idx := 0
+	for l := 1; l <= huffFast; l++ {
+		for range int(h.count[l]) {
+			s := h.symbol[idx]
+			idx++
+			rev := 0
+			for i := range l {
+				rev |= (code >> i & 1) << (l - 1 - i)
+			}
+			for k := rev; k < 1<<huffFast; k += 1 << l {
+				h.table[k] = s<<4 | uint16(l)
+			}
+			code++
+		}
+		code <<= 1
+	}
+	return nil
+}
+
+func (h *huffman) decode(b *bitReader) (int, error) {
+	if b.n < 15 {
+		b.refill()
+	}
+	if e := h.table[b.acc&(1<<huffFast-1)]; e != 0 && uint(e&15) <= b.n {
+		b.acc >>= e & 15
+		b.n -= uint(e & 15)
+		return int(e >> 4), nil
+	}
+	code, first, index := 0, 0, 0
+	for l := 1; l < 16; l++ {
+		if b.n == 0 {
+			return 0, fmt.Errorf("%w: %w", errDeflate, io.ErrUnexpectedEOF)
+		}
+		code |= int(b.acc & 1)
+		b.acc >>= 1
+		b.n--
+		count := int(h.count[l])
+		if code-first < count {
+			return int(h.symbol[index+code-first]), nil
+		}
+		index += count
+		first = (first + count) << 1
+		code <<= 1
+	}
+	return 0, fmt.Errorf("%w: bad code", errDeflate)
+}
+
+var (
+	lenBase   = [29]uint16{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
+	lenExtra  = [29]uint8{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
+	distBase  = [30]uint32{1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577}
+	distExtra = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
+	clOrder   = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+)
+
+// deflateScanner walks a deflate stream block by block. It decodes every
+// symbol, since nothing else tells where a Huffman block ends, but only
+// counts the bytes they stand for.
+type deflateScanner struct {
+	br         bitReader
+	start      int64 // bit position of the stream in the file
+	out        int64 // uncompressed bytes so far
+	done       bool
+	lit, dist  huffman
+	fixedReady bool
+	fixLit     huffman
+	fixDist    huffman
+}
+
+// next returns the next block; io.EOF after the final one.
+func (s *deflateScanner) next() (DeflateBlock, error) {
+	if s.done {
+		return DeflateBlock{}, io.EOF
+	}
+	b := DeflateBlock{Bit: s.start + s.br.pos(), Start: s.out}
+	hdr, err := s.br.bits(3)
+	if err != nil {
+		return b, err
+	}
+	b.Final = hdr&1 == 1
+	switch hdr >> 1 {
+	case 0:
+		b.Stored = true
+		s.br.acc >>= s.br.n % 8
+		s.br.n -= s.br.n % 8
+		lens, err := s.br.bits(32)
+		if err != nil {
+			return b, err
+		}
+		n := lens & 0xffff
+		if lens>>16 != ^n&0xffff {
+			return b, fmt.Errorf("%w: stored block length check", errDeflate)
+		}
+		if err := s.br.skipBytes(int(n)); err != nil {
+			return b, err
+		}
+		s.out += int64(n)
+	case 1:
+		if !s.fixedReady {
+			var l [288]uint8
+			for i := range l {
+				switch {
+				case i < 144:
+					l[i] = 8
+				case i < 256:
+					l[i] = 9
+				case i < 280:
+					l[i] = 7
+				default:
+					l[i] = 8
+				}
+			}
+			s.fixLit.init(l[:])
+			var d [30]uint8
+			for i := range d {
+				d[i] = 5
+			}
+			s.fixDist.init(d[:])
+			s.fixedReady = true
+		}
+		if err := s.codes(&s.fixLit, &s.fixDist); err != nil {
+			return b, err
+		}
+	case 2:
+		if err := s.dynamic(); err != nil {
+			return b, err
+		}
+		if err := s.codes(&s.lit, &s.dist); err != nil {
+			return b, err
+		}
+	default:
+		return b, fmt.Errorf("%w: block type 3", errDeflate)
+	}
+	b.EndBit = s.start + s.br.pos()
+	b.Len = s.out - b.Start
+	s.done = b.Final
+	return b, nil
+}
+
+func (s *deflateScanner) dynamic() error {
+	v, err := s.br.bits(14)
+	if err != nil {
+		return err
+	}
+	nlen, ndist, ncode := int(v&31)+257, int(v>>5&31)+1, int(v>>10)+4
+	if nlen > 286 || ndist > 30 {
+		return fmt.Errorf("%w: too many codes", errDeflate)
+	}
+	var cl [19]uint8
+	for i := range ncode {
+		x, err := s.br.bits(3)
+		if err != nil {
+			return err
+		}
+		cl[clOrder[i]] = uint8(x)
+	}
+	var h huffman
+	if err := h.init(cl[:]); err != nil {
+		return err
+	}
+	var lengths [286 + 30]uint8
+	for i := 0; i < nlen+ndist; {
+		sym, err := h.decode(&s.br)
+		if err != nil {
+			return err
+		}
+		if sym < 16 {
+			lengths[i] = uint8(sym)
+			i++
+			continue
+		}
+		var rep uint8
+		var n uint32
+		switch sym {
+		case 16:
+			if i == 0 {
+				return fmt.Errorf("%w: repeat with no length", errDeflate)
+			}
+			rep = lengths[i-1]
+			n, err = s.br.bits(2)
+			n += 3
+		case 17:
+			n, err = s.br.bits(3)
+			n += 3
+		default:
+			n, err = s.br.bits(7)
+			n += 11
+		}
+		if err != nil {
+			return err
+		}
+		if i+int(n) > nlen+ndist {
+			return fmt.Errorf("%w: too many lengths", errDeflate)
+		}
+		for range n {
+			lengths[i] = rep
+			i++
+		}
+	}
+	if lengths[256] == 0 {
+		return fmt.Errorf("%w: no end-of-block code", errDeflate)
+	}
+	if err := s.lit.init(lengths[:nlen]); err != nil {
+		return err
+	}
+	return s.dist.init(lengths[nlen : nlen+ndist])
+}
+
+// codes walks a Huffman block's symbols up to its end-of-block code.
+func (s *deflateScanner) codes(lit, dist *huffman) error {
+	for {
+		sym, err := lit.decode(&s.br)
+		if err != nil {
+			return err
+		}
+		switch {
+		case sym < 256:
+			s.out++
+			continue
+		case sym == 256:
+			return nil
+		case sym > 285:
+			return fmt.Errorf("%w: bad length code", errDeflate)
+		}
+		sym -= 257
+		extra, err := s.br.bits(uint(lenExtra[sym]))
+		if err != nil {
+			return err
+		}
+		n := int64(lenBase[sym]) + int64(extra)
+		d, err := dist.decode(&s.br)
+		if err != nil {
+			return err
+		}
+		if d >= 30 {
+			return fmt.Errorf("%w: bad distance code", errDeflate)
+		}
+		dx, err := s.br.bits(uint(distExtra[d]))
+		if err != nil {
+			return err
+		}
+		if int64(distBase[d])+int64(dx) > s.out {
+			return fmt.Errorf("%w: distance too far back", errDeflate)
+		}
+		s.out += n
+	}
+}

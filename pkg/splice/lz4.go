@@ -1,0 +1,406 @@
+package splice
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+
+	"github.com/pierrec/lz4/v4"
+)
+
+// Lz4LegacyBlock is the uncompressed size of a full legacy lz4 block. The
+// kernel's unlz4 (lib/decompress_unlz4.c) and `lz4 -d` accept any smaller
+// block anywhere in the stream, which is what lets a splice put a short
+// recompressed block between two copied ones.
+const Lz4LegacyBlock = 8 << 20
+
+const lz4LegacyMagic = 0x184C2102
+
+// ErrUnhandled is wrapped by errors about valid inputs that a splicer does
+// not handle; the caller falls back to full recompression.
+var ErrUnhandled = errors.New("not handled by the splicer")
+
+// Block is one independently decodable unit of a compressed input.
+type Block struct {
+	Offset int64 // in the compressed file, where the block's bytes start
+	Size   int64 // compressed bytes, framing included
+	Start  int64 // uncompressed offset of its first byte
+	Len    int64 // uncompressed bytes
+}
+
+// End is the uncompressed offset just past the block.
+func (b Block) End() int64 { return b.Start + b.Len }
+
+// ScanLz4Legacy lists the blocks of the legacy lz4 stream r of size bytes.
+// The uncompressed length of a block is not in its header, so each block's
+// sequences are walked (without decoding the literals) to add it up.
+func ScanLz4Legacy(r io.ReaderAt, size int64) ([]Block, error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(size+16, 1<<20)))
+	var blocks []Block
+	var off, start int64
+	var comp []byte
+	bound := lz4.CompressBlockBound(Lz4LegacyBlock)
+	for off < size {
+		var hdr [4]byte
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return nil, fmt.Errorf("lz4-legacy: block header at %d: %w", off, io.ErrUnexpectedEOF)
+		}
+		n := binary.LittleEndian.Uint32(hdr[:])
+		switch {
+		case n == lz4LegacyMagic:
+			off += 4
+			continue
+		case off+4 == size:
+			// The kernel's own build appends the uncompressed size.
+			return nil, fmt.Errorf("lz4-legacy: size trailer: %w", ErrUnhandled)
+		case n == 0 || int(n) > bound:
+			return nil, fmt.Errorf("lz4-legacy: block at %d: bad size %d", off, n)
+		case int64(n) > size-off-4:
+			return nil, fmt.Errorf("lz4-legacy: block at %d: %w", off, io.ErrUnexpectedEOF)
+		}
+		if cap(comp) < int(n) {
+			comp = make([]byte, n)
+		}
+		comp = comp[:n]
+		if _, err := io.ReadFull(br, comp); err != nil {
+			return nil, fmt.Errorf("lz4-legacy: block at %d: %w", off, io.ErrUnexpectedEOF)
+		}
+		ulen, err := lz4DecodedLen(comp)
+		if err != nil {
+			return nil, fmt.Errorf("lz4-legacy: block at %d: %w", off, err)
+		}
+		blocks = append(blocks, Block{Offset: off, Size: 4 + int64(n), Start: start, Len: int64(ulen)})
+		off += 4 + int64(n)
+		start += int64(ulen)
+	}
+	return blocks, nil
+}
+
+var errLz4Block = errors.New("malformed block")
+
+// lz4DecodedLen walks the sequences of an lz4 block and returns the size it
+// decodes to, checking what the decoder would: lengths within the block,
+// offsets within what was decoded, a last sequence of literals only.
+func lz4DecodedLen(b []byte) (int, error) {
+	i, n := 0, 0
+	length := func(v int) (int, bool) {
+		if v != 15 {
+			return v, true
+		}
+		for i < len(b) {
+			x := b[i]
+			i++
+			v += int(x)
+			if x != 255 {
+				return v, true
+			}
+			if v > Lz4LegacyBlock {
+				return 0, false
+			}
+		}
+		return 0, false
+	}
+	for {
+		if i >= len(b) {
+			return 0, errLz4Block
+		}
+		tok := int(b[i])
+		i++
+		lit, ok := length(tok >> 4)
+		if !ok || lit > len(b)-i {
+			return 0, errLz4Block
+		}
+		i += lit
+		n += lit
+		if i == len(b) {
+			break
+		}
+		if len(b)-i < 2 {
+			return 0, errLz4Block
+		}
+		off := int(b[i]) | int(b[i+1])<<8
+		i += 2
+		if off == 0 || off > n {
+			return 0, errLz4Block
+		}
+		ml, ok := length(tok & 15)
+		if !ok {
+			return 0, errLz4Block
+		}
+		n += ml + 4
+		if n > Lz4LegacyBlock {
+			return 0, errLz4Block
+		}
+	}
+	if n > Lz4LegacyBlock {
+		return 0, errLz4Block
+	}
+	return n, nil
+}
+
+// Lz4 writes a legacy lz4 stream for an output whose bytes come, as runs,
+// from a Matcher: each input block whose content the output holds whole and
+// contiguous is copied from the input file; everything else is compressed
+// anew in blocks of at most Lz4LegacyBlock bytes.
+type Lz4 struct {
+	w      io.Writer
+	in     io.ReaderAt
+	blocks []Block
+	level  lz4.CompressionLevel
+
+	pending  []byte // output bytes not yet written
+	chainIdx int    // pending[chainIdx:] is input from chainIn on; -1: none
+	chainIn  int64
+	started  bool
+	queue    []*lz4Item
+	sem      chan struct{} // a slot per core compressing
+	closing  bool
+
+	// Copied and Compressed count the blocks written each way.
+	Copied, Compressed int
+}
+
+// NewLz4 returns a splicer writing to w, copying from the input in whose
+// blocks are listed by ScanLz4Legacy. New blocks are compressed at level.
+func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *Lz4 {
+	return &Lz4{w: w, in: in, blocks: blocks, level: level, chainIdx: -1,
+		sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+}
+
+func (s *Lz4) start() error {
+	if s.started {
+		return nil
+	}
+	s.started = true
+	var magic [4]byte
+	binary.LittleEndian.PutUint32(magic[:], lz4LegacyMagic)
+	_, err := s.w.Write(magic[:])
+	return err
+}
+
+// Prefix writes the input's first n uncompressed bytes, which must begin
+// the output: the blocks within them are copied, and the rest of the last
+// one decoded to start the pending data.
+func (s *Lz4) Prefix(n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := s.start(); err != nil {
+		return err
+	}
+	var at int64
+	for _, b := range s.blocks {
+		if b.End() > n {
+			break
+		}
+		if err := s.copyBlock(b); err != nil {
+			return err
+		}
+		at = b.End()
+	}
+	if at == n {
+		return nil
+	}
+	i := sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].End() > at })
+	if i == len(s.blocks) || s.blocks[i].Start != at {
+		return fmt.Errorf("lz4-legacy: prefix of %d bytes is past the input's blocks", n)
+	}
+	data, err := s.decodeBlock(s.blocks[i])
+	if err != nil {
+		return err
+	}
+	s.pending = append(s.pending[:0], data[:n-at]...)
+	s.chainIdx, s.chainIn = 0, at
+	return nil
+}
+
+func (s *Lz4) decodeBlock(b Block) ([]byte, error) {
+	comp := make([]byte, b.Size)
+	if _, err := s.in.ReadAt(comp, b.Offset); err != nil {
+		return nil, fmt.Errorf("lz4-legacy: rereading block at %d: %w", b.Offset, err)
+	}
+	out := make([]byte, b.Len)
+	k, err := lz4.UncompressBlock(comp[4:], out)
+	if err != nil || int64(k) != b.Len {
+		return nil, fmt.Errorf("lz4-legacy: block at %d changed since it was read", b.Offset)
+	}
+	return out, nil
+}
+
+// Write takes the next output run; src is its input offset, or -1.
+func (s *Lz4) Write(p []byte, src int64) error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	for len(p) > 0 {
+		k := min(len(p), 1<<20)
+		s.add(p[:k], src)
+		if src >= 0 {
+			src += int64(k)
+		}
+		p = p[k:]
+		if err := s.settle(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Lz4) add(p []byte, src int64) {
+	switch {
+	case src < 0:
+		s.chainIdx = -1
+	case s.chainIdx < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src:
+		s.chainIdx, s.chainIn = len(s.pending), src
+	}
+	s.pending = append(s.pending, p...)
+}
+
+// settle writes what can be written: every block the chain of input bytes
+// now covers whole, and the new data before it in full-size blocks.
+func (s *Lz4) settle() error {
+	for {
+		keep := 0 // pending[keep:] may yet be part of a copied block
+		if s.chainIdx >= 0 {
+			end := s.chainIn + int64(len(s.pending)-s.chainIdx)
+			i := sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].Start >= s.chainIn })
+			switch {
+			case i < len(s.blocks) && s.blocks[i].End() <= end:
+				b := s.blocks[i]
+				at := s.chainIdx + int(b.Start-s.chainIn)
+				if err := s.compress(s.pending[:at]); err != nil {
+					return err
+				}
+				if err := s.copyBlock(b); err != nil {
+					return err
+				}
+				s.drop(at + int(b.Len))
+				s.chainIdx, s.chainIn = 0, b.End()
+				continue
+			case i < len(s.blocks) && s.blocks[i].Start < end:
+				keep = s.chainIdx + int(s.blocks[i].Start-s.chainIn)
+			default:
+				keep = len(s.pending)
+			}
+		} else {
+			keep = len(s.pending)
+		}
+		full := keep / Lz4LegacyBlock * Lz4LegacyBlock
+		if full == 0 {
+			return nil
+		}
+		if err := s.compress(s.pending[:full]); err != nil {
+			return err
+		}
+		s.drop(full)
+		return nil
+	}
+}
+
+// drop removes the first n pending bytes.
+func (s *Lz4) drop(n int) {
+	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
+	if s.chainIdx >= 0 {
+		s.chainIn += int64(max(0, n-s.chainIdx))
+		s.chainIdx = max(0, s.chainIdx-n)
+	}
+}
+
+func (s *Lz4) copyBlock(b Block) error {
+	s.queue = append(s.queue, &lz4Item{copy: b})
+	return s.drain(false)
+}
+
+// lz4Item is a block of the output in the making: a copy, or a new block
+// being compressed on another core while the input is read on.
+type lz4Item struct {
+	copy Block
+	src  []byte // to compress, when not a copy
+	out  []byte
+	done chan struct{}
+}
+
+// compress queues p as new blocks of at most Lz4LegacyBlock bytes.
+func (s *Lz4) compress(p []byte) error {
+	for len(p) > 0 {
+		k := min(len(p), Lz4LegacyBlock)
+		it := &lz4Item{src: append([]byte(nil), p[:k]...), done: make(chan struct{})}
+		s.sem <- struct{}{}
+		go func() {
+			defer func() { <-s.sem; close(it.done) }()
+			dst := make([]byte, 4+lz4.CompressBlockBound(len(it.src)))
+			var n int
+			if s.level == lz4.Fast {
+				n, _ = lz4.CompressBlock(it.src, dst[4:], nil)
+			} else {
+				n, _ = lz4.CompressBlockHC(it.src, dst[4:], s.level, nil, nil)
+			}
+			// With a destination of CompressBlockBound, a block always
+			// compresses (to literals at worst); 0 would be a library bug,
+			// caught when the item is written.
+			binary.LittleEndian.PutUint32(dst, uint32(n))
+			it.out = dst[:4+n]
+		}()
+		s.queue = append(s.queue, it)
+		p = p[k:]
+	}
+	return s.drain(len(s.queue) > maxQueued)
+}
+
+// maxQueued bounds the blocks held while earlier ones compress.
+const maxQueued = 4
+
+// drain writes the finished items at the head of the queue; with wait, it
+// waits for them until fewer than maxQueued remain (or none, at the end).
+func (s *Lz4) drain(wait bool) error {
+	for len(s.queue) > 0 {
+		it := s.queue[0]
+		if it.done != nil {
+			if !wait {
+				select {
+				case <-it.done:
+				default:
+					return nil
+				}
+			}
+			<-it.done
+			if len(it.out) <= 4 {
+				return errors.New("lz4-legacy: compressing a block gave nothing")
+			}
+			if _, err := s.w.Write(it.out); err != nil {
+				return err
+			}
+			s.Compressed++
+		} else {
+			if _, err := io.Copy(s.w, io.NewSectionReader(s.in, it.copy.Offset, it.copy.Size)); err != nil {
+				return fmt.Errorf("lz4-legacy: copying block at %d: %w", it.copy.Offset, err)
+			}
+			s.Copied++
+		}
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if wait && len(s.queue) <= maxQueued && !s.closing {
+			wait = false
+		}
+	}
+	return nil
+}
+
+// Close writes the pending data.
+func (s *Lz4) Close() error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	err := s.compress(s.pending)
+	s.pending = s.pending[:0]
+	s.chainIdx = -1
+	s.closing = true
+	if derr := s.drain(true); err == nil {
+		err = derr
+	}
+	return err
+}

@@ -1,0 +1,360 @@
+package splice
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/flate"
+	"github.com/pierrec/lz4/v4"
+)
+
+// corpus returns n bytes that compress somewhat, like a rootfs: runs of
+// text with random bytes between, from a fixed seed.
+func corpus(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	words := []string{"usr/lib/", "etc/systemd/", "070701000", "libc.so.6", "\x00\x00\x00\x00", "ELF", "kubernetes"}
+	var b bytes.Buffer
+	for b.Len() < n {
+		if rng.IntN(4) == 0 {
+			for range rng.IntN(64) {
+				b.WriteByte(byte(rng.Uint32()))
+			}
+		} else {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+	}
+	return b.Bytes()[:n]
+}
+
+// lz4Legacy compresses p as `lz4 -l` does, in blocks of blockSize bytes.
+func lz4Legacy(t testing.TB, p []byte, blockSize int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	binary.Write(&out, binary.LittleEndian, uint32(lz4LegacyMagic))
+	for len(p) > 0 {
+		k := min(len(p), blockSize)
+		dst := make([]byte, lz4.CompressBlockBound(k))
+		n, err := lz4.CompressBlock(p[:k], dst, nil)
+		if err != nil || n == 0 {
+			t.Fatalf("compress: %d, %v", n, err)
+		}
+		binary.Write(&out, binary.LittleEndian, uint32(n))
+		out.Write(dst[:n])
+		p = p[k:]
+	}
+	return out.Bytes()
+}
+
+// unlz4Legacy decodes a legacy stream with the library's own reader.
+func unlz4Legacy(t testing.TB, p []byte) []byte {
+	t.Helper()
+	got, err := io.ReadAll(lz4.NewReader(bytes.NewReader(p)))
+	if err != nil {
+		t.Fatalf("decoding the splice: %v", err)
+	}
+	return got
+}
+
+// edit is a change made to an input stream: n bytes at off replaced by ins.
+type edit struct {
+	off, n int
+	ins    string
+}
+
+func removedBy(edits []edit) int {
+	n := 0
+	for _, e := range edits {
+		n += e.n
+	}
+	return n
+}
+
+func applyEdits(in []byte, edits []edit) []byte {
+	var out []byte
+	at := 0
+	for _, e := range edits {
+		out = append(out, in[at:e.off]...)
+		out = append(out, e.ins...)
+		at = e.off + e.n
+	}
+	return append(out, in[at:]...)
+}
+
+// spliceLz4 runs the whole machinery: the input fed to a Matcher, the
+// output written through it in pieces of chunk bytes into an Lz4 splicer.
+func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *Lz4) {
+	t.Helper()
+	blocks, err := ScanLz4Legacy(bytes.NewReader(comp), int64(len(comp)))
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	m := NewMatcher(window)
+	var res bytes.Buffer
+	s := NewLz4(&res, bytes.NewReader(comp), blocks, lz4.Fast)
+	fed := 0
+	var prefix int64 = -1
+	var n int64
+	emit := func(run []byte, src int64) error {
+		if prefix < 0 {
+			if src == n {
+				n += int64(len(run))
+				return nil
+			}
+			prefix = n
+			if err := s.Prefix(n); err != nil {
+				return err
+			}
+		}
+		return s.Write(run, src)
+	}
+	for o := 0; o < len(out); o += chunk {
+		// The input runs ahead of the output, as the archive reader does:
+		// past what was removed, and a little more.
+		ahead := min(len(in), o+chunk+300+removed)
+		if ahead > fed {
+			m.Feed(in[fed:ahead])
+			fed = ahead
+		}
+		if err := m.Match(out[o:min(len(out), o+chunk)], emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Feed(in[fed:])
+	m.End()
+	if prefix < 0 {
+		if n == int64(len(in)) {
+			return comp, s // a copy
+		}
+		if err := s.Prefix(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return res.Bytes(), s
+}
+
+func TestLz4Splice(t *testing.T) {
+	const bs = 64 << 10 // small blocks: the logic is the same at 8 MiB
+	in := corpus(1, 20*bs+1234)
+	comp := lz4Legacy(t, in, bs)
+	tests := []struct {
+		name   string
+		edits  []edit
+		copied int // at least this many blocks copied
+	}{
+		{"none", nil, 21},
+		{"start", []edit{{0, 200, ""}}, 19},
+		{"end", []edit{{len(in) - 100, 100, "new tail, longer than the old one.............."}}, 19},
+		{"on a block boundary", []edit{{5 * bs, 300, ""}}, 18},
+		{"just before a boundary", []edit{{5*bs - 10, 10, ""}}, 18},
+		{"insert", []edit{{7*bs + 99, 0, "inserted bytes that were not in the input at all, long enough"}}, 18},
+		{"several", []edit{{bs + 5, 1000, ""}, {9 * bs, 40, ""}, {15*bs + 7, 3, "xyz"}}, 14},
+		{"a whole block", []edit{{3 * bs, bs, ""}}, 19},
+		{"appended", []edit{{len(in), 0, string(corpus(2, 3*bs))}}, 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := applyEdits(in, tt.edits)
+			for _, chunk := range []int{110, 32 << 10, 1 << 20} {
+				got, s := spliceLz4(t, comp, in, out, chunk, 4<<20, removedBy(tt.edits))
+				if !bytes.Equal(out, unlz4Legacy(t, got)) {
+					t.Fatalf("chunk %d: decoded splice differs from the edited stream", chunk)
+				}
+				if tt.edits == nil {
+					if !bytes.Equal(got, comp) {
+						t.Fatalf("chunk %d: no edit, yet not a copy", chunk)
+					}
+					continue
+				}
+				if s.Copied < tt.copied {
+					t.Errorf("chunk %d: %d blocks copied, %d compressed; want at least %d copied", chunk, s.Copied, s.Compressed, tt.copied)
+				}
+			}
+		})
+	}
+}
+
+func TestLz4SpliceSmallWindow(t *testing.T) {
+	// Removing more than the Matcher keeps loses the thread; the output
+	// must still be right, only less is copied.
+	const bs = 16 << 10
+	in := corpus(3, 30*bs)
+	comp := lz4Legacy(t, in, bs)
+	out := applyEdits(in, []edit{{2 * bs, 10 * bs, ""}})
+	got, _ := spliceLz4(t, comp, in, out, 4096, 4096, 10*bs)
+	if !bytes.Equal(unlz4Legacy(t, got), out) {
+		t.Fatal("decoded splice differs")
+	}
+}
+
+func TestScanLz4Legacy(t *testing.T) {
+	in := corpus(4, 100000)
+	comp := lz4Legacy(t, in, 30000)
+	blocks, err := ScanLz4Legacy(bytes.NewReader(comp), int64(len(comp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lens []int64
+	for _, b := range blocks {
+		lens = append(lens, b.Len)
+	}
+	if diff := cmp.Diff([]int64{30000, 30000, 30000, 10000}, lens); diff != "" {
+		t.Fatal(diff)
+	}
+	// The kernel's size trailer is valid but not spliced.
+	withSize := binary.LittleEndian.AppendUint32(append([]byte(nil), comp...), uint32(len(in)))
+	if _, err := ScanLz4Legacy(bytes.NewReader(withSize), int64(len(withSize))); !errors.Is(err, ErrUnhandled) {
+		t.Fatalf("size trailer: got %v, want ErrUnhandled", err)
+	}
+	for _, cut := range []int{5, 9, len(comp) - 3} {
+		if _, err := ScanLz4Legacy(bytes.NewReader(comp[:cut]), int64(cut)); err == nil || errors.Is(err, ErrUnhandled) {
+			t.Errorf("cut at %d: got %v, want an error", cut, err)
+		}
+	}
+}
+
+func TestMatcher(t *testing.T) {
+	in := corpus(5, 50000)
+	out := applyEdits(in, []edit{{1000, 500, ""}, {20000, 0, "a fresh header that the input never had, 0707010000"}})
+	m := NewMatcher(1 << 20)
+	m.Feed(in)
+	m.End()
+	var got []byte
+	var literal int
+	err := m.Match(out, func(run []byte, src int64) error {
+		if src >= 0 && !bytes.Equal(run, in[src:src+int64(len(run))]) {
+			t.Fatalf("run at %d does not match the input", src)
+		}
+		if src < 0 {
+			literal += len(run)
+		}
+		got = append(got, run...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, out) {
+		t.Fatal("runs do not add up to the output")
+	}
+	if m.Identical() {
+		t.Error("Identical after edits")
+	}
+	if literal > literalStep+60 {
+		t.Errorf("%d literal bytes; want only the insertion's", literal)
+	}
+}
+
+func FuzzLz4Splice(f *testing.F) {
+	f.Add(uint64(1), uint16(300), []byte{10, 20, 0, 200, 5, 5})
+	f.Add(uint64(2), uint16(4000), []byte{0, 0, 0, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, seed uint64, size uint16, ops []byte) {
+		const bs = 4096
+		in := corpus(seed, int(size)*16)
+		if len(in) == 0 {
+			return
+		}
+		comp := lz4Legacy(t, in, bs)
+		// Each triple of ops: where (scaled to the input), how many bytes
+		// to remove, how many to insert.
+		var edits []edit
+		at := 0
+		for i := 0; i+2 < len(ops) && at <= len(in); i += 3 {
+			off := at + int(ops[i])*len(in)/256/4
+			if off > len(in) {
+				break
+			}
+			n := min(int(ops[i+1])*8, len(in)-off)
+			edits = append(edits, edit{off, n, string(corpus(seed+uint64(i), int(ops[i+2])))})
+			at = off + n
+		}
+		out := applyEdits(in, edits)
+		got, _ := spliceLz4(t, comp, in, out, 1+int(seed%5000), 8192, removedBy(edits))
+		if !bytes.Equal(unlz4Legacy(t, got), out) {
+			t.Fatal("decoded splice differs from the edited stream")
+		}
+	})
+}
+
+func TestLz4SpliceTool(t *testing.T) {
+	// lz4 -d reads a splice of its own output: copied 8 MiB blocks with a
+	// short recompressed block between them.
+	in := corpus(12, 3*Lz4LegacyBlock+5000)
+	comp := runTool(t, in, "lz4", "-l", "-9", "-q", "-c")
+	out := applyEdits(in, []edit{{Lz4LegacyBlock + 100, 5000, ""}, {len(in), 0, "the end, appended"}})
+	got, s := spliceLz4(t, comp, in, out, 32<<10, 16<<20, 5000)
+	if s.Copied < 2 {
+		t.Errorf("%d blocks copied, want 2", s.Copied)
+	}
+	runTool(t, got, "lz4", "-t")
+	if !bytes.Equal(runTool(t, got, "lz4", "-dc"), out) {
+		t.Fatal("lz4 -dc of the splice differs from the edited stream")
+	}
+}
+
+// FuzzScan gives the block scanners arbitrary bytes: they must return, with
+// blocks that tile what they cover, or an error.
+func FuzzScan(f *testing.F) {
+	in := corpus(13, 5000)
+	f.Add(lz4Legacy(f, in, 1000))
+	var gz bytes.Buffer
+	w, _ := flate.NewWriter(&gz, 9)
+	w.Write(in)
+	w.Close()
+	f.Add(append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3}, gz.Bytes()...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if blocks, err := ScanLz4Legacy(bytes.NewReader(data), int64(len(data))); err == nil {
+			var at int64
+			for _, b := range blocks {
+				if b.Start != at || b.Len > Lz4LegacyBlock {
+					t.Fatalf("lz4 block %+v at %d", b, at)
+				}
+				at = b.End()
+			}
+		}
+		lay, err := ScanGzip(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		lay.Wait()
+		var at int64
+		for _, b := range lay.blocks {
+			if b.Start != at || b.EndBit <= b.Bit {
+				t.Fatalf("deflate block %+v at %d", b, at)
+			}
+			at = b.End()
+		}
+	})
+}
+
+func TestXzBlocks(t *testing.T) {
+	in := corpus(14, 3<<20)
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-1", "-C", "crc32", "-T1"}, 1},
+		{[]string{"-1", "-C", "crc32", "-T2", "--block-size=1MiB"}, 3},
+	} {
+		comp := runTool(t, in, "xz", append(tc.args, "-c")...)
+		n, err := XzBlocks(bytes.NewReader(comp), int64(len(comp)))
+		if err != nil || n != tc.want {
+			t.Errorf("xz %v: %d blocks, %v; want %d", tc.args, n, err, tc.want)
+		}
+		padded := append(append([]byte(nil), comp...), 0, 0, 0, 0)
+		if n, err := XzBlocks(bytes.NewReader(padded), int64(len(padded))); n != tc.want {
+			t.Errorf("xz %v with padding: %d blocks, %v", tc.args, n, err)
+		}
+		two := append(append([]byte(nil), comp...), comp...)
+		if _, err := XzBlocks(bytes.NewReader(two), int64(len(two))); !errors.Is(err, ErrUnhandled) {
+			t.Errorf("two streams: %v, want ErrUnhandled", err)
+		}
+	}
+}
