@@ -226,7 +226,10 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		owner := v.Owner(owners)
 		s := state(owner)
 		lf := &LockFile{Path: v.Path, Mode: fmt.Sprintf("%04o", e.Mode), Type: e.Type.String()}
-		if v.Rule != nil {
+		switch {
+		case v.Unreviewed():
+			lf.fallback = v.Rule.Name
+		case v.Rule != nil:
 			lf.Rule, lf.Action = v.Rule.Name, v.Rule.Action.String()
 			s.matched[v.Rule]++
 		}
@@ -307,6 +310,9 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			}
 			base.Severity, base.Check, base.Pos = rules.Error, CheckNewOffender, pos
 			base.Reason = "violates policy " + f.Policy + " and no rule of package " + s.name + " handles it"
+			if f.fallback != "" {
+				base.Reason += " (only the fallback rule " + f.fallback + ")"
+			}
 			res.add(Finding{Finding: base})
 			continue
 		}

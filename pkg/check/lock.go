@@ -51,6 +51,10 @@ type LockFile struct {
 	Policy  string `json:"policy,omitempty"` // the policy item it violates, if any
 	// Content of deferred files, for diffs when upstream changes them.
 	Content string `json:"content,omitempty"`
+	// fallback is the fallback rule that would strip the file: check
+	// names it, but a file only the fallback handles is locked and
+	// reported as a new offender, unreviewed.
+	fallback string
 }
 
 // ReadLock reads a lock file; a missing file is an empty lock.

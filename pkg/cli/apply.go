@@ -36,7 +36,9 @@ or --package for a single package's tree or tarball, or else the input's own
 dpkg database, var/lib/dpkg/info/*.list), matched against the rules,
 and stripped, relocated or deferred (kept under /usr/share/minikube for the boot
 step). The rule set's files, templates and index are added. A file the policy
-forbids that no rule handles stops the run before anything is written (exit 1).
+forbids that no rule handles stops the run before anything is written (exit 1);
+one only a fallback rule handles is stripped with a warning, or, with --strict,
+stops the run too.
 A second run changes nothing.
 
 Everything apply creates gets the mtime SOURCE_DATE_EPOCH, or else the newest
@@ -121,6 +123,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	codec := fs.String("compress", "", "output compression for IN OUT (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
+	strict := fs.Bool("strict", false, "ignore fallback rules: a forbidden file no package rule handles stops the run")
 	maxSize := maxSizeFlag(fs)
 	recompress := recompressFlag(fs)
 	pos, err := parseFlags(fs, args)
@@ -144,7 +147,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := trim.Options{Set: set, Epoch: epoch}
+	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
 	if len(pos) == 1 {
 		opt.LoadOwners = func() (o *trim.Owners, err error) { // while the tree is listed
@@ -216,6 +219,12 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintln(env.Stdout, ownersNote)
 		}
 		printChanges(env.Stdout, rep, *dryRun)
+	}
+	for _, c := range rep.Changes {
+		if c.Unreviewed {
+			fmt.Fprintf(env.Stderr, "warning: %s (package %s): only the fallback rule %s handled it (unreviewed): name it in a package rule [fallback]\n",
+				names.Quote(c.Path), names.Quote(c.Package), names.Text(c.Rule))
+		}
 	}
 	for _, r := range rep.Stale {
 		why := ""
@@ -391,6 +400,9 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 		rule := ""
 		if c.Rule != "" {
 			rule = "rule " + c.Rule
+		}
+		if c.Unreviewed {
+			rule += " (fallback, unreviewed)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Kind, what, names.Quote(c.Package), names.Text(rule))
 	}

@@ -132,6 +132,9 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		if f.Rule != "" {
 			by = "rule " + f.Rule + " (" + f.Action + ")"
 		}
+		if f.Check == trim.CheckUnreviewed {
+			by = "rule " + f.Rule + " (" + f.Action + ", fallback)"
+		}
 		p := names.Quote(f.Path)
 		if p == "" {
 			p = "-"

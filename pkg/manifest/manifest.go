@@ -70,6 +70,9 @@ type Change struct {
 	Size    int64  `json:"size"`
 	Mode    string `json:"mode"`
 	SHA256  string `json:"sha256,omitempty"`
+	// Unreviewed: only a fallback rule handled the file (no package rule
+	// names it); apply warned about it.
+	Unreviewed bool `json:"unreviewed,omitempty"`
 }
 
 // StaleRule is a rule that protects nothing any more.

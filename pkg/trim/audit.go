@@ -32,6 +32,9 @@ const (
 	CheckHandled   = "offender"   // a file a rule strips, relocates or defers
 	CheckUnhandled = "unhandled"  // a policy violation no rule handles
 	CheckStale     = "stale-rule" // a must-match rule that matched nothing
+	// CheckUnreviewed: a policy violation only a fallback rule handles;
+	// apply strips it with a warning, check fails on it.
+	CheckUnreviewed = "unreviewed"
 )
 
 func findingFor(v *Verdict, owners *Owners) Finding {
@@ -47,6 +50,10 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 			f.Reason = "inside a directory that rule " + r.Name + " strips"
 		}
 		f.Check = CheckHandled
+		if r.Fallback {
+			f.Check, f.Severity = CheckUnreviewed, rules.Warning
+			f.Reason = "only the fallback handles it; name it in a package rule: " + r.Reason
+		}
 		if r.Waiver != "" {
 			f.Severity = rules.Warning
 			f.Reason = "waived: " + r.Waiver

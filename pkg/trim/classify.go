@@ -12,7 +12,7 @@ import (
 )
 
 // AnyPackage is the package name of rules that apply whatever the owner.
-const AnyPackage = "*"
+const AnyPackage = rules.AnyPackage
 
 // Verdict is what the rules make of one entry.
 type Verdict struct {
@@ -60,6 +60,13 @@ func (v *Verdict) Unhandled() bool {
 	return len(v.Forbidden) > 0 && v.Rule == nil
 }
 
+// Unreviewed reports a file only a fallback rule handled: apply strips it
+// but warns, audit lists it, check fails on it until a package rule names
+// it.
+func (v *Verdict) Unreviewed() bool {
+	return v.Rule != nil && v.Rule.Fallback
+}
+
 // OwnPaths are the paths apply writes itself: added files, templates and
 // the index. An earlier apply's copies of them are replaced, not reported.
 func OwnPaths(set *rules.Set) map[string]bool {
@@ -86,6 +93,9 @@ func (v *Verdict) Action() rules.Action {
 type Classifier struct {
 	Set    *rules.Set
 	Owners *Owners
+	// Strict ignores fallback rules (apply --strict): a forbidden file no
+	// other rule handles is an unhandled offender.
+	Strict bool
 
 	strippedDirs []strippedDir
 	matched      map[*rules.Rule]int
@@ -216,8 +226,16 @@ func (c *Classifier) findRule(name string, v *Verdict) *rules.Rule {
 			}
 		}
 	}
-	if p := c.Set.Lookup(AnyPackage); p != nil {
-		return p.Match(name)
+	p := c.Set.Lookup(AnyPackage)
+	if p == nil {
+		return nil
+	}
+	if r := p.Match(name); r != nil {
+		return r
+	}
+	// The fallback decides last, and only for what the policy forbids.
+	if len(v.Forbidden) > 0 && !c.Strict {
+		return p.MatchFallback(name)
 	}
 	return nil
 }

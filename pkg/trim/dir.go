@@ -108,6 +108,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	defer r.Close()
 
 	d := NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set))
+	d.Strict = opt.Strict
 	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
 	own := map[string]string{}
 	var oldIndex *contract.Index

@@ -328,6 +328,7 @@ func changeFor(e *archive.Entry, v *Verdict, owners *Owners) manifest.Change {
 		if v.Inherited {
 			c.Reason = "inside a directory that rule " + v.Rule.Name + " strips"
 		}
+		c.Unreviewed = v.Unreviewed()
 	}
 	if e.Type == archive.TypeSymlink {
 		c.Size = int64(len(e.Linkname))

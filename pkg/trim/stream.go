@@ -31,6 +31,9 @@ type Options struct {
 	// it while it lists the tree, so that parsing Buildroot's file list
 	// (20,000 lines for a minikube target) takes no wall time of its own.
 	LoadOwners func() (*Owners, error)
+	// Strict ignores fallback rules: a forbidden file no package rule
+	// handles stops the run (apply --strict).
+	Strict bool
 }
 
 // Report is what an apply did.
@@ -75,6 +78,7 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 		out: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
 		own: map[string]string{},
 	}
+	a.d.Strict = opt.Strict
 	defer a.cleanup()
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio()}
 	err := archive.Copy(guard, a, archive.CopyOptions{Decide: a.decide, Dest: dest, Links: links})

@@ -47,23 +47,30 @@ func TestClassifyAttribution(t *testing.T) {
 		wantRule  string
 		wantOwner string
 		unhandled bool
+		strict    bool // apply --strict: no fallback
 	}{
-		{"etc/cni/net.d/87-podman-bridge.conflist", owners, "podman-bridge", "podman", false},
+		{"etc/cni/net.d/87-podman-bridge.conflist", owners, "podman-bridge", "podman", false, false},
 		// cri-o is an alias of crio-bin.
-		{"etc/crictl.yaml", owners, "crio-crictl", "cri-o", false},
+		{"etc/crictl.yaml", owners, "crio-crictl", "cri-o", false, false},
 		// Two owners: the last one wrote it.
-		{"etc/containers/registries.conf", owners, "", "podman", false},
+		{"etc/containers/registries.conf", owners, "", "podman", false, false},
 		// Split on the first comma only, as Buildroot's size-stats does.
-		{"etc/cni/net.d/has,comma.conf", owners, "", "weird", true},
+		// No package rule names it: the shipped fallback strips it, or,
+		// strict, it is a new offender.
+		{"etc/cni/net.d/has,comma.conf", owners, "site-fallback-cni-and-crictl", "weird", false, false},
+		{"etc/cni/net.d/has,comma.conf", owners, "", "weird", true, true},
 		// Owned by no package although ownership data exists: an overlay.
-		{"etc/cni/net.d/10-overlay.conf", owners, "", Overlay, true},
-		{"etc/cni/net.d/x.mk_disabled", owners, "mk-disabled-leftovers", Overlay, false},
+		{"etc/cni/net.d/10-overlay.conf", owners, "", Overlay, true, true},
+		// The fallback acts only on what the policy forbids.
+		{"etc/cni/net.d/.keep", owners, "", Overlay, false, false},
+		{"etc/cni/net.d/x.mk_disabled", owners, "mk-disabled-leftovers", Overlay, false, false},
 		// Without ownership data, any package's rule may handle a file.
-		{"etc/cni/net.d/87-podman-bridge.conflist", nil, "podman-bridge", Unknown, false},
-		{"etc/cni/net.d/10-containerd-net.conflist", nil, "containerd-net", Unknown, false},
+		{"etc/cni/net.d/87-podman-bridge.conflist", nil, "podman-bridge", Unknown, false, false},
+		{"etc/cni/net.d/10-containerd-net.conflist", nil, "containerd-net", Unknown, false, false},
 	}
 	for _, tc := range tests {
 		c := NewClassifier(set, tc.owners)
+		c.Strict = tc.strict
 		v, err := c.Classify(&archive.Entry{Name: "./" + tc.path, Type: archive.TypeRegular})
 		if err != nil {
 			t.Fatal(err)
