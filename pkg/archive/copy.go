@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // Action is what a copy does with one entry.
@@ -233,7 +235,7 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 	if len(kept) == 0 && !complete && size > 0 && g.staged == nil {
 		// The data came with a dropped member; members still to come may
 		// be kept and need it.
-		g.staged = &stage{}
+		g.staged = newStage()
 		n, err := io.Copy(g.staged, io.LimitReader(struct{ io.Reader }{data}, size))
 		if err == nil && n < size {
 			err = io.ErrUnexpectedEOF
@@ -312,12 +314,12 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 	if c.keptNames == nil {
 		c.keptNames = map[string]keptFile{}
 	}
-	clean, err := Clean(e.Name)
+	clean, err := pathx.Clean(e.Name)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
 	if e.Type == TypeHardlink {
-		target, err := Clean(e.Linkname)
+		target, err := pathx.Clean(e.Linkname)
 		if err != nil {
 			return fmt.Errorf("hard link %q: target: %w", e.Name, err)
 		}
@@ -389,8 +391,8 @@ type LinkScan struct {
 }
 
 // ScanLinks reads the headers of a tar-style source and counts, for every
-// kept file, the kept hard links to it.
-func ScanLinks(src Reader, decide func(*Entry) (Action, error)) (*LinkScan, error) {
+// file, the hard links to it.
+func ScanLinks(src Reader) (*LinkScan, error) {
 	s := &LinkScan{links: map[string]int{}, subdirs: map[string]uint32{}}
 	for {
 		e, err := src.Next()
@@ -400,20 +402,13 @@ func ScanLinks(src Reader, decide func(*Entry) (Action, error)) (*LinkScan, erro
 		if err != nil {
 			return nil, err
 		}
-		if decide != nil {
-			if act, err := decide(e); err != nil {
-				return nil, err
-			} else if act == Drop {
-				continue
-			}
-		}
-		name, err := Clean(e.Name)
+		name, err := pathx.Clean(e.Name)
 		if err != nil {
 			return nil, fmt.Errorf("entry %q: %w", e.Name, err)
 		}
 		switch e.Type {
 		case TypeHardlink:
-			target, err := Clean(e.Linkname)
+			target, err := pathx.Clean(e.Linkname)
 			if err != nil {
 				return nil, fmt.Errorf("hard link %q: target: %w", e.Name, err)
 			}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // DirReader reads a directory tree as entries, in the order and with the
@@ -147,7 +149,7 @@ func (it *dirItem) linkable() bool {
 //
 // The reader holds a directory handle (and at most one file) until Next
 // returns io.EOF or Close is called.
-func NewDirReader(root string) (Reader, error) {
+func NewDirReader(root string) (*DirReader, error) {
 	return NewDirReaderWith(root, DirReaderOptions{})
 }
 
@@ -591,7 +593,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		if uint32(st.Mode)&modeTypeMask != modeSymlink {
 			return nil
 		}
-		buf := make([]byte, PathMax+1)
+		buf := make([]byte, pathx.PathMax+1)
 		n, err := unix.Readlinkat(fd, base, buf)
 		if err != nil {
 			return &os.PathError{Op: "readlink", Path: name, Err: err}

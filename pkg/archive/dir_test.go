@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 var dirTestTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -383,8 +385,8 @@ func TestDirWriterUnsafeNames(t *testing.T) {
 			mustDo(t, err)
 			defer w.Close()
 			err = w.WriteHeader(e)
-			if !errors.Is(err, ErrUnsafePath) {
-				t.Fatalf("err = %v, want ErrUnsafePath", err)
+			if !errors.Is(err, pathx.ErrUnsafePath) {
+				t.Fatalf("err = %v, want pathx.ErrUnsafePath", err)
 			}
 			if !strings.Contains(err.Error(), fmt.Sprintf("%q", e.Name)) {
 				t.Errorf("error %q does not name the entry", err)
@@ -509,7 +511,7 @@ func TestDirWriterSkips(t *testing.T) {
 	t.Run("socket skipped, devices need root", func(t *testing.T) {
 		w, err := NewDirWriter(t.TempDir(), DirWriterOptions{})
 		mustDo(t, err)
-		dw := w.(*DirWriter)
+		dw := w
 		dw.mknod = false // as a non-root user
 		mustDo(t, w.WriteHeader(entries[0]))
 		mustDo(t, w.WriteHeader(entries[1]))
@@ -525,7 +527,7 @@ func TestDirWriterSkips(t *testing.T) {
 		dst := t.TempDir()
 		w, err := NewDirWriter(dst, DirWriterOptions{SkipDevices: true})
 		mustDo(t, err)
-		dw := w.(*DirWriter)
+		dw := w
 		dw.mknod = false
 		emitEntries(t, w, entries, nil)
 		var names []string
@@ -570,7 +572,7 @@ func TestDirWriterCpioLinks(t *testing.T) {
 	dst := t.TempDir()
 	w, err := NewDirWriter(dst, DirWriterOptions{})
 	mustDo(t, err)
-	dw := w.(*DirWriter)
+	dw := w
 	dw.owners, dw.mknod = false, false // the read-only group data path of a non-root user
 	emitEntries(t, w, entries, map[string]string{"c": "data", "d": "new"})
 
@@ -645,7 +647,7 @@ func TestDirReaderReplacedFile(t *testing.T) {
 	if _, err := io.ReadAll(r); err == nil || !strings.Contains(err.Error(), "replaced") || !strings.Contains(err.Error(), "/f") {
 		t.Errorf("err = %v", err)
 	}
-	r.(*DirReader).Close()
+	r.Close()
 }
 
 // newcRecord is one member of a newc archive, as parsed by parseNewcForTest.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // DirWriterOptions configures NewDirWriter.
@@ -72,7 +74,7 @@ type dirMeta struct {
 
 // NewDirWriter returns a Writer that creates the entries under root, which
 // must be an existing directory.
-func NewDirWriter(root string, opts DirWriterOptions) (Writer, error) {
+func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
@@ -107,7 +109,7 @@ func (w *DirWriter) WriteHeader(e *Entry) error {
 		clear(w.links)
 		return nil
 	}
-	name, err := Clean(e.Name)
+	name, err := pathx.Clean(e.Name)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
@@ -164,7 +166,7 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	case TypeRegular:
 		return w.regular(name, e)
 	case TypeHardlink:
-		target, err := Clean(e.Linkname)
+		target, err := pathx.Clean(e.Linkname)
 		if err != nil {
 			return fmt.Errorf("hard link target: %w", err)
 		}

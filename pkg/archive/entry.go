@@ -11,7 +11,6 @@ package archive
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"time"
 )
 
@@ -257,20 +256,4 @@ func (e *Entry) ModeString() string {
 	special(0o2000, 6, 's', 'S')
 	special(0o1000, 9, 't', 'T')
 	return string(b)
-}
-
-// FileMode converts permission bits with setuid, setgid and sticky (as in
-// Entry.Mode) to the os.FileMode spelling of them, for os.Chmod.
-func FileMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	if m&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
 }

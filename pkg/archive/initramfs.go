@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // InitramfsStats summarises an archive that passed CheckInitramfs.
@@ -78,7 +80,7 @@ func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
 			f[i] = v
 		}
 		mode, size, namesize, check := f[1], int64(f[6]), int64(f[11]), f[12]
-		if namesize < 1 || namesize > PathMax+1 {
+		if namesize < 1 || namesize > pathx.PathMax+1 {
 			return fail(start, "", "name size %d outside 1..PATH_MAX+1", namesize)
 		}
 		nameBuf := make([]byte, namesize)
@@ -99,7 +101,7 @@ func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
 		var sum uint32
 		var target []byte
 		isSymlink := mode&modeTypeMask == modeSymlink
-		if isSymlink && size > PathMax {
+		if isSymlink && size > pathx.PathMax {
 			return fail(start, name, "symlink target of %d bytes exceeds PATH_MAX", size)
 		}
 		remaining := size

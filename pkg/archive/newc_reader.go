@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // The newc header: a 6-byte magic and thirteen 8-digit hex fields, 110 bytes,
@@ -140,8 +142,8 @@ func (cr *CpioReader) next() (*Entry, error) {
 	if namesize == 0 {
 		return nil, &FormatError{Offset: start, Err: errors.New("name size is 0")}
 	}
-	if namesize > PathMax+1 {
-		return nil, &FormatError{Offset: start, Err: fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", namesize-1, PathMax)}
+	if namesize > pathx.PathMax+1 {
+		return nil, &FormatError{Offset: start, Err: fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", namesize-1, pathx.PathMax)}
 	}
 	nameBuf := make([]byte, pad4(newcHeaderLen+int64(namesize))-newcHeaderLen)
 	n, err = io.ReadFull(cr.r, nameBuf)
@@ -211,8 +213,8 @@ func (cr *CpioReader) next() (*Entry, error) {
 
 	switch t {
 	case TypeSymlink:
-		if size > PathMax {
-			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", size, PathMax)}
+		if size > pathx.PathMax {
+			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", size, pathx.PathMax)}
 		}
 		target := make([]byte, size)
 		if _, err := io.ReadFull(cr, target); err != nil {

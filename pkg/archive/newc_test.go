@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // newcHeader builds one header by hand, independently of CpioWriter.
@@ -286,7 +288,7 @@ func TestCpioWriterRefuses(t *testing.T) {
 		want string
 	}{
 		{"tar hard link", Entry{Name: "a", Type: TypeHardlink, Linkname: "b"}, "convert it"},
-		{"long name", Entry{Name: strings.Repeat("n", PathMax+1), Type: TypeRegular}, "PATH_MAX"},
+		{"long name", Entry{Name: strings.Repeat("n", pathx.PathMax+1), Type: TypeRegular}, "PATH_MAX"},
 		{"uid too big", Entry{Name: "a", Type: TypeRegular, UID: 1 << 33}, "uid"},
 		{"mtime before 1970", Entry{Name: "a", Type: TypeRegular, ModTime: time.Unix(-5, 0)}, "mtime"},
 		{"data on a fifo", Entry{Name: "a", Type: TypeFifo, Size: 3}, "fifo with 3 data bytes"},

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // BlockSize is the unit GNU cpio pads a whole archive member to. Buildroot's
@@ -84,7 +85,7 @@ func (cw *CpioWriter) WriteHeader(e *Entry) error {
 	cw.cur = e
 	cw.remaining = size
 	if cw.variant == CRC && e.Type == TypeRegular {
-		cw.stage = &stage{}
+		cw.stage = newStage()
 		return nil
 	}
 	if err := cw.writeHeader(e, size, 0); err != nil {
@@ -265,14 +266,14 @@ func validateCpio(e *Entry) error {
 	if len(e.Name) == 0 {
 		return errors.New("empty name")
 	}
-	if len(e.Name) > PathMax {
-		return fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", len(e.Name), PathMax)
+	if len(e.Name) > pathx.PathMax {
+		return fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", len(e.Name), pathx.PathMax)
 	}
 	if bytes.IndexByte([]byte(e.Name), 0) >= 0 {
 		return errors.New("name contains a NUL byte")
 	}
-	if e.Type == TypeSymlink && len(e.Linkname) > PathMax {
-		return fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", len(e.Linkname), PathMax)
+	if e.Type == TypeSymlink && len(e.Linkname) > pathx.PathMax {
+		return fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", len(e.Linkname), pathx.PathMax)
 	}
 	if e.Type != TypeRegular && e.Size != 0 {
 		return fmt.Errorf("%s with %d data bytes", e.Type, e.Size)
@@ -317,44 +318,15 @@ func padTo(off, block int64) int64 {
 
 // stage holds one entry's data while its checksum is computed.
 type stage struct {
-	mem  bytes.Buffer
-	file *os.File
-	sum  uint32
+	Spill
+	sum uint32
+}
+
+func newStage() *stage {
+	return &stage{Spill: Spill{Limit: crcSpillThreshold, Pattern: "rootfs-trim-crc-*", What: "staging crc data"}}
 }
 
 func (s *stage) Write(p []byte) (int, error) {
 	s.sum = sumBytes(s.sum, p)
-	if s.file == nil && s.mem.Len()+len(p) > crcSpillThreshold {
-		f, err := os.CreateTemp("", "rootfs-trim-crc-*")
-		if err != nil {
-			return 0, fmt.Errorf("staging crc data: %w", err)
-		}
-		os.Remove(f.Name()) // unlinked: nothing is left behind, whatever happens
-		if _, err := f.Write(s.mem.Bytes()); err != nil {
-			f.Close()
-			return 0, fmt.Errorf("staging crc data: %w", err)
-		}
-		s.mem.Reset()
-		s.file = f
-	}
-	if s.file != nil {
-		return s.file.Write(p)
-	}
-	return s.mem.Write(p)
-}
-
-func (s *stage) Reader() (io.Reader, error) {
-	if s.file == nil {
-		return &s.mem, nil
-	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	return s.file, nil
-}
-
-func (s *stage) Close() {
-	if s.file != nil {
-		s.file.Close()
-	}
+	return s.Spill.Write(p)
 }

@@ -11,73 +11,10 @@ import (
 	"hash"
 	"io"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
-
-// Kind is the container format of an archive, apart from its compression.
-type Kind uint8
-
-const (
-	KindCpio    Kind = iota + 1 // newc, 070701
-	KindCpioCRC                 // crc, 070702
-	KindTar
-	KindDir
-)
-
-func (k Kind) String() string {
-	switch k {
-	case KindCpio:
-		return "newc"
-	case KindCpioCRC:
-		return "crc"
-	case KindTar:
-		return "tar"
-	case KindDir:
-		return "dir"
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
-
-// ParseKind accepts the names used by --format.
-func ParseKind(s string) (Kind, error) {
-	switch strings.ToLower(s) {
-	case "newc", "cpio":
-		return KindCpio, nil
-	case "crc":
-		return KindCpioCRC, nil
-	case "tar", "pax", "ustar", "gnutar":
-		return KindTar, nil
-	case "dir", "directory":
-		return KindDir, nil
-	}
-	return 0, fmt.Errorf("unknown format %q (want newc, crc, tar or dir)", s)
-}
-
-// IsCpio reports whether k is one of the cpio variants.
-func (k Kind) IsCpio() bool { return k == KindCpio || k == KindCpioCRC }
-
-// Format is what Open detected, and what Create is asked to write.
-type Format struct {
-	Kind  Kind
-	Codec compress.Codec
-	// Tar is the header format for tar output when the entries do not say
-	// (tar.FormatUnknown lets archive/tar choose the smallest that fits).
-	Tar tar.Format
-}
-
-func (f Format) String() string {
-	s := f.Kind.String()
-	if f.Kind == KindTar && f.Tar != tar.FormatUnknown {
-		s = "tar (" + strings.ToLower(f.Tar.String()) + ")"
-	}
-	if f.Kind != KindDir {
-		s += ", " + f.Codec.String()
-	}
-	return s
-}
 
 // Input is an open archive or tree.
 type Input struct {
@@ -88,6 +25,7 @@ type Input struct {
 	Size int64
 
 	file    *os.File
+	dir     *DirReader // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
 }
@@ -107,6 +45,9 @@ func (in *Input) Close() error {
 		in.counter.h.Sum() // stops the hashing goroutine
 	}
 	var err error
+	if in.dir != nil {
+		err = in.dir.Close()
+	}
 	if in.decomp != nil {
 		err = in.decomp.Close()
 	}
@@ -168,7 +109,7 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Input{Reader: r, Path: path, Format: Format{Kind: KindDir}}, nil
+		return &Input{Reader: r, Path: path, Format: Format{Kind: KindDir}, dir: r}, nil
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)

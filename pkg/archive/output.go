@@ -281,10 +281,6 @@ func (o *Output) removeTemp() {
 	}
 }
 
-// TempPath is where the output is being written until Commit; for signal
-// handlers that must remove it.
-func (o *Output) TempPath() string { return o.tmp }
-
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

@@ -27,7 +27,7 @@ type TarReader struct {
 }
 
 // NewTarReader returns a Reader over the tar stream r.
-func NewTarReader(r io.Reader) Reader {
+func NewTarReader(r io.Reader) *TarReader {
 	cnt := &tarCounter{r: r}
 	return &TarReader{tr: tar.NewReader(cnt), cnt: cnt}
 }
@@ -161,7 +161,7 @@ type TarWriter struct {
 // NewTarWriter returns a Writer producing a tar stream on w. format is used
 // for entries whose Format does not carry a *tar.Header with a format of its
 // own; tar.FormatUnknown lets archive/tar pick the smallest that fits.
-func NewTarWriter(w io.Writer, format tar.Format) Writer {
+func NewTarWriter(w io.Writer, format tar.Format) *TarWriter {
 	return &TarWriter{tw: tar.NewWriter(w), format: format}
 }
 

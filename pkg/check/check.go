@@ -1,8 +1,6 @@
 package check
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -203,7 +202,8 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 	if opt.Wrap != nil {
 		r = opt.Wrap(src)
 	}
-	cls := trim.NewClassifier(opt.Set, owners)
+	// check reads package trees, not applied images: no path is apply's own.
+	d := trim.NewDecider(opt.Set, owners, nil)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -212,13 +212,14 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if e.Type == archive.TypeTrailer {
-			continue
-		}
-		v, err := cls.Classify(e)
+		dec, err := d.Decide(e)
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
+		if dec.Skip {
+			continue
+		}
+		v := dec.Verdict
 		if !v.Offending() || v.Kept != nil {
 			continue
 		}
@@ -241,9 +242,8 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		case archive.TypeSymlink:
 			content = []byte(e.Linkname)
 		}
-		sum := sha256.Sum256(content)
-		lf.SHA256 = hex.EncodeToString(sum[:])
-		if v.Rule != nil && v.Rule.Action == rules.Defer && len(content) <= maxLockedContent && utf8.Valid(content) {
+		lf.SHA256 = digest.Bytes(content)
+		if dec.Spec != nil && dec.Spec.LocksContent && len(content) <= maxLockedContent && utf8.Valid(content) {
 			lf.Content = string(content)
 		}
 		s.files[v.Path] = lf
@@ -257,12 +257,12 @@ func readCapped(r io.Reader, size int64) ([]byte, error) {
 	if size <= maxLockedContent {
 		return io.ReadAll(r)
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
+	sum, err := digest.Reader(r)
+	if err != nil {
 		return nil, err
 	}
 	// The caller hashes what it gets; give it something unique to hash.
-	return []byte("sha256:" + hex.EncodeToString(h.Sum(nil))), nil
+	return []byte("sha256:" + sum), nil
 }
 
 func (res *Result) add(f Finding) { res.Findings = append(res.Findings, f) }
@@ -319,7 +319,7 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			res.add(Finding{Finding: base})
 			continue
 		}
-		if r.Action == rules.Defer && old.SHA256 != f.SHA256 {
+		if trim.Actions[r.Action].LocksContent && old.SHA256 != f.SHA256 {
 			base.Severity, base.Check = rules.Error, CheckContentChanged
 			base.Reason = "the deferred copy changed upstream; review the boot templates and conditions, then --update-lock"
 			if r.Waiver != "" {

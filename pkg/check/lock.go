@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -96,15 +97,7 @@ func (l *Lock) Encode(w io.Writer) error {
 			p.Files[i].PathB64 = names.B64(p.Files[i].Path)
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil { // map keys come out sorted
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return canon.JSON(w, l) // map keys come out sorted
 }
 
 func (p *LockPackage) file(path string) *LockFile {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
@@ -200,7 +201,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, pos[0], pos[1], *format, *codec, *level, opt, *dryRun, *quiet, *manifestPath != "", maxSize, *recompress, m)
+		rep, err = applyArchive(ctx, env, archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
+			opt: opt, dryRun: *dryRun, quiet: *quiet, digests: *manifestPath != "", flags: maxSize, recompress: *recompress, m: m})
 		if err != nil {
 			return err
 		}
@@ -228,10 +230,28 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// applyArchive applies the rules to the archive inPath, writing outPath.
-// digests: the manifest wants the sha256 of input and output, a pass over
-// both that is skipped when no manifest is written.
-func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec string, level int, opt trim.Options, dryRun, quiet, digests bool, flags *inputFlags, recompress string, m *manifest.Manifest) (*trim.Report, error) {
+// archiveApply is one apply from archive to archive: the paths, the
+// output's --format and --compress and level, the input flags, and the
+// manifest to fill in.
+type archiveApply struct {
+	inPath, outPath string
+	format, codec   string
+	level           int
+	opt             trim.Options
+	dryRun, quiet   bool
+	// digests: the manifest wants the sha256 of input and output, a pass
+	// over both that is skipped when no manifest is written.
+	digests bool
+	flags   *inputFlags
+	// recompress: --recompress, whether compressed blocks may be reused.
+	recompress string
+	m          *manifest.Manifest
+}
+
+// applyArchive applies the rules to the archive a.inPath, writing a.outPath.
+func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, error) {
+	inPath, outPath, format, codec, level, opt := a.inPath, a.outPath, a.format, a.codec, a.level, a.opt
+	dryRun, quiet, digests, flags, recompress, m := a.dryRun, a.quiet, a.digests, a.flags, a.recompress, a.m
 	open := flags.open()
 	open.Digest = digests
 	matcher := startReuse(recompress, &open)
@@ -249,7 +269,7 @@ func applyArchive(ctx context.Context, env *Env, inPath, outPath, format, codec 
 	}
 	var links *archive.LinkScan
 	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
-		if links, err = scanLinks(inPath, nil, open); err != nil {
+		if links, err = scanLinks(inPath, open); err != nil {
 			return nil, err
 		}
 	}
@@ -361,7 +381,7 @@ func applyError(env *Env, err error) error {
 
 func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	tw := newColumns(w)
-	counts := map[manifest.Kind]int{}
+	counts := map[contract.Kind]int{}
 	for _, c := range rep.Changes {
 		counts[c.Kind]++
 		what := names.Quote(c.Path)
@@ -376,7 +396,7 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, k := range []manifest.Kind{manifest.Removed, manifest.Relocated, manifest.Deferred, manifest.Added, manifest.Template, manifest.Created} {
+	for _, k := range contract.Kinds {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

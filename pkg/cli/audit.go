@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -97,14 +97,11 @@ func checkReportFormat(f string) error {
 func printFindings(w io.Writer, format string, findings []trim.Finding, entries int, notes []string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
 		if findings == nil {
 			findings = []trim.Finding{}
 		}
 		findings = withExactPaths(findings)
-		return enc.Encode(struct {
+		return canon.JSON(w, struct {
 			Findings []trim.Finding `json:"findings"`
 			Entries  int            `json:"entries"`
 			Owners   []string       `json:"owners,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -180,16 +181,13 @@ func readShowInfo(path string, versions keyValues) error {
 func printCheck(w io.Writer, format string, res *check.Result) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
 		if res.Findings == nil {
 			res.Findings = []check.Finding{}
 		}
 		for i := range res.Findings {
 			res.Findings[i].PathB64 = names.B64(res.Findings[i].Path)
 		}
-		return enc.Encode(struct {
+		return canon.JSON(w, struct {
 			Findings []check.Finding `json:"findings"`
 			Packages []check.Summary `json:"packages"`
 			Failed   bool            `json:"failed"`

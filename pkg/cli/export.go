@@ -8,6 +8,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
 func init() {
@@ -61,7 +62,7 @@ func exportBuildroot(w io.Writer, set *rules.Set) {
 				cannot = append(cannot, fmt.Sprintf("rule %s (%s): applies to files of any owner; no package to attach it to", r.Name, r.Pos))
 				continue
 			}
-			if r.Action != rules.Strip {
+			if !trim.Actions[r.Action].Exportable {
 				cannot = append(cannot, fmt.Sprintf("rule %s (%s): %s is not a deletion", r.Name, r.Pos, r.Action))
 				continue
 			}

@@ -78,7 +78,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, oopt archive.OutputOptions) error {
 	opt := archive.CopyOptions{Dest: f.Kind}
 	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
-		scan, err := scanLinks(in.Path, nil, archive.OpenOptions{})
+		scan, err := scanLinks(in.Path, archive.OpenOptions{})
 		if err != nil {
 			return err
 		}
@@ -100,13 +100,13 @@ func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f 
 
 // scanLinks makes the first of two passes over a tar archive that is being
 // turned into cpio; see archive.ScanLinks.
-func scanLinks(path string, decide func(*archive.Entry) (archive.Action, error), open archive.OpenOptions) (*archive.LinkScan, error) {
+func scanLinks(path string, open archive.OpenOptions) (*archive.LinkScan, error) {
 	in, err := archive.OpenWith(path, open)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	s, err := archive.ScanLinks(in, decide)
+	s, err := archive.ScanLinks(in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -7,12 +7,11 @@
 package manifest
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"io"
 	"sort"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -55,23 +54,10 @@ type Rules struct {
 	Digest string `json:"digest"`
 }
 
-// Kind is what happened to an entry.
-type Kind string
-
-// The kinds of change.
-const (
-	Removed   Kind = "removed"
-	Relocated Kind = "relocated"
-	Deferred  Kind = "deferred"
-	Added     Kind = "added"
-	Template  Kind = "template"
-	Created   Kind = "created" // a directory made so that an added file has a parent
-)
-
 // Change is one entry the run touched.
 type Change struct {
-	Kind Kind   `json:"kind"`
-	Path string `json:"path"`
+	Kind contract.Kind `json:"kind"`
+	Path string        `json:"path"`
 	// PathB64 is Path in base64 when it is not UTF-8 (see names.B64).
 	PathB64 string `json:"path_b64,omitempty"`
 	// To is the new path of a relocated or deferred entry.
@@ -118,27 +104,5 @@ func (m *Manifest) Encode(w io.Writer) error {
 		c := &m.Changes[i]
 		c.PathB64, c.ToB64 = names.B64(c.Path), names.B64(c.To)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// Decode reads a manifest and checks its version.
-func Decode(r io.Reader) (*Manifest, error) {
-	var m Manifest
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("decoding manifest: %w", err)
-	}
-	if m.Version != Version {
-		return nil, fmt.Errorf("manifest version %d, want %d", m.Version, Version)
-	}
-	return &m, nil
+	return canon.JSON(w, m)
 }

@@ -11,8 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // TestRenderBoundsTemplates: a template in the image (from an apply that
@@ -21,12 +20,12 @@ import (
 func TestRenderBoundsTemplates(t *testing.T) {
 	root := appliedImage(t)
 	bomb := []byte(`{{range 4096}}{{printf "%01024d" 0}}{{end}}`)
-	ixPath := filepath.Join(root, manifest.IndexPath)
+	ixPath := filepath.Join(root, contract.IndexPath)
 	f, err := os.Open(ixPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := manifest.DecodeIndex(f)
+	ix, err := contract.DecodeIndex(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +33,7 @@ func TestRenderBoundsTemplates(t *testing.T) {
 	sum := sha256.Sum256(bomb)
 	replaced := false
 	for i, x := range ix.Files {
-		if x.Kind == manifest.Template && x.Dest == "etc/crictl.yaml" {
+		if x.Kind == contract.Template && x.Dest == "etc/crictl.yaml" {
 			if err := os.WriteFile(filepath.Join(root, x.Source), bomb, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -59,13 +58,5 @@ func TestRenderBoundsTemplates(t *testing.T) {
 	}
 	if after := snapshot(t, root); after != before {
 		t.Errorf("a refused render changed /etc:\n%s", cmp.Diff(before, after))
-	}
-}
-
-// The .Socket the load check renders templates with is the one render
-// gives them.
-func TestSocketsAgreeWithRules(t *testing.T) {
-	if d := cmp.Diff(rules.Sockets, Sockets); d != "" {
-		t.Errorf("rules.Sockets (-) and render.Sockets (+) differ:\n%s", d)
 	}
 }

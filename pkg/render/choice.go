@@ -13,25 +13,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
-
-// Sockets are the CRI sockets minikube uses for each runtime when
-// --cri-socket is not given (cruntime's SocketPath methods). docker is
-// reached through cri-dockerd from Kubernetes 1.24 on; before that
-// minikube uses dockershim's socket, which the caller passes with
-// --cri-socket /var/run/dockershim.sock.
-var Sockets = map[string]string{
-	"containerd": "/run/containerd/containerd.sock",
-	"crio":       "/var/run/crio/crio.sock",
-	"docker":     "/var/run/cri-dockerd.sock",
-}
 
 // DefaultPodCIDR is minikube's cni.DefaultPodCIDR: what every CNI manager's
 // CIDR() returns and what its bridge conflist holds.
 const DefaultPodCIDR = "10.244.0.0/16"
 
-// The classes rules and templates are written for (rules.CNIs). minikube's
+// The classes rules and templates are written for (contract.CNIs). minikube's
 // --cni values map onto them: false is "none" (no cluster CNI), a manifest
 // path is "custom" (the cluster installs it).
 const (
@@ -70,7 +59,7 @@ func (c *Choice) Socket() string {
 	if c.CRISocket != "" {
 		return c.CRISocket
 	}
-	return Sockets[c.Runtime]
+	return contract.Sockets[c.Runtime]
 }
 
 // CIDR is the pod CIDR, minikube's default when none was given.
@@ -89,8 +78,8 @@ func (c *Choice) Validate() error {
 	switch {
 	case c.Runtime == "":
 		problems = append(problems, "no container runtime chosen (--runtime containerd, crio or docker)")
-	case Sockets[c.Runtime] == "":
-		problems = append(problems, fmt.Sprintf("unknown container runtime %q (want %s)", c.Runtime, strings.Join(rules.Runtimes, ", ")))
+	case contract.Sockets[c.Runtime] == "":
+		problems = append(problems, fmt.Sprintf("unknown container runtime %q (want %s)", c.Runtime, strings.Join(contract.Runtimes, ", ")))
 	}
 	switch {
 	case c.CNI == "" || c.CNI == "auto":

@@ -2,22 +2,23 @@ package render
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // RecordPath is where render remembers what it wrote. It lives in /etc, so
@@ -89,7 +90,7 @@ type planned struct {
 	uid  int
 	gid  int
 	from string
-	kind manifest.Kind
+	kind contract.Kind
 }
 
 // Render writes /etc for the choice. Everything is read, checked and
@@ -146,7 +147,7 @@ func Render(opt Options) (*Result, error) {
 	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.Class()}
 	for _, p := range plan {
 		keep[p.dest] = true
-		sum := sha256Hex(p.data)
+		sum := digest.Bytes(p.data)
 		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
 		have, err := t.readFile(p.dest)
 		if err == nil && bytes.Equal(have, p.data) {
@@ -154,7 +155,7 @@ func Render(opt Options) (*Result, error) {
 			continue
 		}
 		if err == nil {
-			if prev := old.find(p.dest); prev == nil || sha256Hex(have) != prev.SHA256 {
+			if prev := old.find(p.dest); prev == nil || digest.Bytes(have) != prev.SHA256 {
 				res.Modified = append(res.Modified, p.dest)
 			}
 		}
@@ -180,7 +181,7 @@ func Render(opt Options) (*Result, error) {
 		case err != nil:
 			res.Left = append(res.Left, Left{f.Path, err.Error()})
 			continue
-		case sha256Hex(have) != f.SHA256:
+		case digest.Bytes(have) != f.SHA256:
 			res.Left = append(res.Left, Left{f.Path, "changed since render wrote it"})
 			continue
 		}
@@ -209,13 +210,13 @@ func Render(opt Options) (*Result, error) {
 
 // renderDests is every destination the index can render, whatever the
 // choice: the only files render may ever take back.
-func renderDests(ix *manifest.Index) map[string]bool {
+func renderDests(ix *contract.Index) map[string]bool {
 	dests := map[string]bool{}
 	for _, f := range ix.Files {
-		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
+		if f.Kind != contract.Deferred && f.Kind != contract.Template {
 			continue
 		}
-		if d, err := archive.Clean(f.Dest); err == nil && strings.HasPrefix(d, "etc/") {
+		if d, err := pathx.Clean(f.Dest); err == nil && strings.HasPrefix(d, "etc/") {
 			dests[d] = true
 		}
 	}
@@ -231,15 +232,15 @@ func sortedKeys(m map[string]bool) []string {
 	return keys
 }
 
-func readIndex(root *os.Root) (*manifest.Index, error) {
-	f, err := root.Open(manifest.IndexPath)
+func readIndex(root *os.Root) (*contract.Index, error) {
+	f, err := root.Open(contract.IndexPath)
 	if err != nil {
-		return nil, fmt.Errorf("no index at /%s: this image was not made by rootfs-trim apply (%w)", manifest.IndexPath, err)
+		return nil, fmt.Errorf("no index at /%s: this image was not made by rootfs-trim apply (%w)", contract.IndexPath, err)
 	}
 	defer f.Close()
-	ix, err := manifest.DecodeIndex(f)
+	ix, err := contract.DecodeIndex(f)
 	if err != nil {
-		return nil, fmt.Errorf("/%s: %w", manifest.IndexPath, err)
+		return nil, fmt.Errorf("/%s: %w", contract.IndexPath, err)
 	}
 	return ix, nil
 }
@@ -250,7 +251,7 @@ const BridgeConflist = "etc/cni/net.d/1-k8s.conflist"
 
 // makePlan reads every deferred file and renders every template that the
 // choice selects, verifying each source against the index.
-func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, []string, error) {
+func makePlan(root *os.Root, ix *contract.Index, c Choice) ([]*planned, []string, error) {
 	class := c.Class()
 	data := map[string]any{
 		"Runtime": c.Runtime, "CNI": class, "Socket": c.Socket(),
@@ -263,12 +264,12 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, []string
 	var notes []string
 	byDest := map[string]string{}
 	var problems []string
-	var bridgeTemplate *manifest.IndexFile
+	var bridgeTemplate *contract.IndexFile
 	for i, f := range ix.Files {
-		if f.Kind == manifest.Template && f.Dest == BridgeConflist {
+		if f.Kind == contract.Template && f.Dest == BridgeConflist {
 			bridgeTemplate = &ix.Files[i]
 		}
-		if f.Kind != manifest.Deferred && f.Kind != manifest.Template {
+		if f.Kind != contract.Deferred && f.Kind != contract.Template {
 			continue
 		}
 		if !f.When.Holds(c.Runtime, class) {
@@ -302,28 +303,28 @@ func makePlan(root *os.Root, ix *manifest.Index, c Choice) ([]*planned, []string
 }
 
 // planFile reads one deferred file or renders one template.
-func planFile(root *os.Root, f manifest.IndexFile, data map[string]any) (*planned, error) {
-	dest, err := archive.Clean(f.Dest)
+func planFile(root *os.Root, f contract.IndexFile, data map[string]any) (*planned, error) {
+	dest, err := pathx.Clean(f.Dest)
 	if err != nil || !strings.HasPrefix(dest, "etc/") {
 		return nil, fmt.Errorf("index entry %s: destination %q is not under /etc", f.Name, f.Dest)
 	}
-	src, err := archive.Clean(f.Source)
-	if err != nil || !strings.HasPrefix(src, "usr/share/minikube/") {
+	src, err := pathx.Clean(f.Source)
+	if err != nil || !strings.HasPrefix(src, contract.Dir+"/") {
 		return nil, fmt.Errorf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source)
 	}
 	raw, err := root.ReadFile(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err))
 	}
-	if sha256Hex(raw) != f.SHA256 {
-		return nil, fmt.Errorf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, sha256Hex(raw), f.SHA256)
+	if digest.Bytes(raw) != f.SHA256 {
+		return nil, fmt.Errorf("%s %s: /%s does not match the index (sha256 %s, want %s)", f.Kind, f.Name, src, digest.Bytes(raw), f.SHA256)
 	}
 	mode, err := strconv.ParseUint(f.Mode, 8, 32)
 	if err != nil || mode > 0o7777 {
 		return nil, fmt.Errorf("%s %s: bad mode %q in the index", f.Kind, f.Name, f.Mode)
 	}
 	p := &planned{dest: dest, data: raw, mode: uint32(mode), uid: f.UID, gid: f.GID, from: "/" + src, kind: f.Kind}
-	if f.Kind == manifest.Template {
+	if f.Kind == contract.Template {
 		out, err := rules.ExecuteTemplate(f.Name, raw, data)
 		if err != nil {
 			return nil, fmt.Errorf("template %s: %v", f.Name, missingValue(err))
@@ -339,12 +340,12 @@ func planFile(root *os.Root, f manifest.IndexFile, data map[string]any) (*planne
 // noClusterCNI gives the runtime a default network with the pod CIDR when
 // minikube deploys no CNI (--cni=false): the runtime's own deferred bridge,
 // rewritten as minikube rewrites it, else minikube's bridge conflist.
-func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *manifest.IndexFile, c Choice, data map[string]any) ([]*planned, []string, error) {
+func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *contract.IndexFile, c Choice, data map[string]any) ([]*planned, []string, error) {
 	var kept []*planned
 	var notes []string
 	bridges := 0
 	for _, p := range plan {
-		if p.kind != manifest.Deferred || !strings.HasPrefix(p.dest, "etc/cni/net.d/") {
+		if p.kind != contract.Deferred || !strings.HasPrefix(p.dest, "etc/cni/net.d/") {
 			kept = append(kept, p)
 			continue
 		}
@@ -353,7 +354,7 @@ func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *manifest.Index
 		case ok && c.Runtime == "crio" && len(types) == 1 && types[0] == "loopback":
 			notes = append(notes, fmt.Sprintf("/%s not restored: minikube disables cri-o's loopback config (cni.ConfigureLoopbackCNI)", p.dest))
 			continue
-		case ok && contains(types, "bridge"):
+		case ok && slices.Contains(types, "bridge"):
 			out, err := rewriteBridge(p.data, c.CIDR())
 			if err != nil {
 				return nil, nil, fmt.Errorf("rewriting %s's bridge /%s for pod CIDR %s: %v", c.Runtime, p.dest, c.CIDR(), err)
@@ -376,15 +377,6 @@ func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *manifest.Index
 	}
 	notes = append(notes, fmt.Sprintf("/%s: %s ships no bridge of its own; minikube's bridge with %s is the pod network", p.dest, c.Runtime, c.CIDR()))
 	return append(kept, p), notes, nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // missingValue turns text/template's "map has no entry for key" into a
@@ -422,7 +414,7 @@ func readRecord(root *os.Root) (*record, error) {
 	}
 	files := r.Files[:0]
 	for _, f := range r.Files {
-		if c, err := archive.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") || c == RecordPath {
+		if c, err := pathx.Clean(f.Path); err != nil || c != f.Path || !strings.HasPrefix(c, "etc/") || c == RecordPath {
 			r.left = append(r.left, Left{f.Path, "not a file under /etc that render writes"})
 			continue
 		}
@@ -454,26 +446,30 @@ func writeRecord(t *tree, rec *Record) error {
 
 // foreign finds files under /etc that the policy forbids and that this
 // render did not write.
-func foreign(root *os.Root, t *tree, ix *manifest.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
+func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, dryRun bool) ([]Foreign, error) {
+	// The index carries the policy as apply had it; the boot step matches
+	// it with the very code apply used (rules.Forbid.Forbids).
 	type item struct {
-		p      manifest.IndexPolicy
-		forbid []rules.Pattern
-		allow  []rules.Pattern
+		p contract.IndexPolicy
+		f *rules.Forbid
 	}
 	var items []item
 	for _, p := range ix.Policy {
-		it := item{p: p}
+		f := &rules.Forbid{Name: p.Name}
 		for _, g := range p.Forbid {
 			if pat, err := rules.ParsePattern(g); err == nil {
-				it.forbid = append(it.forbid, pat)
+				f.Paths = append(f.Paths, pat)
 			}
 		}
 		for _, g := range p.Allow {
 			if pat, err := rules.ParsePattern(g); err == nil {
-				it.allow = append(it.allow, pat)
+				f.Allow = append(f.Allow, pat)
 			}
 		}
-		items = append(items, it)
+		for _, t := range p.Types {
+			f.Types = append(f.Types, rules.EntryType(t))
+		}
+		items = append(items, item{p: p, f: f})
 	}
 	var found []Foreign
 	err := fs.WalkDir(root.FS(), "etc", func(p string, d fs.DirEntry, err error) error {
@@ -493,10 +489,7 @@ func foreign(root *os.Root, t *tree, ix *manifest.Index, ours map[string]bool, d
 			typ = "other"
 		}
 		for _, it := range items {
-			if len(it.p.Types) > 0 && !contains(it.p.Types, typ) {
-				continue
-			}
-			if matchAny(it.forbid, p) && !matchAny(it.allow, p) {
+			if it.f.Forbids(p, rules.EntryType(typ)) {
 				f := Foreign{Path: p, Policy: it.p.Name}
 				if it.p.AtBoot == "remove" && !dryRun {
 					if err := t.remove(p); err != nil {
@@ -511,18 +504,4 @@ func foreign(root *os.Root, t *tree, ix *manifest.Index, ours map[string]bool, d
 		return nil
 	})
 	return found, err
-}
-
-func matchAny(ps []rules.Pattern, name string) bool {
-	for _, p := range ps {
-		if p.Match(name) {
-			return true
-		}
-	}
-	return false
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

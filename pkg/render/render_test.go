@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -185,7 +186,7 @@ var minikubeCNIs = []struct{ value, golden string }{
 // Every runtime x CNI pair, against golden files, with a pod CIDR other
 // than minikube's default so that where it lands shows.
 func TestRenderMatrix(t *testing.T) {
-	for _, rt := range rules.Runtimes {
+	for _, rt := range contract.Runtimes {
 		for _, cni := range minikubeCNIs {
 			t.Run(rt+"-"+cni.value, func(t *testing.T) {
 				root := appliedImage(t)
@@ -392,7 +393,7 @@ func FuzzTemplate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		data := map[string]any{"Runtime": "crio", "CNI": "bridge", "Socket": Sockets["crio"], "PodCIDR": DefaultPodCIDR, "Values": map[string]string{"MTU": "1450"}}
+		data := map[string]any{"Runtime": "crio", "CNI": "bridge", "Socket": contract.Sockets["crio"], "PodCIDR": DefaultPodCIDR, "Values": map[string]string{"MTU": "1450"}}
 		var out strings.Builder
 		tmpl.Execute(&limitedWriter{w: &out, n: 1 << 20}, data)
 	})

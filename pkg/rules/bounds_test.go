@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // TestTemplateBoundsAtLoad: what a template would do at boot is checked at
@@ -102,7 +104,7 @@ func TestShippedTemplatesWithinBounds(t *testing.T) {
 	}
 	for _, tm := range set.Templates {
 		out, err := ExecuteTemplate(tm.Name, tm.Data, map[string]any{"Runtime": "crio", "CNI": "bridge",
-			"Socket": Sockets["crio"], "PodCIDR": "10.244.0.0/16", "Values": map[string]string{}})
+			"Socket": contract.Sockets["crio"], "PodCIDR": "10.244.0.0/16", "Values": map[string]string{}})
 		if err != nil || len(out) == 0 {
 			t.Errorf("%s: %q, %v", tm.Name, out, err)
 		}

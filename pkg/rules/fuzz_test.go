@@ -9,7 +9,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 func FuzzLoad(f *testing.F) {
@@ -58,7 +58,7 @@ func FuzzParsePattern(f *testing.F) {
 		}
 		// Patterns only ever see cleaned archive paths; the property is
 		// that "/x", "./x" and "x" in a pattern all mean the cleaned "x".
-		clean, err := archive.Clean(name)
+		clean, err := pathx.Clean(name)
 		if err != nil {
 			return
 		}

@@ -2,8 +2,6 @@ package rules
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,16 +18,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
-)
-
-// Runtimes and CNIs that conditions may name. They are the choices of
-// minikube's --container-runtime and --cni; "custom" is a CNI the cluster
-// installs itself.
-var (
-	Runtimes = []string{"containerd", "crio", "docker"}
-	CNIs     = []string{"bridge", "kindnet", "flannel", "cilium", "calico", "none", "custom"}
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // LoadError lists every problem found in a rule directory, each at its
@@ -91,7 +83,7 @@ func Load(dir string) (*Set, error) {
 		return nil, &LoadError{Problems: l.problems}
 	}
 	sort.Slice(l.set.Packages, func(i, j int) bool { return l.set.Packages[i].Name < l.set.Packages[j].Name })
-	l.set.Digest = digest(l.digestFiles)
+	l.set.Digest = digestOf(l.digestFiles)
 	return l.set, nil
 }
 
@@ -305,7 +297,7 @@ func (l *loader) file(name string, data []byte) {
 	}
 	for _, k := range doc.Keep {
 		pos := Pos{name, k.Path.Line}
-		p, err := archive.CleanRule(k.Path.V)
+		p, err := pathx.CleanRule(k.Path.V)
 		if err != nil || k.Path.V == "" {
 			l.errorf(pos, "keep: bad path %q", k.Path.V)
 			continue
@@ -476,7 +468,7 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 			l.errorf(pos, "rule %s: relocate needs to:", r.Name)
 			break
 		}
-		to, err := archive.CleanRule(rr.To.V)
+		to, err := pathx.CleanRule(rr.To.V)
 		if err != nil || to == "." {
 			l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad path %q", r.Name, rr.To.V)
 			break
@@ -504,8 +496,8 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		if r.Runtime == "" && r.CNI == "" {
 			l.errorf(pos, "rule %s: defer needs runtime: or cni: (when does the boot step put it back?)", r.Name)
 		}
-		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, Runtimes)
-		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, CNIs)
+		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, contract.Runtimes)
+		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, contract.CNIs)
 	}
 	if act != Relocate && (rr.To.V != "" || rr.Existing.V != "") {
 		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate", r.Name)
@@ -535,7 +527,7 @@ func (l *loader) source(pos Pos, what, src string) (string, []byte, bool) {
 		l.errorf(pos, "%s: source: is required", what)
 		return "", nil, false
 	}
-	clean, err := archive.Clean(src)
+	clean, err := pathx.Clean(src)
 	if err != nil || path.IsAbs(src) || clean == "." {
 		l.errorf(pos, "%s: source %q must be a path inside the rules directory", what, src)
 		return "", nil, false
@@ -562,7 +554,7 @@ func parseMode(s string, def uint32) (uint32, error) {
 
 func (l *loader) addition(file string, p *Package, ra rawAdd) *Addition {
 	pos := Pos{file, ra.Path.Line}
-	dest, err := archive.CleanRule(ra.Path.V)
+	dest, err := pathx.CleanRule(ra.Path.V)
 	if err != nil || dest == "." {
 		l.errorf(pos, "add: bad path %q", ra.Path.V)
 		return nil
@@ -588,7 +580,7 @@ func (l *loader) template(file string, rt rawTemplate) {
 		return
 	}
 	t := &Template{Name: rt.Name.V, Reason: rt.Reason.V, Pos: pos}
-	dest, err := archive.CleanRule(rt.Dest.V)
+	dest, err := pathx.CleanRule(rt.Dest.V)
 	switch {
 	case rt.Dest.V == "":
 		l.errorf(pos, "template %s: dest: is required", t.Name)
@@ -603,11 +595,11 @@ func (l *loader) template(file string, rt rawTemplate) {
 		t.Source, t.Data = src, data
 	}
 	for _, v := range rt.Runtime {
-		l.checkChoice(Pos{file, v.Line}, t.Name, "runtime", v.V, Runtimes)
+		l.checkChoice(Pos{file, v.Line}, t.Name, "runtime", v.V, contract.Runtimes)
 		t.When.Runtimes = append(t.When.Runtimes, v.V)
 	}
 	for _, v := range rt.CNI {
-		l.checkChoice(Pos{file, v.Line}, t.Name, "cni", v.V, CNIs)
+		l.checkChoice(Pos{file, v.Line}, t.Name, "cni", v.V, contract.CNIs)
 		t.When.CNIs = append(t.When.CNIs, v.V)
 	}
 	if ok {
@@ -633,8 +625,8 @@ func checkTemplate(t *Template) error {
 	if err != nil {
 		return err
 	}
-	for _, runtime := range Runtimes {
-		for _, cni := range CNIs {
+	for _, runtime := range contract.Runtimes {
+		for _, cni := range contract.CNIs {
 			if !t.When.Holds(runtime, cni) {
 				continue
 			}
@@ -795,19 +787,19 @@ func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, r
 	}
 }
 
-// digest hashes every file read, by its path relative to the rules
+// digestOf hashes every file read, by its path relative to the rules
 // directory: the digest must not depend on where the checkout lives.
-func digest(files map[string][]byte) string {
+func digestOf(files map[string][]byte) string {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	h := sha256.New()
+	h := digest.New()
 	for _, n := range names {
 		data := files[n]
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(data))
 		h.Write(data)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return "sha256:" + digest.Sum(h)
 }

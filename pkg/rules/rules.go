@@ -7,8 +7,8 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
-	"strings"
 )
 
 // Action is what a package rule does with a matching file.
@@ -26,6 +26,15 @@ const (
 )
 
 var actionNames = map[string]Action{"strip": Strip, "defer": Defer, "relocate": Relocate}
+
+// AllActions lists every action, in declaration order.
+func AllActions() []Action {
+	all := make([]Action, 0, len(actionNames))
+	for a := Action(1); int(a) <= len(actionNames); a++ {
+		all = append(all, a)
+	}
+	return all
+}
 
 func (a Action) String() string {
 	for n, v := range actionNames {
@@ -200,19 +209,22 @@ func (s *Set) Additions() []*Addition {
 func (s *Set) ForbiddenBy(name string, t EntryType) []*Forbid {
 	var hits []*Forbid
 	for _, f := range s.Policy {
-		if f.forbids(name, t) {
+		if f.Forbids(name, t) {
 			hits = append(hits, f)
 		}
 	}
 	return hits
 }
 
-func (f *Forbid) forbids(name string, t EntryType) bool {
+// Forbids reports whether f forbids name, a cleaned path of an entry of
+// type t. apply checks entries with it and render the files it finds in
+// /etc at boot, from the policy the index carries.
+func (f *Forbid) Forbids(name string, t EntryType) bool {
 	if len(f.Types) == 0 {
 		if t == TypeDir {
 			return false
 		}
-	} else if !containsType(f.Types, t) {
+	} else if !slices.Contains(f.Types, t) {
 		return false
 	}
 	if !matchAny(f.Paths, name) {
@@ -250,20 +262,6 @@ func matchAny(ps []Pattern, name string) bool {
 		}
 	}
 	return false
-}
-
-func containsType(ts []EntryType, t EntryType) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-// DeferredPath is where a deferred copy of dest lives in the image.
-func DeferredPath(tag, dest string) string {
-	return "usr/share/minikube/deferred/" + tag + "/" + strings.TrimPrefix(dest, "/")
 }
 
 // Tag names the condition of a deferred file for its directory.

@@ -9,29 +9,9 @@ import (
 	"text/template"
 	"text/template/parse"
 	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
-
-// Condition says when the boot step renders a template or restores a
-// deferred file: every list that is set must contain the chosen value.
-type Condition struct {
-	Runtimes []string `json:"runtime,omitempty"`
-	CNIs     []string `json:"cni,omitempty"`
-}
-
-// Holds reports whether the condition is met by the chosen runtime and CNI.
-func (c Condition) Holds(runtime, cni string) bool {
-	return (len(c.Runtimes) == 0 || contains(c.Runtimes, runtime)) &&
-		(len(c.CNIs) == 0 || contains(c.CNIs, cni))
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
 
 // Template is a file the boot step renders into /etc once the runtime and
 // CNI are known.
@@ -40,7 +20,7 @@ type Template struct {
 	Source string // path of the template under the rules directory, for messages
 	Data   []byte // its content, read beneath the rules directory at load
 	Dest   string // cleaned path under etc/
-	When   Condition
+	When   contract.Condition
 	Mode   uint32
 	Reason string
 	Pos    Pos
@@ -50,15 +30,6 @@ type Template struct {
 // that a template renders the same bytes wherever it runs.
 var TemplateFuncs = template.FuncMap{
 	"quote": func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` },
-}
-
-// Sockets are the CRI sockets minikube configures for each runtime (docker
-// through cri-dockerd): the .Socket a template sees. render's table must
-// be this one; a test in pkg/render says so.
-var Sockets = map[string]string{
-	"containerd": "/run/containerd/containerd.sock",
-	"crio":       "/var/run/crio/crio.sock",
-	"docker":     "/var/run/cri-dockerd.sock",
 }
 
 // TemplateLimits bound one execution of a template. Templates render small
@@ -248,7 +219,7 @@ func SampleData(t *template.Template, runtime, cni string) map[string]any {
 			valueNames(tt.Tree.Root, values)
 		}
 	}
-	return map[string]any{"Runtime": runtime, "CNI": cni, "Socket": Sockets[runtime],
+	return map[string]any{"Runtime": runtime, "CNI": cni, "Socket": contract.Sockets[runtime],
 		"PodCIDR": "10.244.0.0/16", "Values": values}
 }
 

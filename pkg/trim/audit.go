@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -101,7 +101,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 	if wrap != nil {
 		r = wrap(src)
 	}
-	c := NewClassifier(set, in.Owners)
+	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
 	var found []Finding
 	for {
 		e, err := r.Next()
@@ -111,36 +111,30 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if e.Type == archive.TypeTrailer {
-			continue
-		}
-		res.Entries++
-		if e.Type == archive.TypeRegular && cleanIs(e.Name, manifest.IndexPath) {
-			// An applied image: its index says which rules already did
-			// their work, so they are not stale.
-			if ix, err := manifest.DecodeIndex(r); err == nil {
-				c.NoteApplied(ix)
-			}
-			continue
-		}
-		v, err := c.Classify(e)
+		dec, err := d.Decide(e)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if v.Offending() && v.Kept == nil {
-			f := findingFor(v, c.Owners)
+		if dec.Skip {
+			continue
+		}
+		res.Entries++
+		if dec.Own {
+			// An applied image: its index says which rules already did
+			// their work, so they are not stale. Audit only reads: an
+			// index it cannot decode is left unread.
+			_, _ = d.NoteIndex(r)
+			continue
+		}
+		if v := dec.Verdict; v.Offending() && v.Kept == nil {
+			f := findingFor(v, d.Owners)
 			f.Input = in.Path
 			found = append(found, f)
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 	res.Findings = append(res.Findings, found...)
-	return c, nil
-}
-
-func cleanIs(name, want string) bool {
-	c, err := archive.Clean(name)
-	return err == nil && c == want
+	return d.Classifier, nil
 }
 
 // staleAcross returns must-match rules that matched nothing in any input

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -61,7 +62,7 @@ func TestAddedFilesComeFromLoadTime(t *testing.T) {
 		}
 		return
 	}
-	for name, want := range map[string]string{"etc/added.conf": "from the rules\n", TemplateDir + "/t.tmpl": "{{ .Runtime }}\n"} {
+	for name, want := range map[string]string{"etc/added.conf": "from the rules\n", contract.TemplateDir + "/t.tmpl": "{{ .Runtime }}\n"} {
 		got, err := os.ReadFile(filepath.Join(target, name))
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -30,8 +31,6 @@ type Verdict struct {
 	Inherited bool
 	// Kept is set for a directory the policy keeps although a rule matched it.
 	Kept *rules.Keep
-
-	own bool // a file apply itself writes (see OwnPaths)
 }
 
 // Owner is the package to name in reports.
@@ -64,12 +63,12 @@ func (v *Verdict) Unhandled() bool {
 // OwnPaths are the paths apply writes itself: added files, templates and
 // the index. An earlier apply's copies of them are replaced, not reported.
 func OwnPaths(set *rules.Set) map[string]bool {
-	own := map[string]bool{manifest.IndexPath: true}
+	own := map[string]bool{contract.IndexPath: true}
 	for _, a := range set.Additions() {
 		own[a.Path] = true
 	}
 	for _, t := range set.Templates {
-		own[TemplateDir+"/"+t.Name+".tmpl"] = true
+		own[contract.TemplateDir+"/"+t.Name+".tmpl"] = true
 	}
 	return own
 }
@@ -145,7 +144,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if e.Type == archive.TypeTrailer {
 		return &Verdict{}, nil
 	}
-	name, err := archive.Clean(e.Name)
+	name, err := pathx.Clean(e.Name)
 	if err != nil {
 		return nil, fmt.Errorf("entry %q: %w", e.Name, err)
 	}
@@ -245,10 +244,10 @@ func (c *Classifier) Stale() []*rules.Rule {
 // NoteApplied counts the rules an earlier apply recorded in its index as
 // matched: their files are gone or moved because they worked, not because
 // they went stale.
-func (c *Classifier) NoteApplied(ix *manifest.Index) {
+func (c *Classifier) NoteApplied(ix *contract.Index) {
 	for _, f := range ix.Files {
 		switch f.Kind {
-		case manifest.Removed, manifest.Relocated, manifest.Deferred:
+		case contract.Removed, contract.Relocated, contract.Deferred:
 			for _, r := range c.Set.Rules() {
 				if r.Name == f.Name {
 					c.matched[r]++

@@ -1,12 +1,11 @@
 package trim
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -19,12 +18,13 @@ func TreeDigest(root string) (string, int, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	h := sha256.New()
+	defer r.Close()
+	h := digest.New()
 	n := 0
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+			return "sha256:" + digest.Sum(h), n, nil
 		}
 		if err != nil {
 			return "", 0, err
@@ -32,11 +32,9 @@ func TreeDigest(root string) (string, int, error) {
 		n++
 		content := ""
 		if e.Type == archive.TypeRegular && e.Size > 0 {
-			fh := sha256.New()
-			if _, err := io.Copy(fh, r); err != nil {
+			if content, err = digest.Reader(r); err != nil {
 				return "", 0, fmt.Errorf("%s: %w", names.Quote(e.Name), err)
 			}
-			content = hex.EncodeToString(fh.Sum(nil))
 		}
 		fmt.Fprintf(h, "%s\x00%s\x00%o\x00%d\x00%d\x00%d\x00%d\x00%s\x00%d,%d\x00%d\x00%s\n",
 			e.Name, e.Type, e.Mode, e.UID, e.GID, e.Size, e.ModTime.UnixNano(), e.Linkname,

@@ -11,11 +11,14 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
-	"golang.org/x/sys/unix"
 )
 
 // ApplyDir applies the rules to a directory tree in place, as a Buildroot
@@ -72,7 +75,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	// tree, which needs every entry's. A target that an earlier apply
 	// trimmed (its index is there) usually needs nothing written, so it is
 	// listed by name and the mtimes are read only if something must be.
-	_, indexErr := fsRoot.Lstat(manifest.IndexPath)
+	_, indexErr := fsRoot.Lstat(contract.IndexPath)
 	namesOnly := opt.Epoch != nil || indexErr == nil
 	type loaded struct {
 		owners *Owners
@@ -104,11 +107,10 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	}
 	defer r.Close()
 
-	cls := NewClassifier(opt.Set, opt.Owners)
-	ownPaths := OwnPaths(opt.Set)
+	d := NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set))
 	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
 	own := map[string]string{}
-	var oldIndex *manifest.Index
+	var oldIndex *contract.Index
 	var caps []*captured
 	var removals []*removal
 	var offenders []Finding
@@ -134,7 +136,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		if e.ModTime.After(newest) {
 			newest = e.ModTime
 		}
-		name, err := archive.Clean(e.Name)
+		name, err := pathx.Clean(e.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -143,42 +145,40 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			leftovers = append(leftovers, name)
 			continue
 		}
-		if ownPaths[name] && e.Type == archive.TypeRegular {
-			if err := r.Stat(e); err != nil {
-				return nil, err
-			}
-			sp, err := newSpool(r)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
-			}
-			own[name] = sp.sum
-			if name == manifest.IndexPath {
-				rd, _ := sp.Reader()
-				if oldIndex, err = manifest.DecodeIndex(rd); err != nil {
-					sp.Close()
-					return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
-				}
-				cls.NoteApplied(oldIndex)
-			}
-			sp.Close()
-			continue
-		}
-		v, err := cls.Classify(e)
+		dec, err := d.Decide(e)
 		if err != nil {
 			return nil, err
 		}
+		if dec.Skip {
+			continue
+		}
+		if dec.Own {
+			if err := r.Stat(e); err != nil {
+				return nil, err
+			}
+			f, err := d.takeOwn(name, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
+			}
+			own[name] = f.sum
+			if f.index != nil {
+				oldIndex = f.index
+			}
+			continue
+		}
+		v := dec.Verdict
 		if v.Unhandled() {
 			offenders = append(offenders, findingFor(v, opt.Owners))
 		}
-		if v.Action() != 0 {
+		if dec.Spec != nil {
 			if err := r.Stat(e); err != nil {
 				return nil, err
 			}
 		}
-		switch v.Action() {
-		case rules.Strip:
+		switch {
+		case dec.Spec != nil && !dec.Spec.Moves:
 			ch := changeFor(e, v, opt.Owners)
-			ch.Kind = manifest.Removed
+			ch.Kind = dec.Spec.Kind
 			if e.Type == archive.TypeRegular && e.Size > 0 {
 				sp, err := newSpool(r)
 				if err != nil {
@@ -191,7 +191,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			if !v.Inherited {
 				removals = append(removals, &removal{path: name, dir: e.Type == archive.TypeDir})
 			}
-		case rules.Relocate, rules.Defer:
+		case dec.Spec != nil:
 			if e.Type == archive.TypeDir {
 				return nil, fmt.Errorf("%s: rule %s cannot %s a directory", names.Quote(name), v.Rule.Name, v.Rule.Action)
 			}
@@ -228,7 +228,8 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	lazyEpoch := opt.Epoch == nil && resumed == nil && namesOnly
 	redoEarlierApply(caps, out, oldIndex)
 	plan := func() ([]*injection, []manifest.Change, error) {
-		return planInjections(opt.Set, caps, removedOf(rep.Changes), out, epoch.UTC(), opt.Owners, own, oldIndex, cls.Active)
+		return planInjections(planInput{set: opt.Set, caps: caps, removed: removedOf(rep.Changes), out: out, epoch: epoch.UTC(),
+			owners: opt.Owners, own: own, old: oldIndex, active: d.Active})
 	}
 	inj, dropped, err := plan()
 	if err != nil {
@@ -249,7 +250,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
-	rep.Stale = cls.Stale()
+	rep.Stale = d.Stale()
 	if dryRun {
 		return rep, nil
 	}
@@ -271,7 +272,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	}
 	// The index last: a rerun that finds it finds every copy it lists.
 	sort.SliceStable(writes, func(i, j int) bool {
-		return writes[i].entry.Name != manifest.IndexPath && writes[j].entry.Name == manifest.IndexPath
+		return writes[i].entry.Name != contract.IndexPath && writes[j].entry.Name == contract.IndexPath
 	})
 
 	j := &journal{Version: journalVersion, Dev: id.dev, Ino: id.ino, BtimeNs: id.btimeNs, EpochNs: epoch.UnixNano(), Dirs: map[string]int64{}}
@@ -362,12 +363,12 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 // not the bytes changed: a relocation whose destination holds the same
 // bytes, or what that apply's index says it put there, and a deferred copy
 // the index records.
-func redoEarlierApply(caps []*captured, out *dirTree, old *manifest.Index) {
+func redoEarlierApply(caps []*captured, out *dirTree, old *contract.Index) {
 	relocated := map[[3]string]bool{} // source, dest, sha256
 	redefer := map[string]bool{}
 	if old != nil {
 		for _, f := range old.Files {
-			if f.Kind == manifest.Relocated {
+			if f.Kind == contract.Relocated {
 				relocated[[3]string{f.Source, f.Dest, f.SHA256}] = true
 			}
 		}
@@ -383,15 +384,15 @@ func redoEarlierApply(caps []*captured, out *dirTree, old *manifest.Index) {
 				delete(out.files, dest)
 			}
 		case rules.Defer:
-			redefer[rules.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)] = true
+			redefer[contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)] = true
 		}
 	}
 	if old == nil || len(redefer) == 0 {
 		return
 	}
-	var files []manifest.IndexFile
+	var files []contract.IndexFile
 	for _, f := range old.Files {
-		if f.Kind != manifest.Deferred || !redefer[f.Source] {
+		if f.Kind != contract.Deferred || !redefer[f.Source] {
 			files = append(files, f)
 		}
 	}
@@ -433,14 +434,6 @@ func newestMtime(root string) (time.Time, error) {
 type removal struct {
 	path string
 	dir  bool
-}
-
-func relocationDest(v *Verdict) string {
-	dest := v.Rule.To
-	if dest[len(dest)-1] == '/' {
-		dest += path.Base(v.Path)
-	}
-	return dest
 }
 
 // dirTree is the tree as apply will leave it, for planning.
@@ -525,7 +518,7 @@ func (w *treeWriter) write(in *injection) error {
 	}
 	if err == nil {
 		// After chown, which clears setuid and setgid.
-		err = f.Chmod(archive.FileMode(e.Mode))
+		err = f.Chmod(pathx.FileMode(e.Mode))
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

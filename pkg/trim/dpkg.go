@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // DpkgInfoDir is where dpkg records what each package installed: one
@@ -89,7 +90,7 @@ func DpkgPackage(base string) (string, bool) {
 // the file it meant is owned by "unknown". Only a read error is returned.
 func (o *Owners) ParseDpkgList(r io.Reader, pkg string) (ignored int, err error) {
 	o.packages[pkg] = true // a package with an empty list is still present
-	br := bufio.NewReaderSize(io.LimitReader(r, maxDpkgList), archive.PathMax+2)
+	br := bufio.NewReaderSize(io.LimitReader(r, maxDpkgList), pathx.PathMax+2)
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -129,7 +130,7 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 	if p == "" || p == "." {
 		return true // "/." opens every list: the root itself
 	}
-	clean, err := archive.CleanRule(p)
+	clean, err := pathx.CleanRule(p)
 	if err != nil {
 		return false
 	}
@@ -224,7 +225,7 @@ func loadDpkgArchive(name string, open archive.OpenOptions) (*DpkgDB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading the dpkg database: %w", name, err)
 		}
-		clean, err := archive.Clean(e.Name)
+		clean, err := pathx.Clean(e.Name)
 		if err != nil {
 			continue // the real pass reports it
 		}

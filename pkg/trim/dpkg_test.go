@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 func TestDpkgPackage(t *testing.T) {
@@ -39,7 +40,7 @@ func TestDpkgPackage(t *testing.T) {
 }
 
 func TestParseDpkgList(t *testing.T) {
-	huge := "/" + strings.Repeat("a", archive.PathMax+10) + "\n"
+	huge := "/" + strings.Repeat("a", pathx.PathMax+10) + "\n"
 	tests := []struct {
 		name    string
 		list    string
@@ -152,7 +153,7 @@ func FuzzDpkgList(f *testing.F) {
 			t.Fatalf("error on in-memory input: %v", err)
 		}
 		for p := range o.byPath {
-			if c, err := archive.CleanRule(p); err != nil || c != p || p == "" {
+			if c, err := pathx.CleanRule(p); err != nil || c != p || p == "" {
 				t.Fatalf("recorded %q, not a clean path (%v)", p, err)
 			}
 		}

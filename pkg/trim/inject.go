@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
-
-// TemplateDir is where apply puts templates in the image.
-const TemplateDir = "usr/share/minikube/templates"
 
 // captured is an entry that apply removed from its place and writes again
 // elsewhere: relocated and deferred files.
@@ -66,107 +65,61 @@ type tree interface {
 //
 // A package's additions are made only when active(package) says the
 // package is in the image.
-func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change, out tree, epoch time.Time, owners *Owners, own map[string]string, old *manifest.Index, active func(string) bool) ([]*injection, []manifest.Change, error) {
-	var inj, written []*injection
-	var dropped []manifest.Change
-	var problems []string
-	claimed := map[string]string{} // path -> what claims it
-	claim := func(p, what string) bool {
-		if prev, ok := claimed[p]; ok {
-			problems = append(problems, fmt.Sprintf("%s: both %s and %s write it", names.Quote(p), prev, what))
-			return false
-		}
-		claimed[p] = what
-		return true
-	}
-	index := &manifest.Index{Version: manifest.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
+func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
+	p := &planner{planInput: in, claimed: map[string]string{}}
+	set, out, owners, own, epoch := in.set, in.out, in.owners, in.own, in.epoch
+	p.index = &contract.Index{Version: contract.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
+	index := p.index
+	claimed, claim := p.claimed, p.claim
 	ours := map[string]string{} // path -> sha256 an earlier apply wrote there
-	if old != nil {
-		for _, f := range old.Files {
+	if in.old != nil {
+		for _, f := range in.old.Files {
 			ours[f.Source] = f.SHA256
 			// Deferred copies an earlier run made are in the image as
 			// ordinary entries now; keep recording them.
 			switch {
-			case f.Kind == manifest.Deferred && out.exists(f.Source):
+			case f.Kind == contract.Deferred && out.exists(f.Source):
 				index.Files = append(index.Files, f)
 				claimed[f.Source] = "an earlier apply"
-			case f.Kind == manifest.Removed || f.Kind == manifest.Relocated:
+			case f.Kind == contract.Removed || f.Kind == contract.Relocated:
 				index.Files = append(index.Files, f)
 			}
 		}
 	}
-	for _, c := range removed {
-		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Removed, Name: c.Rule, Source: c.Path,
+	for _, c := range in.removed {
+		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Removed, Name: c.Rule, Source: c.Path,
 			Mode: c.Mode, SHA256: c.SHA256})
 	}
 	// checkOwn decides about a path of the second group that the input
 	// already has: the same content, or what an earlier apply wrote, is
 	// ours to write again; anything else belongs to a package.
-	checkOwn := func(p string, data []byte, what string) bool {
-		have, ok := own[p]
+	checkOwn := func(path string, data []byte, what string) bool {
+		have, ok := own[path]
 		if !ok {
 			return true
 		}
-		if have == sha256Hex(data) || have == ours[p] || strings.HasPrefix(p, TemplateDir+"/") || p == manifest.IndexPath {
+		if have == digest.Bytes(data) || have == ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
 			return true
 		}
-		problems = append(problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, p))))
+		p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, path))))
 		return false
 	}
 
-	for _, c := range caps {
-		r := c.verdict.Rule
-		e := c.entry.Clone()
+	// What moved: each action's writer (actions.go) places it.
+	for _, c := range in.caps {
 		change := changeFor(c.entry, c.verdict, owners)
 		change.Size, change.SHA256 = c.data.size, c.data.sum
-		var dest string
-		switch r.Action {
-		case rules.Relocate:
-			dest = r.To
-			if strings.HasSuffix(dest, "/") {
-				dest += path.Base(c.verdict.Path)
-			}
-			change.Kind = manifest.Relocated
-			if out.exists(dest) {
-				if r.Existing == rules.ExistingStrip {
-					change.Kind = manifest.Removed
-					change.Reason = fmt.Sprintf("%s already has its proper copy at %s", names.Quote(c.verdict.Path), names.Quote(dest))
-					dropped = append(dropped, change)
-					continue
-				}
-				problems = append(problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, names.Quote(c.verdict.Path), names.Quote(dest)))
-				continue
-			}
-		case rules.Defer:
-			dest = rules.DeferredPath(r.Tag(), c.verdict.Path)
-			change.Kind = manifest.Deferred
-			index.Files = append(index.Files, manifest.IndexFile{
-				Kind: manifest.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
-				When: manifest.When{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
-				Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
-			})
-		}
-		if !claim(dest, "rule "+r.Name) {
-			continue
-		}
-		if r.Action == rules.Relocate {
-			index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
-				Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum})
-		}
-		change.To = dest
-		e.Name = dest
-		if e.Nlink > 1 {
-			e.Nlink = 1
-		}
-		inj = append(inj, &injection{entry: e, data: c.data.Reader, change: change, captured: true})
+		spec := Actions[c.verdict.Rule.Action]
+		change.Kind = spec.Kind
+		spec.place(p, c, c.entry.Clone(), change)
 	}
 
 	for _, a := range set.Additions() {
-		if !active(a.Package) {
+		if !in.active(a.Package) {
 			continue
 		}
 		if out.exists(a.Path) {
-			problems = append(problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(owners, a.Path))))
+			p.problems = append(p.problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(owners, a.Path))))
 			continue
 		}
 		if !claim(a.Path, "add at "+a.Pos.String()) {
@@ -177,10 +130,10 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		if !checkOwn(a.Path, data, fmt.Sprintf("add %s (%s)", a.Path, a.Pos)) {
 			continue
 		}
-		index.Files = append(index.Files, manifest.IndexFile{Kind: manifest.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
-			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: sha256Hex(data)})
-		written = append(written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
-			Kind: manifest.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
+		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
+			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: digest.Bytes(data)})
+		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
+			Kind: contract.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
 	}
 
 	// Templates belong to a whole image; a single package's tree or tarball
@@ -190,28 +143,28 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		templates = nil
 	}
 	for _, t := range templates {
-		dest := TemplateDir + "/" + t.Name + ".tmpl"
+		dest := contract.TemplateDir + "/" + t.Name + ".tmpl"
 		if out.exists(t.Dest) || claimed[t.Dest] != "" {
-			problems = append(problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
+			p.problems = append(p.problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
 			continue
 		}
 		if !claim(dest, "template "+t.Name) {
 			continue
 		}
 		data := t.Data
-		written = append(written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
-			Kind: manifest.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
-		index.Files = append(index.Files, manifest.IndexFile{
-			Kind: manifest.Template, Name: t.Name, Source: dest, Dest: t.Dest,
-			When: manifest.When{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
-			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: sha256Hex(data),
+		p.written = append(p.written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
+			Kind: contract.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
+		index.Files = append(index.Files, contract.IndexFile{
+			Kind: contract.Template, Name: t.Name, Source: dest, Dest: t.Dest,
+			When: contract.Condition{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
+			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: digest.Bytes(data),
 		})
 	}
 	// Deferred copies whose destination is still in the image would be
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range index.Files {
-		if f.Kind == manifest.Deferred && out.exists(f.Dest) {
-			problems = append(problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
+		if f.Kind == contract.Deferred && out.exists(f.Dest) {
+			p.problems = append(p.problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
 		}
 	}
 
@@ -221,14 +174,14 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		if err := index.Encode(&buf); err != nil {
 			return nil, nil, err
 		}
-		if claim(manifest.IndexPath, "the index") {
-			written = append(written, fileInjection(manifest.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
-				Kind: manifest.Added, Path: manifest.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
+		if claim(contract.IndexPath, "the index") {
+			p.written = append(p.written, fileInjection(contract.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
+				Kind: contract.Added, Path: contract.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
 		}
 	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return nil, nil, &PlanError{Problems: problems}
+	if len(p.problems) > 0 {
+		sort.Strings(p.problems)
+		return nil, nil, &PlanError{Problems: p.problems}
 	}
 
 	// Parents first, as the kernel needs; the first group creates the
@@ -236,6 +189,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 	byName := func(l []*injection) {
 		sort.Slice(l, func(i, j int) bool { return l[i].entry.Name < l[j].entry.Name })
 	}
+	inj, written := p.inj, p.written
 	byName(inj)
 	byName(written)
 	var withParents []*injection
@@ -251,7 +205,7 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 		for i := len(missing) - 1; i >= 0; i-- {
 			made[missing[i]] = true
 			withParents = append(withParents, dirInjection(missing[i], epoch, manifest.Change{
-				Kind: manifest.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
+				Kind: contract.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
 		}
 	}
 	withParents = append(withParents, inj...)
@@ -278,22 +232,22 @@ func planInjections(set *rules.Set, caps []*captured, removed []manifest.Change,
 			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", names.Quote(in.entry.Name), hits[0].Name)}}
 		}
 	}
-	return withParents, dropped, nil
+	return withParents, p.dropped, nil
 }
 
 // dedupIndex keeps one record per (kind, source, destination), the last:
 // with Buildroot's per-package directories a package's files come back on
 // every make, are removed or moved again, and must not be recorded twice.
-func dedupIndex(files []manifest.IndexFile) []manifest.IndexFile {
+func dedupIndex(files []contract.IndexFile) []contract.IndexFile {
 	type key struct {
-		kind         manifest.Kind
+		kind         contract.Kind
 		source, dest string
 	}
 	last := map[key]int{}
 	for i, f := range files {
 		last[key{f.Kind, f.Source, f.Dest}] = i
 	}
-	var out []manifest.IndexFile
+	var out []contract.IndexFile
 	for i, f := range files {
 		if last[key{f.Kind, f.Source, f.Dest}] == i {
 			out = append(out, f)
@@ -302,10 +256,10 @@ func dedupIndex(files []manifest.IndexFile) []manifest.IndexFile {
 	return out
 }
 
-func indexPolicy(set *rules.Set) []manifest.IndexPolicy {
-	var out []manifest.IndexPolicy
+func indexPolicy(set *rules.Set) []contract.IndexPolicy {
+	var out []contract.IndexPolicy
 	for _, f := range set.Policy {
-		p := manifest.IndexPolicy{Name: f.Name, AtBoot: "report"}
+		p := contract.IndexPolicy{Name: f.Name, AtBoot: "report"}
 		if f.RemoveAtBoot {
 			p.AtBoot = "remove"
 		}
@@ -354,7 +308,7 @@ func ownerName(o *Owners, p string) string {
 
 func fileInjection(name string, data []byte, mode uint32, epoch time.Time, change manifest.Change) *injection {
 	e := &archive.Entry{Name: name, Type: archive.TypeRegular, Mode: mode, ModTime: epoch, Size: int64(len(data)), Nlink: 1, Offset: -1}
-	change.Type, change.Size, change.Mode, change.SHA256 = "file", e.Size, fmt.Sprintf("%04o", mode), sha256Hex(data)
+	change.Type, change.Size, change.Mode, change.SHA256 = "file", e.Size, fmt.Sprintf("%04o", mode), digest.Bytes(data)
 	return &injection{entry: e, data: func() (io.Reader, error) { return bytes.NewReader(data), nil }, change: change}
 }
 

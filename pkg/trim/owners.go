@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // Unknown is the owner reported when there is no ownership data at all.
@@ -131,7 +131,7 @@ const (
 // so do we. Errors name file:line.
 func (o *Owners) ParseFileList(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 2*archive.PathMax+1024)
+	sc.Buffer(make([]byte, 64<<10), 2*pathx.PathMax+1024)
 	// A target's list has tens of thousands of lines and a few hundred
 	// packages: each package name is checked and allocated once.
 	pkgs := map[string]string{}
@@ -156,7 +156,7 @@ func (o *Owners) ParseFileList(r io.Reader, name string) error {
 		}
 		// Without the "./" Buildroot writes, most paths are already
 		// clean and cleaning them allocates nothing more.
-		clean, err := archive.CleanRule(strings.TrimPrefix(string(pathB), "./"))
+		clean, err := pathx.CleanRule(strings.TrimPrefix(string(pathB), "./"))
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}

@@ -1,8 +1,6 @@
 package trim
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +11,11 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -68,13 +69,11 @@ func (e *OffenderError) Error() string {
 // are captured (spooled) and placed at the end.
 func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
 	a := &streamApplier{
-		src:      src,
-		cls:      NewClassifier(opt.Set, opt.Owners),
-		opt:      opt,
-		verdicts: map[*archive.Entry]*Verdict{},
-		out:      outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
-		ownPaths: OwnPaths(opt.Set),
-		own:      map[string]string{},
+		src: src,
+		d:   NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set)),
+		opt: opt,
+		out: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
+		own: map[string]string{},
 	}
 	defer a.cleanup()
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio()}
@@ -85,7 +84,7 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 	if err := guard.Close(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Changes: a.changes, Stale: a.cls.Stale(), Entries: a.entries, OutEntries: guard.entries}
+	rep := &Report{Changes: a.changes, Stale: a.d.Stale(), Entries: a.entries, OutEntries: guard.entries}
 	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
 	return rep, nil
 }
@@ -98,19 +97,19 @@ type outSet struct {
 func (o outSet) exists(p string) bool { return o.files[p] || o.dirs[p] }
 func (o outSet) isDir(p string) bool  { return o.dirs[p] }
 
-// streamApplier is an archive.Reader over the input that classifies each
-// entry on the way and, at the end, yields the injected entries.
+// streamApplier is an archive.Reader over the input that, after the input's
+// last entry, yields the injected entries before the final trailer; its
+// decide is the per-entry transform Copy asks as it reads each entry.
 type streamApplier struct {
-	src      archive.Reader
-	cls      *Classifier
-	opt      Options
-	verdicts map[*archive.Entry]*Verdict
-	out      outSet
-	caps     []*captured
-	changes  []manifest.Change
-	entries  int
-	newest   time.Time
-	prefix   string // "./" when the input's names carry it
+	src     archive.Reader
+	d       *Decider
+	opt     Options
+	out     outSet
+	caps    []*captured
+	changes []manifest.Change
+	entries int
+	newest  time.Time
+	prefix  string // "./" when the input's names carry it
 	// maxInode is the highest inode number of an input entry that goes to
 	// the output; what apply adds is numbered above it.
 	maxInode uint64
@@ -118,9 +117,8 @@ type streamApplier struct {
 	offend   []Finding
 
 	// What an earlier apply wrote, found in the input: see planInjections.
-	ownPaths map[string]bool
 	own      map[string]string
-	oldIndex *manifest.Index
+	oldIndex *contract.Index
 
 	pending     *archive.Entry // read ahead past a trailer
 	heldTrailer *archive.Entry
@@ -173,99 +171,27 @@ func (a *streamApplier) Next() (*archive.Entry, error) {
 			a.heldTrailer, a.pending = nil, e
 			return t, nil
 		}
-		if err := a.classify(e); err != nil {
-			return nil, err
-		}
 		return e, nil
 	}
 }
 
-func (a *streamApplier) classify(e *archive.Entry) error {
-	a.entries++
-	if e.ModTime.After(a.newest) {
-		a.newest = e.ModTime
-	}
-	if !a.sawName && e.Name != "." && e.Name != "./" {
-		a.sawName = true
-		if strings.HasPrefix(e.Name, "./") {
-			a.prefix = "./"
-		}
-	}
-	if clean, err := archive.Clean(e.Name); err == nil && a.ownPaths[clean] && e.Type == archive.TypeRegular {
-		return a.takeOwn(e, clean)
-	}
-	v, err := a.cls.Classify(e)
-	if err != nil {
-		return err
-	}
-	a.verdicts[e] = v
-	if v.Unhandled() {
-		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
-	}
-	switch v.Action() {
-	case rules.Relocate, rules.Defer:
-		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
-			return fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
-		}
-		if e.Type == archive.TypeDir {
-			return fmt.Errorf("entry %q: rule %s cannot %s a directory", e.Name, v.Rule.Name, v.Rule.Action)
-		}
-		data, err := newSpool(a.src)
-		if err != nil {
-			return fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
-	case rules.Strip:
-		ch := changeFor(e, v, a.opt.Owners)
-		ch.Kind = manifest.Removed
-		// Hash what is removed, except a hard-link member's data, which
-		// stays in the stream for the members that are kept.
-		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
-			h := sha256.New()
-			if _, err := io.Copy(h, a.src); err != nil {
-				return fmt.Errorf("entry %q: %w", e.Name, err)
-			}
-			ch.SHA256 = hex.EncodeToString(h.Sum(nil))
-		}
-		a.changes = append(a.changes, ch)
-	}
-	return nil
-}
-
-// takeOwn drops a file at a path apply writes itself; planInjections
-// writes it again after comparing.
-func (a *streamApplier) takeOwn(e *archive.Entry, clean string) error {
-	data, err := newSpool(a.src)
-	if err != nil {
-		return fmt.Errorf("entry %q: %w", e.Name, err)
-	}
-	defer data.Close()
-	a.own[clean] = data.sum
-	if clean == manifest.IndexPath {
-		r, err := data.Reader()
-		if err != nil {
-			return err
-		}
-		if a.oldIndex, err = manifest.DecodeIndex(r); err != nil {
-			return fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.cls.NoteApplied(a.oldIndex)
-	}
-	a.verdicts[e] = &Verdict{Path: clean, own: true}
-	return nil
-}
-
+// decide is Copy's per-entry transform, asked once for every input entry
+// as Copy reads it, before Copy touches its data: the decision step, what
+// the action takes out of the stream (captured or hashed data), and keep
+// or drop. Entries apply adds at the end are kept.
 func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
-	v, ok := a.verdicts[e]
-	if !ok {
-		return archive.Keep, nil // injected, or a trailer
+	if a.injected {
+		return archive.Keep, nil
 	}
-	if v.own {
-		delete(a.verdicts, e)
+	dec, err := a.take(e)
+	if err != nil {
+		return 0, err
+	}
+	if dec.Own {
 		return archive.Drop, nil
 	}
-	delete(a.verdicts, e)
-	if v.Action() != 0 || v.Unhandled() {
+	v := dec.Verdict
+	if dec.Spec != nil || v.Unhandled() {
 		// An unhandled offender fails the run at the end, listed with all
 		// the others; until then it must not reach the output check.
 		return archive.Drop, nil
@@ -279,6 +205,68 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 	return archive.Keep, nil
 }
 
+// take decides e and takes out of the stream what its decision needs.
+func (a *streamApplier) take(e *archive.Entry) (Decision, error) {
+	a.entries++
+	if e.ModTime.After(a.newest) {
+		a.newest = e.ModTime
+	}
+	if !a.sawName && e.Name != "." && e.Name != "./" {
+		a.sawName = true
+		if strings.HasPrefix(e.Name, "./") {
+			a.prefix = "./"
+		}
+	}
+	dec, err := a.d.Decide(e)
+	if err != nil {
+		return dec, err
+	}
+	if dec.Own {
+		f, err := a.d.takeOwn(dec.Path, a.src)
+		if err != nil {
+			return dec, fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.own[dec.Path] = f.sum
+		if f.index != nil {
+			a.oldIndex = f.index
+		}
+		return dec, nil
+	}
+	v := dec.Verdict
+	if v.Unhandled() {
+		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
+	}
+	switch {
+	case dec.Spec == nil:
+	case dec.Spec.Moves:
+		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
+			return dec, fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
+		}
+		if e.Type == archive.TypeDir {
+			return dec, fmt.Errorf("entry %q: rule %s cannot %s a directory", e.Name, v.Rule.Name, v.Rule.Action)
+		}
+		data, err := newSpool(a.src)
+		if err != nil {
+			return dec, fmt.Errorf("entry %q: %w", e.Name, err)
+		}
+		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
+	default:
+		ch := changeFor(e, v, a.opt.Owners)
+		ch.Kind = dec.Spec.Kind
+		// Hash what is removed, except a hard-link member's data, which
+		// stays in the stream for the members that are kept.
+		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
+			sum, err := digest.Reader(a.src)
+			if err != nil {
+				return dec, fmt.Errorf("entry %q: %w", e.Name, err)
+			}
+			ch.SHA256 = sum
+		}
+		a.changes = append(a.changes, ch)
+	}
+	return dec, nil
+}
+
 func (a *streamApplier) finish() error {
 	a.injected = true
 	if len(a.offend) > 0 {
@@ -288,7 +276,8 @@ func (a *streamApplier) finish() error {
 	if a.opt.Epoch != nil {
 		epoch = *a.opt.Epoch
 	}
-	inj, dropped, err := planInjections(a.opt.Set, a.caps, removedOf(a.changes), a.out, epoch.UTC(), a.opt.Owners, a.own, a.oldIndex, a.cls.Active)
+	inj, dropped, err := planInjections(planInput{set: a.opt.Set, caps: a.caps, removed: removedOf(a.changes), out: a.out,
+		epoch: epoch.UTC(), owners: a.opt.Owners, own: a.own, old: a.oldIndex, active: a.d.Active})
 	if err != nil {
 		return err
 	}
@@ -366,7 +355,7 @@ func (a *streamApplier) Read(p []byte) (int, error) {
 func removedOf(changes []manifest.Change) []manifest.Change {
 	var out []manifest.Change
 	for _, c := range changes {
-		if c.Kind == manifest.Removed {
+		if c.Kind == contract.Removed {
 			out = append(out, c)
 		}
 	}
@@ -390,7 +379,7 @@ var errGuard = errors.New("output check failed")
 
 func (g *guardWriter) WriteHeader(e *archive.Entry) error {
 	if e.Type != archive.TypeTrailer {
-		name, err := archive.Clean(e.Name)
+		name, err := pathx.Clean(e.Name)
 		if err != nil {
 			return fmt.Errorf("%w: %v", errGuard, err)
 		}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -301,10 +301,10 @@ func TestApplyDirAgainWithoutEpoch(t *testing.T) {
 	}
 
 	apply()
-	if got := mtime(manifest.IndexPath); !got.Equal(old) {
+	if got := mtime(contract.IndexPath); !got.Equal(old) {
 		t.Fatalf("first apply: index mtime %v, want the newest in the tree, %v", got, old)
 	}
-	templates, err := filepath.Glob(filepath.Join(root, TemplateDir, "*.tmpl"))
+	templates, err := filepath.Glob(filepath.Join(root, contract.TemplateDir, "*.tmpl"))
 	if err != nil || len(templates) == 0 {
 		t.Fatalf("no templates written (%v)", err)
 	}
@@ -337,7 +337,7 @@ func TestApplyDirAgainWithoutEpoch(t *testing.T) {
 	setMtime(t, filepath.Join(root, "etc/cni/net.d/87-podman-bridge.conflist"), old.Add(time.Minute))
 	// As the first apply did, the test keeps the directories it changed
 	// as they were.
-	setMtime(t, filepath.Join(root, TemplateDir), old)
+	setMtime(t, filepath.Join(root, contract.TemplateDir), old)
 	setMtime(t, filepath.Join(root, "etc/cni/net.d"), old)
 	rep := apply()
 	if len(rep.Changes) == 0 {

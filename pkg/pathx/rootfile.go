@@ -1,7 +1,8 @@
-package archive
+package pathx
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"time"
@@ -50,4 +51,20 @@ func WriteRootFile(root *os.Root, f RootFile) error {
 		root.Remove(tmp)
 	}
 	return err
+}
+
+// FileMode converts permission bits with setuid, setgid and sticky (as in
+// Entry.Mode) to the os.FileMode spelling of them, for os.Chmod.
+func FileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&0o4000 != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
 }

@@ -1,19 +1,20 @@
-package manifest
+// Package contract is what build and boot share about an image: where apply
+// puts its files under usr/share/minikube, the index that lists them, the
+// conditions under which the boot step writes them, and the runtimes and
+// CRI sockets those conditions name. apply (pkg/trim) writes it and render
+// (pkg/render) reads it: both take it from here, so they cannot disagree.
+package contract
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
-
-// IndexPath is where apply puts the index in the image, and where the boot
-// step (`rootfs-trim render`) reads it.
-const IndexPath = "usr/share/minikube/rootfs-trim/index.json"
 
 // IndexVersion is the index format version.
 const IndexVersion = 1
@@ -50,33 +51,13 @@ type IndexFile struct {
 	Dest   string `json:"dest"`
 	// SourceB64 and DestB64 carry Source and Dest in base64 when they are
 	// not UTF-8 (see names.B64): a deferred file keeps its exact name.
-	SourceB64 string `json:"source_b64,omitempty"`
-	DestB64   string `json:"dest_b64,omitempty"`
-	When      When   `json:"when"`
-	Mode      string `json:"mode"`
-	UID       int    `json:"uid"`
-	GID       int    `json:"gid"`
-	SHA256    string `json:"sha256"`
-}
-
-// When is the condition under which a file is written.
-type When struct {
-	Runtimes []string `json:"runtime,omitempty"`
-	CNIs     []string `json:"cni,omitempty"`
-}
-
-// Holds reports whether runtime and cni satisfy the condition.
-func (w When) Holds(runtime, cni string) bool {
-	return (len(w.Runtimes) == 0 || has(w.Runtimes, runtime)) && (len(w.CNIs) == 0 || has(w.CNIs, cni))
-}
-
-func has(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	SourceB64 string    `json:"source_b64,omitempty"`
+	DestB64   string    `json:"dest_b64,omitempty"`
+	When      Condition `json:"when"`
+	Mode      string    `json:"mode"`
+	UID       int       `json:"uid"`
+	GID       int       `json:"gid"`
+	SHA256    string    `json:"sha256"`
 }
 
 // Encode writes the index, sorted, as indented JSON.
@@ -101,15 +82,7 @@ func (ix *Index) Encode(w io.Writer) error {
 		f := &ix.Files[i]
 		f.SourceB64, f.DestB64 = names.B64(f.Source), names.B64(f.Dest)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ix); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return canon.JSON(w, ix)
 }
 
 // DecodeIndex reads an index and checks its version.

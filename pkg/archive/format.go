@@ -1,0 +1,71 @@
+package archive
+
+import (
+	"archive/tar"
+	"fmt"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// Kind is the container format of an archive, apart from its compression.
+type Kind uint8
+
+const (
+	KindCpio    Kind = iota + 1 // newc, 070701
+	KindCpioCRC                 // crc, 070702
+	KindTar
+	KindDir
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindCpio:
+		return "newc"
+	case KindCpioCRC:
+		return "crc"
+	case KindTar:
+		return "tar"
+	case KindDir:
+		return "dir"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// ParseKind accepts the names used by --format.
+func ParseKind(s string) (Kind, error) {
+	switch strings.ToLower(s) {
+	case "newc", "cpio":
+		return KindCpio, nil
+	case "crc":
+		return KindCpioCRC, nil
+	case "tar", "pax", "ustar", "gnutar":
+		return KindTar, nil
+	case "dir", "directory":
+		return KindDir, nil
+	}
+	return 0, fmt.Errorf("unknown format %q (want newc, crc, tar or dir)", s)
+}
+
+// IsCpio reports whether k is one of the cpio variants.
+func (k Kind) IsCpio() bool { return k == KindCpio || k == KindCpioCRC }
+
+// Format is what Open detected, and what Create is asked to write.
+type Format struct {
+	Kind  Kind
+	Codec compress.Codec
+	// Tar is the header format for tar output when the entries do not say
+	// (tar.FormatUnknown lets archive/tar choose the smallest that fits).
+	Tar tar.Format
+}
+
+func (f Format) String() string {
+	s := f.Kind.String()
+	if f.Kind == KindTar && f.Tar != tar.FormatUnknown {
+		s = "tar (" + strings.ToLower(f.Tar.String()) + ")"
+	}
+	if f.Kind != KindDir {
+		s += ", " + f.Codec.String()
+	}
+	return s
+}

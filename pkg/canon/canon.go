@@ -1,0 +1,26 @@
+// Package canon is the one JSON encoding of everything rootfs-trim writes
+// for people and tools to read and diff: the manifest, the index, the lock,
+// and audit's and check's --format json. Two-space indent, <, > and &
+// left as they are (paths and reasons are not HTML), map keys sorted, one
+// trailing newline; written in one Write, so a failed encoding writes
+// nothing.
+package canon
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
+// JSON writes v to w.
+func JSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

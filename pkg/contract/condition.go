@@ -1,0 +1,52 @@
+package contract
+
+import "slices"
+
+// Kind is what happened to an entry: the host-side manifest and the index
+// record the same kinds.
+type Kind string
+
+// The kinds of change.
+const (
+	Removed   Kind = "removed"
+	Relocated Kind = "relocated"
+	Deferred  Kind = "deferred"
+	Added     Kind = "added"
+	Template  Kind = "template"
+	Created   Kind = "created" // a directory made so that an added file has a parent
+)
+
+// Kinds are all kinds, in the order apply's summary counts them.
+var Kinds = []Kind{Removed, Relocated, Deferred, Added, Template, Created}
+
+// Runtimes and CNIs that conditions may name. They are the choices of
+// minikube's --container-runtime and --cni; "custom" is a CNI the cluster
+// installs itself.
+var (
+	Runtimes = []string{"containerd", "crio", "docker"}
+	CNIs     = []string{"bridge", "kindnet", "flannel", "cilium", "calico", "none", "custom"}
+)
+
+// Sockets are the CRI sockets minikube uses for each runtime when
+// --cri-socket is not given (cruntime's SocketPath methods), and the
+// .Socket a template sees. docker is reached through cri-dockerd from
+// Kubernetes 1.24 on; before that minikube uses dockershim's socket, which
+// the caller passes with --cri-socket /var/run/dockershim.sock.
+var Sockets = map[string]string{
+	"containerd": "/run/containerd/containerd.sock",
+	"crio":       "/var/run/crio/crio.sock",
+	"docker":     "/var/run/cri-dockerd.sock",
+}
+
+// Condition says when the boot step renders a template or restores a
+// deferred file: every list that is set must contain the chosen value.
+type Condition struct {
+	Runtimes []string `json:"runtime,omitempty"`
+	CNIs     []string `json:"cni,omitempty"`
+}
+
+// Holds reports whether the condition is met by the chosen runtime and CNI.
+func (c Condition) Holds(runtime, cni string) bool {
+	return (len(c.Runtimes) == 0 || slices.Contains(c.Runtimes, runtime)) &&
+		(len(c.CNIs) == 0 || slices.Contains(c.CNIs, cni))
+}

@@ -1,0 +1,129 @@
+package trim
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// ActionSpec is everything the pipeline needs to know about one rule
+// action. A new action is its name in pkg/rules/rules.go and a row here
+// with its writer; decide, stream, tree, audit, check and export read
+// this table and nothing else (TestEveryActionHandled walks it).
+type ActionSpec struct {
+	// Kind is what the manifest and the index record for a file the
+	// action took.
+	Kind contract.Kind
+	// Moves: the entry leaves its place and its data is captured (spooled)
+	// until place writes it again once the whole input is known; otherwise
+	// the entry is only removed, its sha256 recorded.
+	Moves bool
+	// Exportable: Buildroot's <PKG>_DROP_FILES_OR_DIRS can say it (export).
+	Exportable bool
+	// LocksContent: check keeps the file's content in the lock and fails
+	// with a diff when a bump changes it (the boot step uses it as is).
+	LocksContent bool
+	// place writes a moved entry at its destination (Moves only).
+	place func(p *planner, c *captured, e *archive.Entry, change manifest.Change)
+}
+
+// Actions is the table of every rule action.
+var Actions = map[rules.Action]*ActionSpec{
+	rules.Strip:    {Kind: contract.Removed, Exportable: true},
+	rules.Relocate: {Kind: contract.Relocated, Moves: true, place: placeRelocated},
+	rules.Defer:    {Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred},
+}
+
+// planInput is what planInjections needs: see there.
+type planInput struct {
+	set     *rules.Set
+	caps    []*captured
+	removed []manifest.Change
+	out     tree
+	epoch   time.Time
+	owners  *Owners
+	own     map[string]string // path -> sha256 the input has at an own path
+	old     *contract.Index
+	active  func(pkg string) bool
+}
+
+// planner collects what planInjections and the actions' writers decide.
+type planner struct {
+	planInput
+	index    *contract.Index
+	inj      []*injection // moved files: the first group
+	written  []*injection // added files, templates, the index: the second
+	dropped  []manifest.Change
+	problems []string
+	claimed  map[string]string // path -> what claims it
+}
+
+func (p *planner) claim(path, what string) bool {
+	if prev, ok := p.claimed[path]; ok {
+		p.problems = append(p.problems, fmt.Sprintf("%s: both %s and %s write it", names.Quote(path), prev, what))
+		return false
+	}
+	p.claimed[path] = what
+	return true
+}
+
+// inject adds a moved entry at dest.
+func (p *planner) inject(c *captured, e *archive.Entry, change manifest.Change, dest string) {
+	change.To = dest
+	e.Name = dest
+	if e.Nlink > 1 {
+		e.Nlink = 1
+	}
+	p.inj = append(p.inj, &injection{entry: e, data: c.data.Reader, change: change, captured: true})
+}
+
+// relocationDest is where rule r of verdict v moves the file.
+func relocationDest(v *Verdict) string {
+	dest := v.Rule.To
+	if strings.HasSuffix(dest, "/") {
+		dest += path.Base(v.Path)
+	}
+	return dest
+}
+
+func placeRelocated(p *planner, c *captured, e *archive.Entry, change manifest.Change) {
+	r := c.verdict.Rule
+	dest := relocationDest(c.verdict)
+	if p.out.exists(dest) {
+		if r.Existing == rules.ExistingStrip {
+			change.Kind = contract.Removed
+			change.Reason = fmt.Sprintf("%s already has its proper copy at %s", names.Quote(c.verdict.Path), names.Quote(dest))
+			p.dropped = append(p.dropped, change)
+			return
+		}
+		p.problems = append(p.problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, names.Quote(c.verdict.Path), names.Quote(dest)))
+		return
+	}
+	if !p.claim(dest, "rule "+r.Name) {
+		return
+	}
+	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
+		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum})
+	p.inject(c, e, change, dest)
+}
+
+func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Change) {
+	r := c.verdict.Rule
+	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
+	p.index.Files = append(p.index.Files, contract.IndexFile{
+		Kind: contract.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
+		When: contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
+		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
+	})
+	if !p.claim(dest, "rule "+r.Name) {
+		return
+	}
+	p.inject(c, e, change, dest)
+}

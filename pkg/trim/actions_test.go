@@ -1,0 +1,172 @@
+package trim
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// TestEveryActionHandled walks every rule action and fails when one is not
+// handled everywhere it must be: its row in Actions (decision, manifest
+// kind, export, check), its writer, and what apply, on a stream and on a
+// tree, does with a file it takes. A new action needs a row here too, which
+// says what it must do.
+func TestEveryActionHandled(t *testing.T) {
+	const src = "etc/x/f.conf"
+	want := map[rules.Action]struct {
+		fields       string // the rule's YAML beyond match, name and reason
+		kind         contract.Kind
+		dest         string // where apply writes the file; "" when it only goes
+		exportable   bool
+		locksContent bool
+	}{
+		rules.Strip:    {"action: strip", contract.Removed, "", true, false},
+		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false},
+		rules.Defer: {"action: defer\n    runtime: containerd", contract.Deferred,
+			contract.DeferredPath("containerd", src), false, true},
+	}
+	for a := range Actions {
+		if !slices.Contains(rules.AllActions(), a) {
+			t.Errorf("Actions has a row for %v, which pkg/rules does not know", a)
+		}
+	}
+	for _, a := range rules.AllActions() {
+		t.Run(a.String(), func(t *testing.T) {
+			w, ok := want[a]
+			if !ok {
+				t.Fatalf("action %s has no row in this test: say what apply must do with it", a)
+			}
+			spec := Actions[a]
+			if spec == nil {
+				t.Fatalf("action %s has no row in trim.Actions (actions.go)", a)
+			}
+			if !slices.Contains(contract.Kinds, spec.Kind) {
+				t.Errorf("kind %q is not in contract.Kinds (apply's summary would not count it)", spec.Kind)
+			}
+			if spec.Kind != w.kind || spec.Exportable != w.exportable || spec.LocksContent != w.locksContent {
+				t.Errorf("Actions[%s] = %+v, want kind %s, exportable %v, locks content %v", a, *spec, w.kind, w.exportable, w.locksContent)
+			}
+			if spec.Moves != (w.dest != "") || spec.Moves != (spec.place != nil) {
+				t.Errorf("Actions[%s]: moves %v, writer set %v, want a destination %q", a, spec.Moves, spec.place != nil, w.dest)
+			}
+
+			dir := t.TempDir()
+			yaml := "package: p\nrules:\n  - name: r\n    match: [\"" + src + "\"]\n    reason: test\n    " + w.fields + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			set, err := rules.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec, err := NewDecider(set, nil, nil).Decide(&archive.Entry{Name: src, Type: archive.TypeRegular})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dec.Spec != spec || dec.Rule == nil || dec.Rule.Action != a {
+				t.Fatalf("decision %+v, want rule r with Actions[%s]", dec, a)
+			}
+
+			mt := time.Unix(1700000000, 0).UTC()
+			entries := []*archive.Entry{
+				{Name: ".", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
+				{Name: "etc", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
+				{Name: "etc/x", Type: archive.TypeDir, Mode: 0o755, Nlink: 2, ModTime: mt},
+				{Name: src, Type: archive.TypeRegular, Mode: 0o644, Nlink: 1, ModTime: mt, Size: 5},
+			}
+			var in bytes.Buffer
+			cw := archive.NewCpioWriter(&in, archive.Newc)
+			for _, e := range entries {
+				cw.WriteHeader(e)
+				if e.Size > 0 {
+					io.WriteString(cw, "hello")
+				}
+			}
+			cw.Close()
+			var out bytes.Buffer
+			ow := archive.NewCpioWriter(&out, archive.Newc)
+			rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ow.Close()
+			got := map[string]string{}
+			r := archive.NewCpioReader(&out)
+			for {
+				e, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(r)
+				got[e.Name] = string(b)
+			}
+			checkTaken(t, "stream", rep, got, src, w.dest, w.kind)
+
+			root := filepath.Join(t.TempDir(), "root")
+			for _, e := range entries[1:] {
+				p := filepath.Join(root, e.Name)
+				if e.Type == archive.TypeDir {
+					os.MkdirAll(p, 0o755)
+				} else if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err = ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners(), Epoch: &mt}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = map[string]string{}
+			filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode().IsRegular() {
+					rel, _ := filepath.Rel(root, p)
+					b, _ := os.ReadFile(p)
+					got[rel] = string(b)
+				}
+				return nil
+			})
+			checkTaken(t, "tree", rep, got, src, w.dest, w.kind)
+		})
+	}
+}
+
+// checkTaken: src left its place, reached dest with its data when there is
+// one, and the manifest and the index record it with kind.
+func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest string, kind contract.Kind) {
+	t.Helper()
+	if _, ok := files[src]; ok {
+		t.Errorf("%s: %s is still in place", how, src)
+	}
+	if dest != "" && files[dest] != "hello" {
+		t.Errorf("%s: %s = %q, want the file's data", how, dest, files[dest])
+	}
+	found := false
+	for _, c := range rep.Changes {
+		found = found || (c.Path == src && c.Kind == kind && c.To == dest)
+	}
+	if !found {
+		t.Errorf("%s: no %s change for %s -> %q in %+v", how, kind, src, dest, rep.Changes)
+	}
+	ix, err := contract.DecodeIndex(bytes.NewReader([]byte(files[contract.IndexPath])))
+	if err != nil {
+		t.Fatalf("%s: index: %v", how, err)
+	}
+	found = false
+	for _, f := range ix.Files {
+		found = found || (f.Kind == kind && f.Name == "r")
+	}
+	if !found {
+		t.Errorf("%s: the index records no %s file of rule r: %+v", how, kind, ix.Files)
+	}
+}

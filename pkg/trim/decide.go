@@ -1,0 +1,101 @@
+package trim
+
+import (
+	"io"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+)
+
+// Decider is the one decision step that apply (stream and tree), audit and
+// check run on every entry: entry in, Decision out. Everything a rule
+// action means to the pipeline is in the actions table (actions.go); the
+// callers only dispatch on it.
+type Decider struct {
+	*Classifier
+	// own are the paths apply writes itself (OwnPaths): an earlier apply's
+	// copies are handed to the caller as Own rather than classified.
+	own map[string]bool
+}
+
+// NewDecider returns the decision step for set; owners may be nil. own
+// lists the paths whose regular files are reported as Own (nil: none).
+func NewDecider(set *rules.Set, owners *Owners, own map[string]bool) *Decider {
+	return &Decider{Classifier: NewClassifier(set, owners), own: own}
+}
+
+// Decision is the verdict on one entry.
+type Decision struct {
+	// Skip: a trailer, nothing to decide.
+	Skip bool
+	// Own: a file at a path apply writes itself (Path); its data goes to
+	// TakeOwn, and the entry never reaches the output as it is.
+	Own  bool
+	Path string
+	// Verdict is set unless Skip or Own: owner, rule, findings.
+	*Verdict
+	// Spec is what the verdict's action means to the pipeline; nil when
+	// the entry stays as it is.
+	Spec *ActionSpec
+}
+
+// Decide classifies e. Entries must come parents first (see Classifier).
+func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
+	if e.Type == archive.TypeTrailer {
+		return Decision{Skip: true}, nil
+	}
+	if d.own != nil && e.Type == archive.TypeRegular {
+		if name, err := pathx.Clean(e.Name); err == nil && d.own[name] {
+			return Decision{Own: true, Path: name}, nil
+		}
+	}
+	v, err := d.Classify(e)
+	if err != nil {
+		return Decision{}, err
+	}
+	dec := Decision{Path: v.Path, Verdict: v}
+	if a := v.Action(); a != 0 {
+		dec.Spec = Actions[a]
+	}
+	return dec, nil
+}
+
+// NoteIndex reads an earlier apply's index from r and counts the rules it
+// records as applied (see Classifier.NoteApplied).
+func (d *Decider) NoteIndex(r io.Reader) (*contract.Index, error) {
+	ix, err := contract.DecodeIndex(r)
+	if err != nil {
+		return nil, err
+	}
+	d.NoteApplied(ix)
+	return ix, nil
+}
+
+// ownFile is what apply keeps of a file at one of its own paths: the
+// content's sha256 and, for the index, the earlier apply's index.
+type ownFile struct {
+	sum   string
+	index *contract.Index
+}
+
+// takeOwn reads the data of a Decision.Own entry: both appliers keep its
+// sum to compare with what they write, and the earlier index.
+func (d *Decider) takeOwn(name string, r io.Reader) (ownFile, error) {
+	data, err := newSpool(r)
+	if err != nil {
+		return ownFile{}, err
+	}
+	defer data.Close()
+	f := ownFile{sum: data.sum}
+	if name != contract.IndexPath {
+		return f, nil
+	}
+	rd, err := data.Reader()
+	if err != nil {
+		return f, err
+	}
+	f.index, err = d.NoteIndex(rd)
+	return f, err
+}
