@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // Input is an open archive or tree.
@@ -291,7 +291,7 @@ type asyncHash struct {
 }
 
 func newAsyncHash() *asyncHash {
-	a := &asyncHash{ch: make(chan []byte, 16), done: make(chan struct{}), h: sha256.New()}
+	a := &asyncHash{ch: make(chan []byte, 16), done: make(chan struct{}), h: digest.New()}
 	a.pool.New = func() any { return make([]byte, 0, 64<<10) }
 	go func() {
 		defer close(a.done)

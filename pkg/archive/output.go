@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // OutputOptions configures Create.
@@ -226,7 +226,7 @@ func (o *Output) finish() error {
 		}
 		o.written = size
 		if o.digest {
-			h := sha256.New()
+			h := digest.New()
 			if _, err := io.Copy(h, io.NewSectionReader(o.file, 0, size)); err != nil {
 				return err
 			}

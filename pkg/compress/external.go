@@ -20,7 +20,7 @@ import (
 //
 // The reference compressors are what Buildroot itself runs, and for xz and
 // zstd at high levels the pure-Go codecs write markedly larger output
-// (ulikunitz/xz ~25% over `xz -9`) or run slower. A compressor found on
+// (docs/performance.md) or run slower. A compressor found on
 // PATH, as Buildroot's own host tools are, is therefore the default; the
 // pure-Go codecs remain the fallback that works everywhere.
 type Backend uint8
@@ -106,10 +106,9 @@ func compressCommand(c Codec, level, threads int, single bool) (string, []string
 // bench, list-*); with External, wherever a tool exists.
 //
 // Auto keeps zstd and lz4 in process: behind a pipe every byte costs two
-// more copies and the tool's wake-ups, which made `list` on a 434 MB image
-// 1.3x (zstd) and 2.4x (lz4) slower than the tool writing to /dev/null,
-// while klauspost's zstd decoder keeps pace with the zstd tool and the
-// legacy lz4 decoder runs its independent blocks on every core.
+// more copies and the tool's wake-ups, while klauspost's zstd decoder keeps
+// pace with the zstd tool and the legacy lz4 decoder runs its independent
+// blocks on every core (docs/performance.md has the figures).
 func decompressCommand(c Codec, threads int, b Backend) (string, []string, bool) {
 	switch c {
 	case Xz:
