@@ -63,6 +63,7 @@ type planner struct {
 	dropped  []manifest.Change
 	problems []string
 	claimed  map[string]string // path -> what claims it
+	restored map[string]string // condition tag + destination at boot -> rule
 }
 
 func (p *planner) claim(path, what string) bool {
@@ -117,8 +118,15 @@ func placeRelocated(p *planner, c *captured, e *archive.Entry, change manifest.C
 func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Change) {
 	r := c.verdict.Rule
 	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
+	restored := r.RestoredName(c.verdict.Path)
+	key := r.Tag() + " " + restored
+	if prev, ok := p.restored[key]; ok {
+		p.problems = append(p.problems, fmt.Sprintf("rules %s and %s both restore %s for %s at boot", prev, r.Name, names.Quote(restored), r.Tag()))
+		return
+	}
+	p.restored[key] = r.Name
 	p.index.Files = append(p.index.Files, contract.IndexFile{
-		Kind: contract.Deferred, Name: r.Name, Source: dest, Dest: c.verdict.Path,
+		Kind: contract.Deferred, Name: r.Name, Source: dest, Dest: restored,
 		When: contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
 		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
 	})

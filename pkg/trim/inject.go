@@ -66,7 +66,7 @@ type tree interface {
 // A package's additions are made only when active(package) says the
 // package is in the image.
 func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
-	p := &planner{planInput: in, claimed: map[string]string{}}
+	p := &planner{planInput: in, claimed: map[string]string{}, restored: map[string]string{}}
 	set, out, owners, own, epoch := in.set, in.out, in.owners, in.own, in.epoch
 	p.index = &contract.Index{Version: contract.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
 	index := p.index
