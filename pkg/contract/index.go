@@ -54,10 +54,14 @@ type IndexFile struct {
 	SourceB64 string    `json:"source_b64,omitempty"`
 	DestB64   string    `json:"dest_b64,omitempty"`
 	When      Condition `json:"when"`
-	Mode      string    `json:"mode"`
-	UID       int       `json:"uid"`
-	GID       int       `json:"gid"`
-	SHA256    string    `json:"sha256"`
+	// Link is the target of a relocated or deferred symlink: the boot
+	// step restores a symlink with this target, never following it, and
+	// SHA256 is the sha256 of the target's bytes.
+	Link   string `json:"link,omitempty"`
+	Mode   string `json:"mode"`
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	SHA256 string `json:"sha256"`
 }
 
 // Encode writes the index, sorted, as indented JSON.

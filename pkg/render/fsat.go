@@ -161,6 +161,58 @@ func (t *tree) removeStaleTemp(name string) (bool, error) {
 // writeFile writes data to name atomically: a temporary file beside it,
 // owned and moded, then renamed over it. A symlink at name is replaced,
 // never written through; a symlink on the way is refused.
+// readEntry reads a regular file, or a symlink's target, never following
+// it: what render wrote at name, either way.
+func (t *tree) readEntry(name string) ([]byte, error) {
+	dir, err := t.openDir(path.Dir(name), false)
+	if err != nil {
+		if err == unix.ENOENT {
+			return nil, os.ErrNotExist
+		}
+		return nil, err
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(dir, path.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(dir, path.Base(name), buf)
+		unix.Close(dir)
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+	unix.Close(dir)
+	return t.readFile(name)
+}
+
+// writeSymlink creates name as a symlink to target under a temporary name
+// and renames it into place; nothing follows the link.
+func (t *tree) writeSymlink(name, target string, uid, gid int) error {
+	dir, err := t.openDir(path.Dir(name), true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	tmp := path.Base(tempName(name))
+	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
+		return err
+	}
+	if err := unix.Symlinkat(target, dir, tmp); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		err = unix.Fchownat(dir, tmp, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, path.Base(name))
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+	}
+	return err
+}
+
 func (t *tree) writeFile(name string, data []byte, mode uint32, uid, gid int) error {
 	dir, err := t.openDir(path.Dir(name), true)
 	if err != nil {

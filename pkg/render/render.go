@@ -17,6 +17,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -91,6 +92,9 @@ type planned struct {
 	gid  int
 	from string
 	kind contract.Kind
+	// link: a deferred symlink, restored as a symlink whose target is
+	// data, never followed.
+	link bool
 }
 
 // Render writes /etc for the choice. Everything is read, checked and
@@ -149,7 +153,7 @@ func Render(opt Options) (*Result, error) {
 		keep[p.dest] = true
 		sum := digest.Bytes(p.data)
 		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
-		have, err := t.readFile(p.dest)
+		have, err := t.readEntry(p.dest)
 		if err == nil && bytes.Equal(have, p.data) {
 			res.Unchanged = append(res.Unchanged, p.dest)
 			continue
@@ -160,7 +164,11 @@ func Render(opt Options) (*Result, error) {
 			}
 		}
 		res.Written = append(res.Written, p.dest)
-		if !opt.DryRun {
+		if !opt.DryRun && p.link {
+			if err := t.writeSymlink(p.dest, string(p.data), p.uid, p.gid); err != nil {
+				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
+			}
+		} else if !opt.DryRun {
 			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
 				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
 			}
@@ -174,7 +182,7 @@ func Render(opt Options) (*Result, error) {
 			res.Left = append(res.Left, Left{f.Path, "no deferred file or template in the index has it as destination"})
 			continue
 		}
-		have, err := t.readFile(f.Path)
+		have, err := t.readEntry(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // already gone
@@ -312,6 +320,9 @@ func planFile(root *os.Root, f contract.IndexFile, data map[string]any) (*planne
 	if err != nil || !strings.HasPrefix(src, contract.Dir+"/") {
 		return nil, fmt.Errorf("index entry %s: source %q is not under /usr/share/minikube", f.Name, f.Source)
 	}
+	if f.Link != "" {
+		return planLink(root, f, src, dest)
+	}
 	raw, err := root.ReadFile(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: source /%s is missing: %v", f.Kind, f.Name, src, errors.Unwrap(err))
@@ -337,6 +348,22 @@ func planFile(root *os.Root, f contract.IndexFile, data map[string]any) (*planne
 	return p, nil
 }
 
+// planLink plans a deferred symlink: the copy in the image must be a
+// symlink with the target the index records; it is restored as one.
+func planLink(root *os.Root, f contract.IndexFile, src, dest string) (*planned, error) {
+	if f.Kind != contract.Deferred {
+		return nil, fmt.Errorf("%s %s: only a deferred file may be a symlink", f.Kind, f.Name)
+	}
+	target, err := root.Readlink(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: source /%s is not the symlink the index records: %v", f.Kind, f.Name, src, errors.Unwrap(err))
+	}
+	if target != f.Link || digest.Bytes([]byte(target)) != f.SHA256 {
+		return nil, fmt.Errorf("%s %s: /%s points at %s, the index says %s", f.Kind, f.Name, src, names.Quote(target), names.Quote(f.Link))
+	}
+	return &planned{dest: dest, data: []byte(target), uid: f.UID, gid: f.GID, from: "/" + src, kind: f.Kind, link: true}, nil
+}
+
 // noClusterCNI gives the runtime a default network with the pod CIDR when
 // minikube deploys no CNI (--cni=false): the runtime's own deferred bridge,
 // rewritten as minikube rewrites it, else minikube's bridge conflist.
@@ -345,7 +372,7 @@ func noClusterCNI(root *os.Root, plan []*planned, bridgeTemplate *contract.Index
 	var notes []string
 	bridges := 0
 	for _, p := range plan {
-		if p.kind != contract.Deferred || !strings.HasPrefix(p.dest, "etc/cni/net.d/") {
+		if p.kind != contract.Deferred || p.link || !strings.HasPrefix(p.dest, "etc/cni/net.d/") {
 			kept = append(kept, p)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -107,11 +108,19 @@ func placeRelocated(p *planner, c *captured, e *archive.Entry, change manifest.C
 		p.problems = append(p.problems, fmt.Sprintf("rule %s (%s): relocating %s onto %s, which the image already has (say existing: strip if that copy is the proper one)", r.Name, r.Pos, names.Quote(c.verdict.Path), names.Quote(dest)))
 		return
 	}
+	if e.Type == archive.TypeSymlink && !path.IsAbs(e.Linkname) && path.Dir(dest) != path.Dir(c.verdict.Path) {
+		// Moved to another directory, a relative link would point at
+		// something else; rewriting it would change what the package
+		// shipped.
+		p.problems = append(p.problems, fmt.Sprintf("rule %s (%s): %s is a symlink to %s, relative to its directory: relocated to %s it would point at something else (relocate it within its directory, strip it, or make the package's link absolute)",
+			r.Name, r.Pos, names.Quote(c.verdict.Path), names.Quote(e.Linkname), names.Quote(dest)))
+		return
+	}
 	if !p.claim(dest, "rule "+r.Name) {
 		return
 	}
 	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Relocated, Name: r.Name, Source: c.verdict.Path, Dest: dest,
-		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum})
+		Link: linkOf(e), Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: sumOf(c, e)})
 	p.inject(c, e, change, dest)
 }
 
@@ -128,10 +137,27 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 	p.index.Files = append(p.index.Files, contract.IndexFile{
 		Kind: contract.Deferred, Name: r.Name, Source: dest, Dest: restored,
 		When: contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
-		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: c.data.sum,
+		Link: linkOf(e), Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: sumOf(c, e),
 	})
 	if !p.claim(dest, "rule "+r.Name) {
 		return
 	}
 	p.inject(c, e, change, dest)
+}
+
+// linkOf is the target a moved symlink keeps; "" for anything else.
+func linkOf(e *archive.Entry) string {
+	if e.Type == archive.TypeSymlink {
+		return e.Linkname
+	}
+	return ""
+}
+
+// sumOf is what the index records of a moved entry's content: a file's
+// data, or a symlink's target (as check locks it).
+func sumOf(c *captured, e *archive.Entry) string {
+	if e.Type == archive.TypeSymlink {
+		return digest.Bytes([]byte(e.Linkname))
+	}
+	return c.data.sum
 }

@@ -496,6 +496,9 @@ func (w *treeWriter) write(in *injection) error {
 		}
 		return nil
 	}
+	if e.Type == archive.TypeSymlink {
+		return w.writeSymlink(e)
+	}
 	data, err := in.data()
 	if err != nil {
 		return err
@@ -527,6 +530,37 @@ func (w *treeWriter) write(in *injection) error {
 	if err == nil {
 		w.step()
 		err = w.root.Chtimes(tmp, e.ModTime, e.ModTime)
+	}
+	if err == nil {
+		w.step()
+		err = w.root.Rename(tmp, e.Name)
+	}
+	if err != nil {
+		w.root.Remove(tmp)
+	}
+	return err
+}
+
+// writeSymlink creates a relocated or deferred symlink with its target,
+// owner and mtime under a temporary name, then renames it into place; the
+// link is never followed (the *at calls act on the link itself).
+func (w *treeWriter) writeSymlink(e *archive.Entry) error {
+	tmp := tempName(e.Name)
+	w.step()
+	if err := w.root.Symlink(e.Linkname, tmp); err != nil {
+		return err
+	}
+	dir, err := w.root.OpenFile(path.Dir(tmp), os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err == nil {
+		base := path.Base(tmp)
+		if os.Geteuid() == 0 {
+			err = unix.Fchownat(int(dir.Fd()), base, int(e.UID), int(e.GID), unix.AT_SYMLINK_NOFOLLOW)
+		}
+		if err == nil {
+			ts := []unix.Timespec{unix.NsecToTimespec(e.ModTime.UnixNano()), unix.NsecToTimespec(e.ModTime.UnixNano())}
+			err = unix.UtimesNanoAt(int(dir.Fd()), base, ts, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		dir.Close()
 	}
 	if err == nil {
 		w.step()
