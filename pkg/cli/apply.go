@@ -221,6 +221,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		printChanges(env.Stdout, rep, *dryRun)
 	}
 	for _, c := range rep.Changes {
+		if c.Kind == contract.Dangling {
+			fmt.Fprintf(env.Stderr, "warning: %s -> %s: dangling: %s [dangling]\n", names.Quote(c.Path), names.Quote(c.To), names.Text(c.Reason))
+		}
 		if c.Unreviewed {
 			fmt.Fprintf(env.Stderr, "warning: %s (package %s): only the fallback rule %s handled it (unreviewed): name it in a package rule [fallback]\n",
 				names.Quote(c.Path), names.Quote(c.Package), names.Text(c.Rule))

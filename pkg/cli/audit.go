@@ -132,8 +132,11 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		if f.Rule != "" {
 			by = "rule " + f.Rule + " (" + f.Action + ")"
 		}
-		if f.Check == trim.CheckUnreviewed {
+		switch f.Check {
+		case trim.CheckUnreviewed:
 			by = "rule " + f.Rule + " (" + f.Action + ", fallback)"
+		case trim.CheckDangling:
+			by = "-> " + f.Target
 		}
 		p := names.Quote(f.Path)
 		if p == "" {

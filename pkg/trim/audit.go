@@ -24,6 +24,8 @@ type Finding struct {
 	Check    string         `json:"check"` // offender, unhandled, stale-rule
 	Reason   string         `json:"reason"`
 	Pos      rules.Pos      `json:"pos"` // the rule or policy item involved
+	// Target is a dangling symlink's target.
+	Target string `json:"target,omitempty"`
 }
 
 // The checks a finding can come from, in the [check-name] style of Yocto's
@@ -35,6 +37,9 @@ const (
 	// CheckUnreviewed: a policy violation only a fallback rule handles;
 	// apply strips it with a warning, check fails on it.
 	CheckUnreviewed = "unreviewed"
+	// CheckDangling: a symlink no rule touches whose target a rule takes
+	// away; apply keeps it as it is, and reports it.
+	CheckDangling = "dangling"
 )
 
 func findingFor(v *Verdict, owners *Owners) Finding {
@@ -138,6 +143,12 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 			f.Input = in.Path
 			found = append(found, f)
 		}
+	}
+	for _, l := range d.Dangling() {
+		v := &Verdict{Path: l.Path}
+		found = append(found, Finding{Input: in.Path, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(d.Owners),
+			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
+			Reason: fmt.Sprintf("left dangling: points at %s, which rule %s takes away from there; strip the link with a rule, or keep its target", l.Gone, l.Rule.Name)})
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 	res.Findings = append(res.Findings, found...)

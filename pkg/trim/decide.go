@@ -1,10 +1,15 @@
 package trim
 
 import (
+	"fmt"
 	"io"
+	"path"
+	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -18,6 +23,24 @@ type Decider struct {
 	// own are the paths apply writes itself (OwnPaths): an earlier apply's
 	// copies are handed to the caller as Own rather than classified.
 	own map[string]bool
+
+	// For Dangling: the symlinks that stay, and what the rules take away
+	// from its place (files, and stripped directories with all beneath).
+	links []Link
+	gone  map[string]*rules.Rule
+}
+
+// Link is a symlink that stays in the image while the rules take away what
+// it points at: systemd's multi-user.target.wants/containerd.service ->
+// /etc/systemd/system/containerd.service once that unit moved to
+// /usr/lib/systemd/system.
+type Link struct {
+	Path, Target string
+	// Gone is the path the target resolves to in the image, Rule the rule
+	// that took it away.
+	Gone string
+	Rule *rules.Rule
+	Mode uint32
 }
 
 // NewDecider returns the decision step for set; owners may be nil. own
@@ -58,8 +81,42 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	dec := Decision{Path: v.Path, Verdict: v}
 	if a := v.Action(); a != 0 {
 		dec.Spec = Actions[a]
+		if d.gone == nil {
+			d.gone = map[string]*rules.Rule{}
+		}
+		d.gone[v.Path] = v.Rule
+	} else if e.Type == archive.TypeSymlink && v.Rule == nil {
+		d.links = append(d.links, Link{Path: v.Path, Target: e.Linkname, Mode: e.Mode})
 	}
 	return dec, nil
+}
+
+// Dangling returns the symlinks no rule touched whose target, resolved in
+// the image (an absolute target from the image's root, a relative one
+// from the link's directory, never above the root), is a path the rules
+// took away: each link an apply leaves dangling. Only the link's own
+// components are resolved, not other symlinks on the way. Call it after
+// the last entry: a target may come after its link.
+func (d *Decider) Dangling() []Link {
+	if len(d.gone) == 0 {
+		return nil
+	}
+	var out []Link
+	for _, l := range d.links {
+		t := l.Target
+		if !path.IsAbs(t) {
+			t = path.Join("/", path.Dir(l.Path), t)
+		}
+		t = strings.TrimPrefix(path.Clean("/"+t), "/")
+		for p := t; p != "." && p != ""; p = path.Dir(p) {
+			if r, ok := d.gone[p]; ok {
+				l.Gone, l.Rule = t, r
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // NoteIndex reads an earlier apply's index from r and counts the rules it
@@ -98,4 +155,17 @@ func (d *Decider) takeOwn(name string, r io.Reader) (ownFile, error) {
 	}
 	f.index, err = d.NoteIndex(rd)
 	return f, err
+}
+
+// danglingChanges records each link Dangling finds in the manifest; the
+// link itself is written as it came in.
+func danglingChanges(d *Decider) []manifest.Change {
+	var out []manifest.Change
+	for _, l := range d.Dangling() {
+		v := &Verdict{Path: l.Path}
+		out = append(out, manifest.Change{Kind: contract.Dangling, Path: l.Path, To: l.Target, Type: archive.TypeSymlink.String(),
+			Package: v.Owner(d.Owners), Rule: l.Rule.Name, Size: int64(len(l.Target)), Mode: fmt.Sprintf("%04o", l.Mode),
+			Reason: fmt.Sprintf("points at %s, which rule %s takes away from there", names.Quote(l.Gone), l.Rule.Name)})
+	}
+	return out
 }

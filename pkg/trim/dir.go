@@ -146,6 +146,12 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			leftovers = append(leftovers, name)
 			continue
 		}
+		if e.Type == archive.TypeSymlink {
+			// Its target, for the links an apply leaves dangling.
+			if err := r.Stat(e); err != nil {
+				return nil, err
+			}
+		}
 		dec, err := d.Decide(e)
 		if err != nil {
 			return nil, err
@@ -245,6 +251,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	rep.Changes = append(rep.Changes, dropped...)
+	rep.Changes = append(rep.Changes, danglingChanges(d)...)
 	for _, in := range inj {
 		if !in.unchanged {
 			rep.Changes = append(rep.Changes, in.change)

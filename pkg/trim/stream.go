@@ -286,6 +286,7 @@ func (a *streamApplier) finish() error {
 		return err
 	}
 	a.changes = append(a.changes, dropped...)
+	a.changes = append(a.changes, danglingChanges(a.d)...)
 	if err := numberInjections(inj, a.maxInode); err != nil {
 		return err
 	}
