@@ -137,6 +137,10 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "warning: %s is in render's record but was left in place: %s\n", names.Quote("/"+l.Path), names.Text(l.Why))
 	}
 	for _, f := range res.Foreign {
+		if f.Link != "" {
+			fmt.Fprintf(env.Stderr, "warning: %s is a symlink to %s where policy %s expects a directory: what is beneath it bypasses the policy; left in place, not followed\n", names.Quote("/"+f.Path), names.Quote(f.Link), names.Text(f.Policy))
+			continue
+		}
 		if f.Removed {
 			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it: removed\n", names.Quote("/"+f.Path), names.Text(f.Policy))
 		} else {

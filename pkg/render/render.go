@@ -71,6 +71,10 @@ type Foreign struct {
 	Path    string
 	Policy  string
 	Removed bool
+	// Link is set for a symlink at a directory the policy's paths lie in
+	// (etc/cni -> ../opt/evilcni): its target, which render never follows
+	// nor removes; what is beneath it bypasses the policy.
+	Link string
 }
 
 // Options configures Render.
@@ -498,6 +502,16 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		}
 		items = append(items, item{p: p, f: f})
 	}
+	policyDirs := map[string]string{}
+	for _, it := range items {
+		for _, pat := range it.f.Paths {
+			for _, d := range pat.Dirs() {
+				if _, ok := policyDirs[d]; !ok {
+					policyDirs[d] = it.p.Name
+				}
+			}
+		}
+	}
 	var found []Foreign
 	err := fs.WalkDir(root.FS(), "etc", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -512,6 +526,11 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		typ := "file"
 		if d.Type()&fs.ModeSymlink != 0 {
 			typ = "symlink"
+			if name, ok := policyDirs[p]; ok {
+				target, _ := root.Readlink(p)
+				found = append(found, Foreign{Path: p, Policy: name, Link: target})
+				return nil
+			}
 		} else if !d.Type().IsRegular() {
 			typ = "other"
 		}

@@ -87,4 +87,22 @@ func (p Pattern) Literal() (string, bool) { return p.glob, p.literal }
 
 func (p Pattern) String() string { return p.glob }
 
+// Dirs lists the directories every path the pattern matches lies in, as
+// far as its literal text says: "etc", "etc/cni" and "etc/cni/net.d" for
+// etc/cni/net.d/*.conf. A symlink at one of them changes what the booted
+// system sees there.
+func (p Pattern) Dirs() []string {
+	text := p.prefix
+	if p.literal {
+		text = p.glob
+	}
+	var dirs []string
+	for i := 0; i < len(text); i++ {
+		if text[i] == '/' {
+			dirs = append(dirs, text[:i])
+		}
+	}
+	return dirs
+}
+
 var errNoPattern = errors.New("no paths given")

@@ -48,6 +48,12 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 		f.Policy = v.Forbidden[0].Name
 		f.Reason = v.Forbidden[0].Reason
 		f.Pos = v.Forbidden[0].Pos
+		switch {
+		case v.Alias != "":
+			f.Reason = fmt.Sprintf("the booted system sees it as %s, through the symlink %s: %s", v.Alias, v.Through, f.Reason)
+		case v.Through != "":
+			f.Reason = fmt.Sprintf("a symlink where the policy's paths lie (%s): what is beneath its target bypasses the policy at boot: %s", v.Through, f.Reason)
+		}
 	}
 	if r := v.Rule; r != nil {
 		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos

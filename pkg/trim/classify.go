@@ -2,6 +2,7 @@ package trim
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -31,6 +32,11 @@ type Verdict struct {
 	Inherited bool
 	// Kept is set for a directory the policy keeps although a rule matched it.
 	Kept *rules.Keep
+	// Through is set when the policy forbids the entry at another path,
+	// the one the booted system sees it at through an in-tree directory
+	// symlink ("etc/cni -> ../opt/evilcni"); Alias is that path. For the
+	// symlink itself Through is the link and Alias empty.
+	Through, Alias string
 }
 
 // Owner is the package to name in reports.
@@ -105,6 +111,16 @@ type Classifier struct {
 	// globs in a list.
 	rulePaths map[string]bool
 	ruleGlobs []rules.Pattern
+
+	// policyDirs are the directories the policy's paths lie in; dirLinks
+	// the symlinks seen so far at one of them, with their targets
+	// resolved in the image.
+	policyDirs map[string][]*rules.Forbid
+	dirLinks   []dirLink
+}
+
+type dirLink struct {
+	link, raw, target string
 }
 
 type strippedDir struct {
@@ -119,6 +135,16 @@ func NewClassifier(set *rules.Set, owners *Owners) *Classifier {
 	}
 	c := &Classifier{Set: set, Owners: owners, matched: map[*rules.Rule]int{}}
 	c.rulePaths = map[string]bool{}
+	c.policyDirs = map[string][]*rules.Forbid{}
+	for _, f := range set.Policy {
+		for _, pat := range f.Paths {
+			for _, d := range pat.Dirs() {
+				if l := c.policyDirs[d]; len(l) == 0 || l[len(l)-1] != f {
+					c.policyDirs[d] = append(l, f)
+				}
+			}
+		}
+	}
 	for _, p := range set.Packages {
 		if p.Name != AnyPackage {
 			c.ordered = append(c.ordered, p)
@@ -168,6 +194,9 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 		}
 	}
 	v.Forbidden = c.Set.ForbiddenBy(name, v.Type)
+	if len(v.Forbidden) == 0 && (len(c.dirLinks) > 0 || e.Type == archive.TypeSymlink) {
+		c.throughLinks(v, e)
+	}
 	// Owners matter only to an entry that a rule or the policy names: a
 	// few in a tree of tens of thousands, where the lookups were a
 	// noticeable part of apply's time.
@@ -307,4 +336,49 @@ func (c *Classifier) present(p *rules.Package) bool {
 		}
 	}
 	return false
+}
+
+// throughLinks finds what the booted system sees that the entry's own path
+// hides. A symlink at a directory the policy's paths lie in (etc/cni ->
+// ../opt/evilcni) is itself a finding, under the policy items it would let
+// files bypass, and is remembered; an entry beneath a remembered link's
+// target is matched against the policy at the path the link gives it
+// (opt/evilcni/net.d/x.conflist is /etc/cni/net.d/x.conflist at boot).
+//
+// Targets resolve in the image: an absolute one from its root, a relative
+// one from the link's directory, never above the root; other symlinks on
+// the way are not followed. Entries under a target that came before the
+// link are not matched again (a stream is read once), but the link itself
+// is always reported, so the run stops either way.
+func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry) {
+	if e.Type == archive.TypeSymlink {
+		if hits := c.policyDirs[v.Path]; len(hits) > 0 {
+			t := e.Linkname
+			if !path.IsAbs(t) {
+				t = path.Join("/", path.Dir(v.Path), t)
+			}
+			t = strings.TrimPrefix(path.Clean("/"+t), "/")
+			if t == "" {
+				t = "."
+			}
+			c.dirLinks = append(c.dirLinks, dirLink{link: v.Path, raw: e.Linkname, target: t})
+			v.Forbidden = hits
+			v.Through = v.Path + " -> " + e.Linkname
+			return
+		}
+	}
+	for _, l := range c.dirLinks {
+		rest, ok := strings.CutPrefix(v.Path, l.target+"/")
+		if l.target == "." {
+			rest, ok = v.Path, true
+		}
+		if !ok {
+			continue
+		}
+		alias := l.link + "/" + rest
+		if hits := c.Set.ForbiddenBy(alias, v.Type); len(hits) > 0 {
+			v.Forbidden, v.Alias, v.Through = hits, alias, l.link+" -> "+l.raw
+			return
+		}
+	}
 }
