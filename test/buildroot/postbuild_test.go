@@ -483,11 +483,10 @@ func checkImages(t *testing.T, f *fakeBuildroot, want ...string) {
 // earlier build must not survive to describe this one.
 func TestPostBuildPolicyViolation(t *testing.T) {
 	f := newFakeBuildroot(t, nil)
-	// The example's containerd-bin installs a crictl.yaml; here the
-	// overlay's replaces it, so no package owns the file.
-	list := filepath.Join(f.build, "packages-file-list.txt")
-	writeFile(t, list, strings.ReplaceAll(readFile(t, list), "containerd-bin,./etc/crictl.yaml\n", ""), 0o644)
-	writeFile(t, filepath.Join(f.target, "etc", "crictl.yaml"), "runtime-endpoint: unix:///var/run/crio/crio.sock\ntimeout: 0\ndebug: false\n", 0o644)
+	// An overlay installs a unit file in /etc/systemd/system: no package
+	// owns it and no rule, not even the shipped fallback (which only
+	// covers /etc/cni/net.d and /etc/crictl.yaml), handles it.
+	writeFile(t, filepath.Join(f.target, "etc", "systemd", "system", "rogue.service"), "[Service]\nExecStart=/bin/true\n", 0o644)
 	writeFile(t, f.manifestPath(), "{\"changes\": []}\n", 0o644)
 	before := treeListing(t, f.target)
 
@@ -496,7 +495,7 @@ func TestPostBuildPolicyViolation(t *testing.T) {
 	if r.exitCode() != 1 {
 		t.Fatalf("exit status %d (%v), want 1 (policy violation)", r.exitCode(), r.err)
 	}
-	for _, want := range []string{"etc/crictl.yaml", "crictl-config", "overlay or script", "Nothing was changed"} {
+	for _, want := range []string{"etc/systemd/system/rogue.service", "units-in-etc", "overlay or script", "Nothing was changed"} {
 		if !strings.Contains(r.log, want) {
 			t.Errorf("the build log does not say %q", want)
 		}
