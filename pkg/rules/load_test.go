@@ -263,3 +263,20 @@ func TestForbiddenBy(t *testing.T) {
 		}
 	}
 }
+
+func TestPatternDirs(t *testing.T) {
+	for pat, want := range map[string][]string{
+		"etc/cni/net.d/**":        {"etc", "etc/cni", "etc/cni/net.d"},
+		"etc/cni/net.d/10-*.conf": {"etc", "etc/cni", "etc/cni/net.d"},
+		"etc/crictl.yaml":         {"etc"},
+		"usr/local/lib/{a,b}/x":   {"usr", "usr/local", "usr/local/lib"},
+	} {
+		p, err := ParsePattern(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, p.Dirs()); d != "" {
+			t.Errorf("%s: (-want +got)\n%s", pat, d)
+		}
+	}
+}

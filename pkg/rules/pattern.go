@@ -92,9 +92,9 @@ func (p Pattern) String() string { return p.glob }
 // etc/cni/net.d/*.conf. A symlink at one of them changes what the booted
 // system sees there.
 func (p Pattern) Dirs() []string {
-	text := p.prefix
-	if p.literal {
-		text = p.glob
+	text := p.glob
+	if i := strings.IndexAny(text, `*?[{\`); i >= 0 {
+		text = text[:i]
 	}
 	var dirs []string
 	for i := 0; i < len(text); i++ {

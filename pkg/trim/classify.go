@@ -194,7 +194,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 		}
 	}
 	v.Forbidden = c.Set.ForbiddenBy(name, v.Type)
-	if len(v.Forbidden) == 0 && (len(c.dirLinks) > 0 || e.Type == archive.TypeSymlink) {
+	if e.Type == archive.TypeSymlink || (len(v.Forbidden) == 0 && len(c.dirLinks) > 0) {
 		c.throughLinks(v, e)
 	}
 	// Owners matter only to an entry that a rule or the policy names: a
@@ -362,10 +362,15 @@ func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry) {
 				t = "."
 			}
 			c.dirLinks = append(c.dirLinks, dirLink{link: v.Path, raw: e.Linkname, target: t})
-			v.Forbidden = hits
+			if len(v.Forbidden) == 0 {
+				v.Forbidden = hits
+			}
 			v.Through = v.Path + " -> " + e.Linkname
 			return
 		}
+	}
+	if len(v.Forbidden) > 0 {
+		return
 	}
 	for _, l := range c.dirLinks {
 		rest, ok := strings.CutPrefix(v.Path, l.target+"/")
