@@ -146,7 +146,7 @@ func TestBootRender(t *testing.T) {
 	r.wantFile(t, "crictl-crio", "runtime-endpoint: unix:///var/run/crio/crio.sock\n")
 	r.wantLines(t, "netd-crio", ".", "..", ".keep", "1-k8s.conflist")
 	checkBridgeSubnet(t, r.file(t, "conflist-crio"), "10.244.0.0/16")
-	r.wantFile(t, "podman-conflist", podmanConflist)
+	r.wantFile(t, "podman-conflist", string(podmanConflist(t, repo)))
 	r.wantFile(t, "containers-conf", readFile(t, filepath.Join(repo, "rules/files/podman/containers.conf")))
 	if again := r.ok(t, "render-again"); strings.Contains(again, "wrote") || strings.Contains(again, "removed") {
 		t.Errorf("the boot unit with the recorded choice changed /etc:\n%s", again)
@@ -303,28 +303,6 @@ func buildRootfsTrim(t *testing.T, repo, dir string) string {
 
 // The runtime packages' offending files, as the packages ship them.
 const (
-	podmanConflist = `{
-  "cniVersion": "0.4.0",
-  "name": "podman",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni-podman0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "routes": [{ "dst": "0.0.0.0/0" }],
-        "ranges": [[{ "subnet": "10.88.0.0/16", "gateway": "10.88.0.1" }]]
-      }
-    },
-    { "type": "portmap", "capabilities": { "portMappings": true } },
-    { "type": "firewall" },
-    { "type": "tuning" }
-  ]
-}
-`
 	crioBridgeConf = `{
     "cniVersion": "0.3.1",
     "name": "crio",
@@ -352,8 +330,8 @@ const (
 // packages-file-list.txt for it.
 func writeFixture(t *testing.T, repo, tree, busybox, rootfsTrim string) string {
 	t.Helper()
-	var owners []string // "package,./path", as Buildroot writes them
-	own := func(pkg, path string) { owners = append(owners, pkg+",./"+path) }
+	tg := &target{t: t, root: tree}
+	own, write := tg.own, tg.write
 	mkdir := func(path string, mode os.FileMode) {
 		t.Helper()
 		p := filepath.Join(tree, path)
@@ -363,22 +341,6 @@ func writeFixture(t *testing.T, repo, tree, busybox, rootfsTrim string) string {
 		// Chmod: MkdirAll's mode is filtered by the umask, 1777 above all.
 		if err := os.Chmod(p, mode); err != nil {
 			t.Fatal(err)
-		}
-	}
-	write := func(pkg, path string, data []byte, mode os.FileMode) {
-		t.Helper()
-		p := filepath.Join(tree, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		if pkg != "" {
-			own(pkg, path)
 		}
 	}
 	symlink := func(pkg, path, target string) {
@@ -422,7 +384,7 @@ func writeFixture(t *testing.T, repo, tree, busybox, rootfsTrim string) string {
 
 	stub := []byte("#!/bin/sh\nexit 0\n")
 	write("podman", "usr/bin/podman", stub, 0o755)
-	write("podman", "etc/cni/net.d/87-podman-bridge.conflist", []byte(podmanConflist), 0o644)
+	write("podman", "etc/cni/net.d/87-podman-bridge.conflist", podmanConflist(t, repo), 0o644)
 	write("crio-bin", "usr/bin/crio", stub, 0o755)
 	write("crio-bin", "etc/cni/net.d/100-crio-bridge.conf", []byte(crioBridgeConf), 0o644)
 	write("crio-bin", "etc/crictl.yaml", []byte(crioCrictl), 0o644)
@@ -445,7 +407,7 @@ func writeFixture(t *testing.T, repo, tree, busybox, rootfsTrim string) string {
 	}
 
 	list := filepath.Join(filepath.Dir(tree), "packages-file-list.txt")
-	if err := os.WriteFile(list, []byte(strings.Join(owners, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(list, []byte(strings.Join(tg.owners, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return list

@@ -206,23 +206,8 @@ func writeSystemdFixture(t *testing.T, repo, work, tree, systemdRoot string) str
 	if err := os.RemoveAll(filepath.Join(tree, "lib/systemd/system-generators")); err != nil {
 		t.Fatal(err)
 	}
-	var owners []string
-	write := func(pkg, path string, data []byte, mode os.FileMode) {
-		t.Helper()
-		p := filepath.Join(tree, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		if pkg != "" {
-			owners = append(owners, pkg+",./"+path)
-		}
-	}
+	tg := &target{t: t, root: tree}
+	write := tg.write
 	for _, d := range []string{"dev", "proc", "sys", "root", "run", "mnt", "home", "var/lib", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(tree, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -285,7 +270,7 @@ func writeSystemdFixture(t *testing.T, repo, work, tree, systemdRoot string) str
 		write("", "etc/cni/net.d/.keep", nil, 0o644)
 	}
 	// podman's package, as in the ISO today: its bridge in /etc/cni/net.d.
-	write("podman", "etc/cni/net.d/87-podman-bridge.conflist", []byte(podmanConflist), 0o644)
+	write("podman", "etc/cni/net.d/87-podman-bridge.conflist", podmanConflist(t, repo), 0o644)
 
 	// Buildroot enables the packages' units in the target at build time.
 	slices.Sort(enable)
@@ -301,7 +286,7 @@ func writeSystemdFixture(t *testing.T, repo, work, tree, systemdRoot string) str
 		}
 	}
 	listPath := filepath.Join(work, "packages-file-list.txt")
-	if err := os.WriteFile(listPath, []byte(strings.Join(owners, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(listPath, []byte(strings.Join(tg.owners, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return listPath

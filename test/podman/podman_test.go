@@ -34,30 +34,9 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
-// podmanBridge is podman v3.4.7's cni/87-podman-bridge.conflist, which the
-// minikube ISO's podman.mk installs into /etc/cni/net.d.
-const podmanBridge = `{
-  "cniVersion": "0.4.0",
-  "name": "podman",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni-podman0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "routes": [{ "dst": "0.0.0.0/0" }],
-        "ranges": [[{ "subnet": "10.88.0.0/16", "gateway": "10.88.0.1" }]]
-      }
-    },
-    { "type": "portmap", "capabilities": { "portMappings": true } },
-    { "type": "firewall" },
-    { "type": "tuning" }
-  ]
-}
-`
+// podmanBridgeFixture is podman v3.4.7's cni/87-podman-bridge.conflist,
+// which the minikube ISO's podman.mk installs into /etc/cni/net.d.
+const podmanBridgeFixture = "testdata/packages/upstream/podman-v3.4.7/root/etc/cni/net.d/87-podman-bridge.conflist"
 
 // kubeletOnly stands for a cluster CNI's config in /etc/cni/net.d: podman
 // must not see it.
@@ -168,7 +147,11 @@ func applyPodman(t *testing.T, repo, w string) (conf, relocated string) {
 	if err := os.MkdirAll(netd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(netd, "87-podman-bridge.conflist"), []byte(podmanBridge), 0o644); err != nil {
+	podmanBridge, err := os.ReadFile(filepath.Join(repo, podmanBridgeFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(netd, "87-podman-bridge.conflist"), podmanBridge, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("go", "run", "./cmd/rootfs-trim", "apply", "--rules", "rules", "--package", "podman", tree)
@@ -188,7 +171,7 @@ func applyPodman(t *testing.T, repo, w string) (conf, relocated string) {
 	if got, err := os.ReadFile(conf); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("apply's containers.conf is not rules/files/podman/containers.conf (%v):\n%s", err, got)
 	}
-	if got, err := os.ReadFile(relocated); err != nil || string(got) != podmanBridge {
+	if got, err := os.ReadFile(relocated); err != nil || !bytes.Equal(got, podmanBridge) {
 		t.Fatalf("the relocated conflist changed on the way (%v):\n%s", err, got)
 	}
 	return conf, relocated
