@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,36 +65,10 @@ func killTree(t *testing.T, root string) string {
 	return fileList
 }
 
-// listing describes every entry of the tree at root: name, mode, owner,
-// mtime, symlink target, content.
+// listing describes every entry of the tree at root (archivetest.TreeListing).
 func listing(t *testing.T, root string) []string {
 	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		line := fmt.Sprintf("%s %07o %d:%d %d.%09d", rel, st.Mode, st.Uid, st.Gid, st.Mtim.Sec, st.Mtim.Nsec)
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFLNK:
-			target, _ := os.Readlink(p)
-			line += " -> " + target
-		case unix.S_IFREG:
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			line += " " + hex.EncodeToString(sum[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
+	lines, err := archivetest.TreeListing(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,40 +193,10 @@ func copyExact(t *testing.T, src, dst string) {
 	}
 }
 
-// listTree describes every entry under root: name, type and mode
-// (setuid, setgid, sticky), owner, mtime to the nanosecond, symlink
-// target, size and sha256 of the content.
+// listTree describes every entry under root (archivetest.TreeListing).
 func listTree(t *testing.T, root string) []string {
 	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		line := fmt.Sprintf("%s mode=%07o uid=%d gid=%d mtime=%d.%09d", rel, st.Mode, st.Uid, st.Gid, st.Mtim.Sec, st.Mtim.Nsec)
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFLNK:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			line += " -> " + target
-		case unix.S_IFREG:
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			line += fmt.Sprintf(" size=%d sha256=%s", len(data), hex.EncodeToString(sum[:]))
-		}
-		lines = append(lines, line)
-		return nil
-	})
+	lines, err := archivetest.TreeListing(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // ToolLocale is the locale the tests run the external tools in. Buildroot
@@ -242,4 +244,40 @@ func CopyFile(src, dst string, mode fs.FileMode) error {
 		return err
 	}
 	return os.Chmod(dst, mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+}
+
+// TreeListing describes every entry under root, one line each: name, type
+// and mode (setuid, setgid, sticky), owner, mtime to the nanosecond,
+// symlink target, size and sha256 of the content. Two equal listings mean
+// nothing an image built from the tree depends on differs.
+func TreeListing(root string) ([]string, error) {
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		line := fmt.Sprintf("%s mode=%07o uid=%d gid=%d mtime=%d.%09d", rel, st.Mode, st.Uid, st.Gid, st.Mtim.Sec, st.Mtim.Nsec)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			line += " -> " + target
+		case unix.S_IFREG:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf(" size=%d sha256=%s", len(data), digest.Bytes(data))
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	return lines, err
 }
