@@ -42,15 +42,16 @@ type reuseWriter struct {
 	in   *Reuse
 	hash maphash.Hash // of every archive byte, for verify
 
-	n      int64 // output bytes, all equal to the input's so far, while sink == nil
-	total  int64
-	sink   func(p []byte, src int64) error
-	crc    uint32 // of every archive byte, for a gzip trailer
-	lz4    *splice.Lz4
-	gz     *splice.Gzip
-	gzLay  *splice.GzipLayout
-	inFile *os.File
-	copied bool
+	n       int64 // output bytes, all equal to the input's so far, while sink == nil
+	total   int64
+	sink    func(p []byte, src int64) error
+	crc     uint32 // of every archive byte, for a gzip trailer
+	lz4     *splice.Lz4
+	lz4Tool bool // the lz4 tool compresses the new blocks
+	gz      *splice.Gzip
+	gzLay   *splice.GzipLayout
+	inFile  *os.File
+	copied  bool
 }
 
 func (r *reuseWriter) Write(p []byte) (int, error) {
@@ -145,6 +146,14 @@ func (r *reuseWriter) startLz4() error {
 		level = lz4Level(o.opt.Compress.Level)
 	}
 	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
+	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Backend)
+	if err != nil {
+		return err
+	}
+	if ok {
+		r.lz4.CompressBlock = tool
+		r.lz4Tool = true
+	}
 	if err := r.lz4.Prefix(r.n); err != nil {
 		return err
 	}
@@ -263,7 +272,11 @@ func (r *reuseWriter) finish() error {
 		if err := r.lz4.Close(); err != nil {
 			return err
 		}
-		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, go", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed)
+		by := "go"
+		if r.lz4Tool {
+			by = "external lz4"
+		}
+		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, %s", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed, by)
 	}
 	return nil
 }
