@@ -93,9 +93,15 @@ func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, remove
 	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	m := NewMatcher(window)
 	var res bytes.Buffer
 	s := NewLz4(&res, bytes.NewReader(comp), blocks, lz4.Fast)
+	return spliceWith(t, s, &res, comp, in, out, chunk, window, removed)
+}
+
+// spliceWith runs the machinery with splicer s writing to res.
+func spliceWith(t testing.TB, s *BlockSplicer, res *bytes.Buffer, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *BlockSplicer) {
+	t.Helper()
+	m := NewMatcher(window)
 	fed := 0
 	var prefix int64 = -1
 	var n int64
