@@ -180,7 +180,8 @@ func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.Write
 	if c == None {
 		return zw, "none", err
 	}
-	return zw, fmt.Sprintf("%s level %d, go", c, opt.Level), err
+	level, _ := toolSettings(c, opt) // the level the Go writer takes for 0
+	return zw, fmt.Sprintf("%s level %d, go", c, level), err
 }
 
 // NewReaderWith is NewReader with a choice of backend.

@@ -315,7 +315,17 @@ func FuzzScan(f *testing.F) {
 	w.Write(in)
 	w.Close()
 	f.Add(append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3}, gz.Bytes()...))
+	f.Add(xzBlocks(f, in, 2000))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if lay, err := ScanXz(bytes.NewReader(data), int64(len(data))); err == nil {
+			var at, off int64 = 0, 12
+			for _, b := range lay.Blocks {
+				if b.Start != at || b.Offset != off || b.Size != (b.Unpadded+3)&^3 {
+					t.Fatalf("xz block %+v at %d, offset %d", b, at, off)
+				}
+				at, off = b.End(), off+b.Size
+			}
+		}
 		if blocks, err := ScanLz4Legacy(bytes.NewReader(data), int64(len(data))); err == nil {
 			var at int64
 			for _, b := range blocks {
