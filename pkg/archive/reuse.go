@@ -363,7 +363,21 @@ func (r *reuseWriter) copyInput() error {
 		return err
 	}
 	r.o.startBuffer()
-	if _, err := io.Copy(r.o.buf, io.NewSectionReader(f, 0, size)); err != nil {
+	if c := r.o.counter; c.h == nil {
+		// No digest to take on the way: file to file in the kernel
+		// (copy_file_range), not through this process's memory.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		n, err := r.o.file.ReadFrom(io.LimitReader(f, size))
+		c.n += n
+		if err != nil {
+			return err
+		}
+		if n != size {
+			return fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
+		}
+	} else if _, err := io.Copy(r.o.buf, io.NewSectionReader(f, 0, size)); err != nil {
 		return err
 	}
 	r.o.Compressor = CompressorCopy

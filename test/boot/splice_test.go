@@ -3,6 +3,7 @@ package boot
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,9 @@ func TestBootSplice(t *testing.T) {
 	rootfsTrim := buildRootfsTrim(t, repo, work)
 	tree := filepath.Join(work, "rootfs")
 	packages := writeFixture(t, repo, tree, tools.busybox, rootfsTrim)
+	// After every entry apply changes (var/ sorts last), so that whole
+	// 8 MiB lz4 blocks lie where nothing changed and are copied.
+	writeBulk(t, filepath.Join(tree, "var/lib/boot-test/bulk"), 20<<20)
 	gz := filepath.Join(work, "rootfs.cpio.gz")
 	makeCpioGz(t, tree, gz)
 	raw := gunzip(t, gz)
@@ -104,6 +108,19 @@ func TestBootSplice(t *testing.T) {
 			checkUnpacked(t, want, r.lines(t, "manifest"))
 		})
 	}
+}
+
+// writeBulk writes n bytes of numbered lines, which compress like text.
+func writeBulk(t *testing.T, path string, n int) {
+	t.Helper()
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%d bulk line of the boot test's splice case\n", i*7919)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, b.Bytes()[:n])
 }
 
 // runFilter runs argv with in on stdin and returns its stdout.
