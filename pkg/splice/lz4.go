@@ -362,7 +362,7 @@ func (s *BlockSplicer) settle() error {
 		} else {
 			keep = len(s.pending)
 		}
-		full := keep / Lz4LegacyBlock * Lz4LegacyBlock
+		full := keep / s.format.newBlockSize() * s.format.newBlockSize()
 		if full == 0 {
 			return nil
 		}

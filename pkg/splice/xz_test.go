@@ -120,18 +120,20 @@ func TestXzSplice(t *testing.T) {
 func TestXzSpliceTool(t *testing.T) {
 	runTool(t, nil, "xz", "--version") // skips, or fails, without xz
 	xzPath, _ := exec.LookPath("xz")
-	in := corpus(22, 5<<20+777)
-	comp := runTool(t, in, "xz", "-6", "-C", "crc32", "-T2", "--block-size=1MiB", "-c")
+	// Blocks over the lz4 splicer's 8 MiB, which new xz blocks must not
+	// be cut to: the one changed block comes back as one block.
+	in := corpus(22, 20<<20)
+	comp := runTool(t, in, "xz", "-1", "-C", "crc32", "-T2", "--block-size=9MiB", "-c")
 	out := applyEdits(in, []edit{{100, 5000, ""}, {2<<20 + 5, 0, "inserted"}, {len(in), 0, "the end, appended"}})
 	tool := func(src []byte) ([]byte, error) {
-		cmd := exec.Command(xzPath, "-6", "-C", "crc32", "-T1", "-c")
+		cmd := exec.Command(xzPath, "-1", "-C", "crc32", "-T1", "-c")
 		cmd.Stdin = bytes.NewReader(src)
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "XZ_DEFAULTS=", "XZ_OPT=")
 		return cmd.Output()
 	}
 	got, s := spliceXz(t, comp, in, out, 32<<10, 8<<20, 5000, tool)
-	if s.Copied < 2 || s.Compressed < 2 {
-		t.Errorf("%d blocks copied, %d compressed; want at least 2 of each", s.Copied, s.Compressed)
+	if s.Copied != 2 || s.Compressed != 2 {
+		t.Errorf("%d blocks copied, %d compressed; want the first compressed as one block, the others copied, the appended bytes a block of their own", s.Copied, s.Compressed)
 	}
 	runTool(t, got, "xz", "-t")
 	if !bytes.Equal(runTool(t, got, "xz", "-dc"), out) {
