@@ -1,12 +1,14 @@
 package archive
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"hash/maphash"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -42,15 +44,18 @@ type reuseWriter struct {
 	in   *Reuse
 	hash maphash.Hash // of every archive byte, for verify
 
-	n      int64 // output bytes, all equal to the input's so far, while sink == nil
-	total  int64
-	sink   func(p []byte, src int64) error
-	crc    uint32 // of every archive byte, for a gzip trailer
-	lz4    *splice.Lz4
-	gz     *splice.Gzip
-	gzLay  *splice.GzipLayout
-	inFile *os.File
-	copied bool
+	n       int64 // output bytes, all equal to the input's so far, while sink == nil
+	total   int64
+	sink    func(p []byte, src int64) error
+	crc     uint32 // of every archive byte, for a gzip trailer
+	lz4     *splice.Lz4
+	lz4Tool bool // the lz4 tool compresses the new blocks
+	xz      *splice.BlockSplicer
+	xzDesc  string // the compressor of the new xz blocks
+	gz      *splice.Gzip
+	gzLay   *splice.GzipLayout
+	inFile  *os.File
+	copied  bool
 }
 
 func (r *reuseWriter) Write(p []byte) (int, error) {
@@ -88,6 +93,8 @@ func (r *reuseWriter) start() error {
 		err = r.startLz4()
 	case compress.Gzip:
 		err = r.startGzip()
+	case compress.Xz:
+		err = r.startXz()
 	default:
 		return r.startFull()
 	}
@@ -145,6 +152,14 @@ func (r *reuseWriter) startLz4() error {
 		level = lz4Level(o.opt.Compress.Level)
 	}
 	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
+	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Backend)
+	if err != nil {
+		return err
+	}
+	if ok {
+		r.lz4.CompressBlock = tool
+		r.lz4Tool = true
+	}
 	if err := r.lz4.Prefix(r.n); err != nil {
 		return err
 	}
@@ -186,6 +201,70 @@ func (r *reuseWriter) startGzip() error {
 	}
 	r.gz = gz
 	r.sink = gz.Write
+	return nil
+}
+
+// startXz splices an xz stream of several blocks (`xz -T0`,
+// `--block-size`): the blocks whose content is unchanged are copied, the
+// rest compressed anew as blocks of at most the input's largest block
+// size, with CRC32 checks, then a new index and footer. A one-block input
+// goes to startFull, which writes one block too.
+func (r *reuseWriter) startXz() error {
+	f, size, err := r.openInput()
+	if err != nil {
+		return err
+	}
+	lay, err := splice.ScanXz(f, size)
+	if err != nil {
+		if errors.Is(err, splice.ErrUnhandled) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", r.in.Path, err)
+	}
+	if len(lay.Blocks) < 2 {
+		return r.startFull()
+	}
+	if lay.Check != splice.XzCheckCRC32 {
+		// The kernel's decoder knows CRC32 only (and none): the output's
+		// new blocks have CRC32 checks, and one stream has one check type.
+		return fmt.Errorf("xz: check type %d, not CRC32: %w", lay.Check, splice.ErrUnhandled)
+	}
+	o := r.o
+	o.startBuffer()
+	opt := compress.WriterOptions{Level: o.opt.Compress.Level, SingleBlock: true, Threads: 1}
+	backend := o.opt.Backend
+	stream := func(src []byte) ([]byte, error) {
+		var buf bytes.Buffer
+		buf.Grow(len(src)/3 + 4096)
+		w, _, err := compress.NewWriterWith(&buf, compress.Xz, opt, backend)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(src); err != nil {
+			w.Close()
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	probe, desc, err := compress.NewWriterWith(io.Discard, compress.Xz, opt, backend)
+	if err != nil {
+		return err
+	}
+	probe.Close()
+	decode := func(rd io.Reader) (io.Reader, error) {
+		d, _, err := compress.NewReaderWith(rd, r.in.Backend)
+		return d, err
+	}
+	threads := max(1, runtime.GOMAXPROCS(0))
+	r.xz = splice.NewXz(o.buf, f, lay, int(lay.MaxLen()), stream, decode, threads)
+	r.xzDesc = desc
+	if err := r.xz.Prefix(r.n); err != nil {
+		return err
+	}
+	r.sink = r.xz.Write
 	return nil
 }
 
@@ -259,11 +338,21 @@ func (r *reuseWriter) finish() error {
 		}
 		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d stretch(es) compressed at level %d, go", compress.Gzip, r.gz.Copied, r.gz.Regions, r.gzLay.Level)
 	}
+	if r.xz != nil {
+		if err := r.xz.Close(); err != nil {
+			return err
+		}
+		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed (%s)", compress.Xz, r.xz.Copied, r.xz.Compressed, r.xzDesc)
+	}
 	if r.lz4 != nil {
 		if err := r.lz4.Close(); err != nil {
 			return err
 		}
-		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, go", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed)
+		by := "go"
+		if r.lz4Tool {
+			by = "external lz4"
+		}
+		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, %s", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed, by)
 	}
 	return nil
 }
@@ -274,7 +363,21 @@ func (r *reuseWriter) copyInput() error {
 		return err
 	}
 	r.o.startBuffer()
-	if _, err := io.Copy(r.o.buf, io.NewSectionReader(f, 0, size)); err != nil {
+	if c := r.o.counter; c.h == nil {
+		// No digest to take on the way: file to file in the kernel
+		// (copy_file_range), not through this process's memory.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		n, err := r.o.file.ReadFrom(io.LimitReader(f, size))
+		c.n += n
+		if err != nil {
+			return err
+		}
+		if n != size {
+			return fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
+		}
+	} else if _, err := io.Copy(r.o.buf, io.NewSectionReader(f, 0, size)); err != nil {
 		return err
 	}
 	r.o.Compressor = CompressorCopy
@@ -288,14 +391,16 @@ func (r *reuseWriter) copyInput() error {
 // with the output's byte by byte. A full recompression is the codec
 // library's or tool's own output.
 func (r *reuseWriter) verify() error {
-	if r.lz4 == nil && r.gz == nil {
+	if r.lz4 == nil && r.gz == nil && r.xz == nil {
 		return nil
 	}
 	want := r.hash.Sum64()
 	if _, err := r.o.file.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	d, _, err := compress.NewReader(r.o.file)
+	// xz is read by the xz tool where there is one: several threads, and
+	// its own reading of the new index and checks.
+	d, _, err := compress.NewReaderWith(r.o.file, r.in.Backend)
 	if err != nil {
 		return fmt.Errorf("checking the spliced output: %w", err)
 	}

@@ -78,3 +78,28 @@ func TestExternalWriterReportsToolFailure(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
+
+// TestLz4LegacyBlockTool: the block the splicer gets is exactly the block
+// `lz4 -l -9` writes for those bytes, size header included.
+func TestLz4LegacyBlockTool(t *testing.T) {
+	requireTool(t, "lz4")
+	data := mixedData(3<<20, 7)
+	whole := mustRunTool(t, data, "lz4", "-l", "-9", "-q", "-c")
+	tool, ok, err := Lz4LegacyBlockTool(0, Auto)
+	if err != nil || !ok {
+		t.Fatalf("Lz4LegacyBlockTool: %v, %v", ok, err)
+	}
+	got, err := tool(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, whole[4:]) {
+		t.Errorf("block of %d bytes differs from lz4 -l -9's stream after its magic (%d bytes)", len(got), len(whole)-4)
+	}
+	if _, err := tool(make([]byte, lz4LegacyBlock+1)); err == nil {
+		t.Error("a block over 8 MiB was accepted")
+	}
+	if _, ok, _ := Lz4LegacyBlockTool(0, PureGo); ok {
+		t.Error("--backend go runs the lz4 tool")
+	}
+}

@@ -30,6 +30,15 @@ type Block struct {
 	Size   int64 // compressed bytes, framing included
 	Start  int64 // uncompressed offset of its first byte
 	Len    int64 // uncompressed bytes
+	// Unpadded is an xz block's size without its padding (0: Size).
+	Unpadded int64
+}
+
+func (b Block) unpadded() int64 {
+	if b.Unpadded > 0 {
+		return b.Unpadded
+	}
+	return b.Size
 }
 
 // End is the uncompressed offset just past the block.
@@ -142,15 +151,16 @@ func lz4DecodedLen(b []byte) (int, error) {
 	return n, nil
 }
 
-// Lz4 writes a legacy lz4 stream for an output whose bytes come, as runs,
-// from a Matcher: each input block whose content the output holds whole and
-// contiguous is copied from the input file; everything else is compressed
-// anew in blocks of at most Lz4LegacyBlock bytes.
-type Lz4 struct {
+// BlockSplicer writes a stream of independent blocks (legacy lz4, xz) for
+// an output whose bytes come, as runs, from a Matcher: each input block
+// whose content the output holds whole and contiguous is copied from the
+// input file; everything else is compressed anew in blocks of at most the
+// format's new-block size.
+type BlockSplicer struct {
 	w      io.Writer
 	in     io.ReaderAt
 	blocks []Block
-	level  lz4.CompressionLevel
+	format blockFormat
 
 	pending  []byte // output bytes not yet written
 	chainIdx int    // pending[chainIdx:] is input from chainIn on; -1: none
@@ -159,33 +169,109 @@ type Lz4 struct {
 	queue    []*lz4Item
 	sem      chan struct{} // a slot per core compressing
 	closing  bool
+	records  []Record // of the blocks written, in order
+	maxQueue int
 
 	// Copied and Compressed count the blocks written each way.
 	Copied, Compressed int
+
+	// CompressBlock, when set, compresses a new block (at most the
+	// format's new-block size) and returns it with its framing, in place
+	// of the format's own compressor: for lz4, the lz4 tool, which is
+	// faster and smaller at -9 than pierrec.
+	CompressBlock func(src []byte) ([]byte, error)
 }
+
+// Lz4 is the BlockSplicer of legacy lz4 streams.
+type Lz4 = BlockSplicer
+
+// Record is a written block as an xz index lists it.
+type Record struct {
+	Unpadded, Len int64
+}
+
+// blockFormat is what a BlockSplicer knows of a codec.
+type blockFormat interface {
+	header() []byte
+	newBlockSize() int
+	// compress turns src into one block, framing included, and tells its
+	// unpadded size; it runs on several goroutines at once.
+	compress(src []byte, custom func([]byte) ([]byte, error)) ([]byte, int64, error)
+	// decodeHead returns the first n uncompressed bytes of input block b.
+	decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error)
+	trailer(records []Record) []byte
+}
+
+type lz4Format struct{ level lz4.CompressionLevel }
+
+func (lz4Format) header() []byte {
+	var magic [4]byte
+	binary.LittleEndian.PutUint32(magic[:], lz4LegacyMagic)
+	return magic[:]
+}
+
+func (lz4Format) newBlockSize() int { return Lz4LegacyBlock }
+
+func (f lz4Format) compress(src []byte, custom func([]byte) ([]byte, error)) ([]byte, int64, error) {
+	if custom != nil {
+		out, err := custom(src)
+		return out, int64(len(out)), err
+	}
+	dst := make([]byte, 4+lz4.CompressBlockBound(len(src)))
+	var n int
+	if f.level == lz4.Fast {
+		n, _ = lz4.CompressBlock(src, dst[4:], nil)
+	} else {
+		n, _ = lz4.CompressBlockHC(src, dst[4:], f.level, nil, nil)
+	}
+	// With a destination of CompressBlockBound, a block always compresses
+	// (to literals at worst); 0 would be a library bug.
+	if n == 0 {
+		return nil, 0, errors.New("compressing a block gave nothing")
+	}
+	binary.LittleEndian.PutUint32(dst, uint32(n))
+	return dst[:4+n], int64(4 + n), nil
+}
+
+func (lz4Format) decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error) {
+	comp := make([]byte, b.Size)
+	if _, err := in.ReadAt(comp, b.Offset); err != nil {
+		return nil, fmt.Errorf("lz4-legacy: rereading block at %d: %w", b.Offset, err)
+	}
+	out := make([]byte, b.Len)
+	k, err := lz4.UncompressBlock(comp[4:], out)
+	if err != nil || int64(k) != b.Len {
+		return nil, fmt.Errorf("lz4-legacy: block at %d changed since it was read", b.Offset)
+	}
+	return out[:n], nil
+}
+
+func (lz4Format) trailer([]Record) []byte { return nil }
 
 // NewLz4 returns a splicer writing to w, copying from the input in whose
 // blocks are listed by ScanLz4Legacy. New blocks are compressed at level.
 func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *Lz4 {
-	return &Lz4{w: w, in: in, blocks: blocks, level: level, chainIdx: -1,
+	return newBlockSplicer(w, in, blocks, lz4Format{level}, maxQueued)
+}
+
+func newBlockSplicer(w io.Writer, in io.ReaderAt, blocks []Block, f blockFormat, queue int) *BlockSplicer {
+	return &BlockSplicer{w: w, in: in, blocks: blocks, format: f, chainIdx: -1, maxQueue: queue,
 		sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 }
 
-func (s *Lz4) start() error {
+func (s *BlockSplicer) start() error {
 	if s.started {
 		return nil
 	}
 	s.started = true
-	var magic [4]byte
-	binary.LittleEndian.PutUint32(magic[:], lz4LegacyMagic)
-	_, err := s.w.Write(magic[:])
+	_, err := s.w.Write(s.format.header())
 	return err
 }
 
 // Prefix writes the input's first n uncompressed bytes, which must begin
 // the output: the blocks within them are copied, and the rest of the last
 // one decoded to start the pending data.
-func (s *Lz4) Prefix(n int64) error {
+func (s *BlockSplicer) Prefix(n int64) error {
 	if n == 0 {
 		return nil
 	}
@@ -207,32 +293,19 @@ func (s *Lz4) Prefix(n int64) error {
 	}
 	i := sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].End() > at })
 	if i == len(s.blocks) || s.blocks[i].Start != at {
-		return fmt.Errorf("lz4-legacy: prefix of %d bytes is past the input's blocks", n)
+		return fmt.Errorf("prefix of %d bytes is past the input's blocks", n)
 	}
-	data, err := s.decodeBlock(s.blocks[i])
+	data, err := s.format.decodeHead(s.in, s.blocks[i], n-at)
 	if err != nil {
 		return err
 	}
-	s.pending = append(s.pending[:0], data[:n-at]...)
+	s.pending = append(s.pending[:0], data...)
 	s.chainIdx, s.chainIn = 0, at
 	return nil
 }
 
-func (s *Lz4) decodeBlock(b Block) ([]byte, error) {
-	comp := make([]byte, b.Size)
-	if _, err := s.in.ReadAt(comp, b.Offset); err != nil {
-		return nil, fmt.Errorf("lz4-legacy: rereading block at %d: %w", b.Offset, err)
-	}
-	out := make([]byte, b.Len)
-	k, err := lz4.UncompressBlock(comp[4:], out)
-	if err != nil || int64(k) != b.Len {
-		return nil, fmt.Errorf("lz4-legacy: block at %d changed since it was read", b.Offset)
-	}
-	return out, nil
-}
-
 // Write takes the next output run; src is its input offset, or -1.
-func (s *Lz4) Write(p []byte, src int64) error {
+func (s *BlockSplicer) Write(p []byte, src int64) error {
 	if err := s.start(); err != nil {
 		return err
 	}
@@ -250,7 +323,7 @@ func (s *Lz4) Write(p []byte, src int64) error {
 	return nil
 }
 
-func (s *Lz4) add(p []byte, src int64) {
+func (s *BlockSplicer) add(p []byte, src int64) {
 	switch {
 	case src < 0:
 		s.chainIdx = -1
@@ -262,7 +335,7 @@ func (s *Lz4) add(p []byte, src int64) {
 
 // settle writes what can be written: every block the chain of input bytes
 // now covers whole, and the new data before it in full-size blocks.
-func (s *Lz4) settle() error {
+func (s *BlockSplicer) settle() error {
 	for {
 		keep := 0 // pending[keep:] may yet be part of a copied block
 		if s.chainIdx >= 0 {
@@ -289,7 +362,7 @@ func (s *Lz4) settle() error {
 		} else {
 			keep = len(s.pending)
 		}
-		full := keep / Lz4LegacyBlock * Lz4LegacyBlock
+		full := keep / s.format.newBlockSize() * s.format.newBlockSize()
 		if full == 0 {
 			return nil
 		}
@@ -302,7 +375,7 @@ func (s *Lz4) settle() error {
 }
 
 // drop removes the first n pending bytes.
-func (s *Lz4) drop(n int) {
+func (s *BlockSplicer) drop(n int) {
 	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
 	if s.chainIdx >= 0 {
 		s.chainIn += int64(max(0, n-s.chainIdx))
@@ -310,7 +383,7 @@ func (s *Lz4) drop(n int) {
 	}
 }
 
-func (s *Lz4) copyBlock(b Block) error {
+func (s *BlockSplicer) copyBlock(b Block) error {
 	s.queue = append(s.queue, &lz4Item{copy: b})
 	return s.drain(false)
 }
@@ -318,37 +391,31 @@ func (s *Lz4) copyBlock(b Block) error {
 // lz4Item is a block of the output in the making: a copy, or a new block
 // being compressed on another core while the input is read on.
 type lz4Item struct {
-	copy Block
-	src  []byte // to compress, when not a copy
-	out  []byte
-	done chan struct{}
+	copy     Block
+	src      []byte // to compress, when not a copy
+	ulen     int64
+	out      []byte
+	unpadded int64
+	err      error
+	done     chan struct{}
 }
 
-// compress queues p as new blocks of at most Lz4LegacyBlock bytes.
-func (s *Lz4) compress(p []byte) error {
+// compress queues p as new blocks of at most the format's new-block size.
+func (s *BlockSplicer) compress(p []byte) error {
+	size := s.format.newBlockSize()
 	for len(p) > 0 {
-		k := min(len(p), Lz4LegacyBlock)
-		it := &lz4Item{src: append([]byte(nil), p[:k]...), done: make(chan struct{})}
+		k := min(len(p), size)
+		it := &lz4Item{src: append([]byte(nil), p[:k]...), ulen: int64(k), done: make(chan struct{})}
 		s.sem <- struct{}{}
 		go func() {
 			defer func() { <-s.sem; close(it.done) }()
-			dst := make([]byte, 4+lz4.CompressBlockBound(len(it.src)))
-			var n int
-			if s.level == lz4.Fast {
-				n, _ = lz4.CompressBlock(it.src, dst[4:], nil)
-			} else {
-				n, _ = lz4.CompressBlockHC(it.src, dst[4:], s.level, nil, nil)
-			}
-			// With a destination of CompressBlockBound, a block always
-			// compresses (to literals at worst); 0 would be a library bug,
-			// caught when the item is written.
-			binary.LittleEndian.PutUint32(dst, uint32(n))
-			it.out = dst[:4+n]
+			it.out, it.unpadded, it.err = s.format.compress(it.src, s.CompressBlock)
+			it.src = nil
 		}()
 		s.queue = append(s.queue, it)
 		p = p[k:]
 	}
-	return s.drain(len(s.queue) > maxQueued)
+	return s.drain(len(s.queue) > s.maxQueue)
 }
 
 // maxQueued bounds the blocks held while earlier ones compress.
@@ -356,7 +423,7 @@ const maxQueued = 4
 
 // drain writes the finished items at the head of the queue; with wait, it
 // waits for them until fewer than maxQueued remain (or none, at the end).
-func (s *Lz4) drain(wait bool) error {
+func (s *BlockSplicer) drain(wait bool) error {
 	for len(s.queue) > 0 {
 		it := s.queue[0]
 		if it.done != nil {
@@ -368,22 +435,24 @@ func (s *Lz4) drain(wait bool) error {
 				}
 			}
 			<-it.done
-			if len(it.out) <= 4 {
-				return errors.New("lz4-legacy: compressing a block gave nothing")
+			if it.err != nil {
+				return it.err
 			}
 			if _, err := s.w.Write(it.out); err != nil {
 				return err
 			}
+			s.records = append(s.records, Record{it.unpadded, it.ulen})
 			s.Compressed++
 		} else {
 			if _, err := io.Copy(s.w, io.NewSectionReader(s.in, it.copy.Offset, it.copy.Size)); err != nil {
-				return fmt.Errorf("lz4-legacy: copying block at %d: %w", it.copy.Offset, err)
+				return fmt.Errorf("copying block at %d: %w", it.copy.Offset, err)
 			}
+			s.records = append(s.records, Record{it.copy.unpadded(), it.copy.Len})
 			s.Copied++
 		}
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
-		if wait && len(s.queue) <= maxQueued && !s.closing {
+		if wait && len(s.queue) <= s.maxQueue && !s.closing {
 			wait = false
 		}
 	}
@@ -391,7 +460,7 @@ func (s *Lz4) drain(wait bool) error {
 }
 
 // Close writes the pending data.
-func (s *Lz4) Close() error {
+func (s *BlockSplicer) Close() error {
 	if err := s.start(); err != nil {
 		return err
 	}
@@ -401,6 +470,12 @@ func (s *Lz4) Close() error {
 	s.closing = true
 	if derr := s.drain(true); err == nil {
 		err = derr
+	}
+	if err != nil {
+		return err
+	}
+	if t := s.format.trailer(s.records); len(t) > 0 {
+		_, err = s.w.Write(t)
 	}
 	return err
 }

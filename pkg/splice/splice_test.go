@@ -93,9 +93,15 @@ func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, remove
 	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	m := NewMatcher(window)
 	var res bytes.Buffer
 	s := NewLz4(&res, bytes.NewReader(comp), blocks, lz4.Fast)
+	return spliceWith(t, s, &res, comp, in, out, chunk, window, removed)
+}
+
+// spliceWith runs the machinery with splicer s writing to res.
+func spliceWith(t testing.TB, s *BlockSplicer, res *bytes.Buffer, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *BlockSplicer) {
+	t.Helper()
+	m := NewMatcher(window)
 	fed := 0
 	var prefix int64 = -1
 	var n int64
@@ -309,7 +315,17 @@ func FuzzScan(f *testing.F) {
 	w.Write(in)
 	w.Close()
 	f.Add(append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3}, gz.Bytes()...))
+	f.Add(xzBlocks(f, in, 2000))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if lay, err := ScanXz(bytes.NewReader(data), int64(len(data))); err == nil {
+			var at, off int64 = 0, 12
+			for _, b := range lay.Blocks {
+				if b.Start != at || b.Offset != off || b.Size != (b.Unpadded+3)&^3 {
+					t.Fatalf("xz block %+v at %d, offset %d", b, at, off)
+				}
+				at, off = b.End(), off+b.Size
+			}
+		}
 		if blocks, err := ScanLz4Legacy(bytes.NewReader(data), int64(len(data))); err == nil {
 			var at int64
 			for _, b := range blocks {

@@ -1,0 +1,160 @@
+package boot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBootSplice boots initrds that apply rewrote by reusing the input's
+// compressed bytes (issue #18): gzip with deflate blocks copied bit for
+// bit, legacy lz4 and multi-block xz with whole blocks copied and a few
+// compressed anew. The kernel must unpack every entry as GNU cpio extracts
+// it from the same image. Only the unpacked rootfs is checked: what the
+// guest's render does is TestBootRender's.
+func TestBootSplice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a Linux guest under QEMU (TCG): not with -short")
+	}
+	tools := findBootTools(t)
+	repo := repoRoot(t)
+	work := t.TempDir()
+
+	rootfsTrim := buildRootfsTrim(t, repo, work)
+	tree := filepath.Join(work, "rootfs")
+	packages := writeFixture(t, repo, tree, tools.busybox, rootfsTrim)
+	// After every entry apply changes (var/ sorts last), so that whole
+	// 8 MiB lz4 blocks lie where nothing changed and are copied.
+	writeBulk(t, filepath.Join(tree, "var/lib/boot-test/bulk"), 20<<20)
+	gz := filepath.Join(work, "rootfs.cpio.gz")
+	makeCpioGz(t, tree, gz)
+	raw := gunzip(t, gz)
+
+	for _, tc := range []struct {
+		name, ext  string
+		tool       string
+		compress   []string // raw cpio on stdin, compressed on stdout
+		decompress []string
+		compressor string // the manifest's, a regexp
+	}{
+		{"gzip", ".gz", "gzip", []string{"gzip", "-9", "-n", "-c"}, []string{"gzip", "-dc"},
+			`^gzip splice: [1-9][0-9]* block\(s\) copied from the input`},
+		{"lz4-legacy", ".lz4", "lz4", []string{"lz4", "-l", "-9", "-q", "-c"}, []string{"lz4", "-dc"},
+			`^lz4-legacy splice: [1-9][0-9]* block\(s\) copied from the input, [1-9][0-9]* compressed`},
+		// 1 MiB blocks: the fixture (busybox and rootfs-trim) makes a
+		// dozen, and the kernel reads the new index.
+		{"xz-blocks", ".xz", "xz", []string{"xz", "-6", "-C", "crc32", "-T2", "--block-size=1MiB", "-c"}, []string{"xz", "-dc"},
+			`^xz splice: [1-9][0-9]* block\(s\) copied from the input, [1-9][0-9]* compressed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.tool); err != nil {
+				missing(t, "%s not found (apt-get install %s)", tc.tool, tc.tool)
+			}
+			input := filepath.Join(work, tc.name+".cpio"+tc.ext)
+			writeFile(t, input, runFilter(t, raw, tc.compress))
+			image := filepath.Join(work, tc.name+"-image.cpio"+tc.ext)
+			manifest := filepath.Join(work, tc.name+".json")
+			out, err := exec.Command(rootfsTrim, "apply", "--rules", filepath.Join(repo, "rules"),
+				"--packages-file-list", packages, "--manifest", manifest, input, image).CombinedOutput()
+			if err != nil {
+				t.Fatalf("rootfs-trim apply: %v\n%s", err, out)
+			}
+			compressor := manifestCompressor(t, manifest)
+			if !regexp.MustCompile(tc.compressor).MatchString(compressor) {
+				t.Fatalf("the manifest says the image was written by %q, not the splice path (%s)", compressor, tc.compressor)
+			}
+			t.Logf("%s", compressor)
+
+			// The same stream as the full path writes.
+			full := filepath.Join(work, tc.name+"-full.cpio"+tc.ext)
+			if out, err := exec.Command(rootfsTrim, "apply", "--rules", filepath.Join(repo, "rules"),
+				"--packages-file-list", packages, "--recompress=full", input, full).CombinedOutput(); err != nil {
+				t.Fatalf("rootfs-trim apply --recompress=full: %v\n%s", err, out)
+			}
+			spliced := runFilter(t, readFileBytes(t, image), tc.decompress)
+			if !bytes.Equal(spliced, runFilter(t, readFileBytes(t, full), tc.decompress)) {
+				t.Fatal("the spliced image decompresses to another stream than --recompress=full's")
+			}
+
+			// GNU cpio's view of the image, through archiveManifest (which
+			// reads gzip).
+			asGz := filepath.Join(work, tc.name+"-ref.cpio.gz")
+			writeFile(t, asGz, runFilter(t, spliced, []string{"gzip", "-1", "-n", "-c"}))
+			want := archiveManifest(t, asGz, filepath.Join(work, tc.name+"-extracted"))
+
+			console, elapsed := boot(t, tools, image)
+			t.Logf("boot and poweroff took %s under TCG", elapsed.Round(100*time.Millisecond))
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("guest console:\n%s", console)
+				}
+			})
+			for _, bad := range []string{"Initramfs unpacking failed", "Kernel panic", "unable to open an initial console", "junk at the end", "broken padding"} {
+				if strings.Contains(console, bad) {
+					t.Errorf("kernel: %q on the console", bad)
+				}
+			}
+			r := parseReport(console)
+			if !r.started {
+				t.Fatalf("the guest never ran /init (no @@START on the console)")
+			}
+			checkUnpacked(t, want, r.lines(t, "manifest"))
+		})
+	}
+}
+
+// writeBulk writes n bytes of numbered lines, which compress like text.
+func writeBulk(t *testing.T, path string, n int) {
+	t.Helper()
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%d bulk line of the boot test's splice case\n", i*7919)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, b.Bytes()[:n])
+}
+
+// runFilter runs argv with in on stdin and returns its stdout.
+func runFilter(t *testing.T, in []byte, argv []string) []byte {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GZIP=", "XZ_DEFAULTS=", "XZ_OPT=")
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, &stderr)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manifestCompressor is what apply's manifest says wrote the output.
+func manifestCompressor(t *testing.T, path string) string {
+	t.Helper()
+	var m struct {
+		Output struct {
+			Compressor string `json:"compressor"`
+		} `json:"output"`
+	}
+	if err := json.Unmarshal(readFileBytes(t, path), &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m.Output.Compressor
+}
