@@ -105,7 +105,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown key", map[string]string{"a.yaml": okPolicy + "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    actoin: strip\n    reason: x\n"},
 			[]string{`a.yaml:9: unknown key "actoin"`}},
 		{"missing action", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    reason: x\n"},
-			[]string{`a.yaml:3: rule r: action "": want strip, defer or relocate`}},
+			[]string{`a.yaml:3: rule r: action "": want strip, defer, relocate or retarget`}},
 		{"bad glob", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match:\n      - etc/cni**\n    action: strip\n    reason: x\n"},
 			[]string{`a.yaml:5: rule r: match: pattern "etc/cni**": ** must be a whole path segment`}},
 		{"duplicate rule", map[string]string{

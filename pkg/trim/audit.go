@@ -24,7 +24,8 @@ type Finding struct {
 	Check    string         `json:"check"` // offender, unhandled, stale-rule
 	Reason   string         `json:"reason"`
 	Pos      rules.Pos      `json:"pos"` // the rule or policy item involved
-	// Target is a dangling symlink's target.
+	// Target is a dangling symlink's target, or the new target a
+	// retarget rule gives a symlink.
 	Target string `json:"target,omitempty"`
 }
 
@@ -57,6 +58,9 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 	}
 	if r := v.Rule; r != nil {
 		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos
+		if r.Action == rules.Retarget {
+			f.Target = r.To
+		}
 		if v.Inherited {
 			f.Reason = "inside a directory that rule " + r.Name + " strips"
 		}

@@ -78,6 +78,11 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
+	if v.Action() == rules.Retarget && e.Type == archive.TypeSymlink && e.Linkname == v.Rule.To && len(v.Forbidden) == 0 {
+		// Already where the rule points it (an applied image, or a
+		// package that got it right): nothing to do, nothing to report.
+		v.Rule = nil
+	}
 	dec := Decision{Path: v.Path, Verdict: v}
 	if a := v.Action(); a != 0 {
 		dec.Spec = Actions[a]

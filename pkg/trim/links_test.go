@@ -20,10 +20,12 @@ func TestDangling(t *testing.T) {
 		after  map[string]string // after the unit
 		wanted []string          // dangling link paths
 	}{
-		{name: "absolute", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": unit},
-			wanted: []string{"etc/systemd/system/multi-user.target.wants/containerd.service"}},
-		{name: "relative", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": "../containerd.service"},
-			wanted: []string{"etc/systemd/system/multi-user.target.wants/containerd.service"}},
+		{name: "absolute", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": unit},
+			wanted: []string{"etc/systemd/system/kubelet.service.requires/containerd.service"}},
+		{name: "relative", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": "../containerd.service"},
+			wanted: []string{"etc/systemd/system/kubelet.service.requires/containerd.service"}},
+		// containerd-unit-enablement retargets it: touched by a rule, not left dangling.
+		{name: "enablement link retargeted", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": unit}},
 		{name: "above the root stays at the root", links: map[string]string{"a/l": "../../../../etc/systemd/system/containerd.service"},
 			wanted: []string{"a/l"}},
 		{name: "link after its target", after: map[string]string{"z/l": unit}, wanted: []string{"z/l"}},
