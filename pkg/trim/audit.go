@@ -158,7 +158,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 		v := &Verdict{Path: l.Path}
 		found = append(found, Finding{Input: in.Path, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(d.Owners),
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
-			Reason: fmt.Sprintf("left dangling: points at %s, which rule %s takes away from there; strip the link with a rule, or keep its target", l.Gone, l.Rule.Name)})
+			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 	res.Findings = append(res.Findings, found...)
