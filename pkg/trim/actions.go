@@ -166,8 +166,10 @@ func placeRetargeted(p *planner, c *captured, e *archive.Entry, change manifest.
 	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Retargeted, Name: r.Name, Source: c.verdict.Path, Dest: c.verdict.Path,
 		Link: r.To, Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: digest.Bytes([]byte(r.To))})
 	p.inject(c, e, change, c.verdict.Path)
-	// As for a dangling link, the manifest's To is the link's target.
-	p.inj[len(p.inj)-1].change.To = r.To
+	// As for a dangling link, the manifest's To is the link's target,
+	// and its sha256 that of the target's bytes, as the index records.
+	ch := &p.inj[len(p.inj)-1].change
+	ch.To, ch.SHA256 = r.To, digest.Bytes([]byte(r.To))
 }
 
 // linkOf is the target a moved symlink keeps; "" for anything else.

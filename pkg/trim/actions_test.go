@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,11 @@ func TestEveryActionHandled(t *testing.T) {
 				t.Fatalf("decision %+v, want rule r with Actions[%s]", dec, a)
 			}
 
+			// The manifest's To: the destination, or a symlink's new target.
+			changeTo := w.dest
+			if w.link != "" {
+				changeTo = strings.TrimPrefix(w.want, "-> ")
+			}
 			mt := time.Unix(1700000000, 0).UTC()
 			entries := []*archive.Entry{
 				{Name: ".", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
@@ -129,7 +135,7 @@ func TestEveryActionHandled(t *testing.T) {
 					got[e.Name] = "-> " + e.Linkname
 				}
 			}
-			checkTaken(t, "stream", rep, got, src, w.dest, w.want, w.kind)
+			checkTaken(t, "stream", rep, got, src, w.dest, w.want, changeTo, w.kind)
 
 			root := filepath.Join(t.TempDir(), "root")
 			for _, e := range entries[1:] {
@@ -161,7 +167,7 @@ func TestEveryActionHandled(t *testing.T) {
 				}
 				return nil
 			})
-			checkTaken(t, "tree", rep, got, src, w.dest, w.want, w.kind)
+			checkTaken(t, "tree", rep, got, src, w.dest, w.want, changeTo, w.kind)
 		})
 	}
 }
@@ -169,7 +175,7 @@ func TestEveryActionHandled(t *testing.T) {
 // checkTaken: src left its place (unless the action writes it in place),
 // reached dest holding want when there is one, and the manifest and the
 // index record it with kind.
-func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest, want string, kind contract.Kind) {
+func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest, want, changeTo string, kind contract.Kind) {
 	t.Helper()
 	if _, ok := files[src]; ok && src != dest {
 		t.Errorf("%s: %s is still in place", how, src)
@@ -179,10 +185,10 @@ func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, 
 	}
 	found := false
 	for _, c := range rep.Changes {
-		found = found || (c.Path == src && c.Kind == kind && c.To == dest)
+		found = found || (c.Path == src && c.Kind == kind && c.To == changeTo)
 	}
 	if !found {
-		t.Errorf("%s: no %s change for %s -> %q in %+v", how, kind, src, dest, rep.Changes)
+		t.Errorf("%s: no %s change for %s -> %q in %+v", how, kind, src, changeTo, rep.Changes)
 	}
 	ix, err := contract.DecodeIndex(bytes.NewReader([]byte(files[contract.IndexPath])))
 	if err != nil {
