@@ -106,6 +106,12 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`a.yaml:9: unknown key "actoin"`}},
 		{"missing action", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    reason: x\n"},
 			[]string{`a.yaml:3: rule r: action "": want strip, defer, relocate or retarget`}},
+		{"retarget without to", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: retarget\n    reason: x\n"},
+			[]string{`a.yaml:3: rule r: retarget needs to: (the link's new target)`}},
+		{"retarget with existing", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: retarget\n    to: /usr/x\n    existing: strip\n    reason: x\n"},
+			[]string{`a.yaml:7: rule r: existing: only goes with action relocate`}},
+		{"retarget to a bad target", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: retarget\n    to: \" /usr/x\"\n    reason: x\n"},
+			[]string{`a.yaml:6: rule r: to: bad link target " /usr/x"`}},
 		{"bad glob", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match:\n      - etc/cni**\n    action: strip\n    reason: x\n"},
 			[]string{`a.yaml:5: rule r: match: pattern "etc/cni**": ** must be a whole path segment`}},
 		{"duplicate rule", map[string]string{
