@@ -88,6 +88,20 @@ func (r *Result) Failed() bool {
 	return false
 }
 
+// Unacceptable returns what --update-lock must not accept: new offenders,
+// files no package rule names (only the fallback handles them, or
+// nothing). A lock records reviewed package rules; until one names the
+// file, every check fails on it.
+func (r *Result) Unacceptable() *Result {
+	out := &Result{}
+	for _, f := range r.Findings {
+		if f.Check == CheckNewOffender {
+			out.Findings = append(out.Findings, f)
+		}
+	}
+	return out
+}
+
 type pkgState struct {
 	name    string
 	version string

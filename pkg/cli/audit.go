@@ -131,6 +131,9 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		by := "policy " + f.Policy + " (no rule: new offender)"
 		if f.Rule != "" {
 			by = "rule " + f.Rule + " (" + f.Action + ")"
+			if f.Target != "" {
+				by += " -> " + f.Target
+			}
 		}
 		switch f.Check {
 		case trim.CheckUnreviewed:

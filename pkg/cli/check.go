@@ -41,7 +41,9 @@ from the inputs or an input package missing from the lock (unless
 waive: reason lowers its findings to warnings.
 
 --update-lock writes the lock to accept the inputs as they are and prints what
-changed, so a bump's pull request carries its own reviewed lock diff.
+changed, so a bump's pull request carries its own reviewed lock diff. It
+refuses (exit 1, lock untouched) while a file no package rule names is in
+the inputs, even one the fallback strips: name it in a package rule first.
 `
 
 func runCheck(ctx context.Context, env *Env, args []string) error {
@@ -98,6 +100,13 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *update {
+		if bad := res.Unacceptable(); len(bad.Findings) > 0 {
+			if err := printCheck(env.Stdout, *format, bad); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "rootfs-trim check: %s not updated: %d file(s) no package rule names (new offenders); name each in a package rule, then update the lock\n", *lockPath, len(bad.Findings))
+			return errFindings
+		}
 		changes := check.Changes(lock, res.NewLock)
 		if err := writeFileAtomic(*lockPath, func(w io.Writer) error { return res.NewLock.Encode(w) }); err != nil {
 			return err

@@ -10,17 +10,20 @@ type Kind string
 const (
 	Removed   Kind = "removed"
 	Relocated Kind = "relocated"
-	Deferred  Kind = "deferred"
-	Added     Kind = "added"
-	Template  Kind = "template"
-	Created   Kind = "created" // a directory made so that an added file has a parent
+	// Retargeted is a symlink left in its place pointing at a new target
+	// (To); Link in the index.
+	Retargeted Kind = "retargeted"
+	Deferred   Kind = "deferred"
+	Added      Kind = "added"
+	Template   Kind = "template"
+	Created    Kind = "created" // a directory made so that an added file has a parent
 	// Dangling is a symlink no rule touched whose target the apply took
 	// away (manifest only: the entry is kept as it was; To is its target).
 	Dangling Kind = "dangling"
 )
 
 // Kinds are all kinds, in the order apply's summary counts them.
-var Kinds = []Kind{Removed, Relocated, Deferred, Added, Template, Created, Dangling}
+var Kinds = []Kind{Removed, Relocated, Retargeted, Deferred, Added, Template, Created, Dangling}
 
 // Runtimes and CNIs that conditions may name. They are the choices of
 // minikube's --container-runtime and --cni; "custom" is a CNI the cluster

@@ -488,7 +488,7 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 	r.Paths = l.patterns(pos, "rule "+r.Name+": match", rr.Match)
 	act, ok := actionNames[rr.Action.V]
 	if !ok {
-		l.errorf(Pos{file, max(rr.Action.Line, pos.Line)}, "rule %s: action %q: want strip, defer or relocate", r.Name, rr.Action.V)
+		l.errorf(Pos{file, max(rr.Action.Line, pos.Line)}, "rule %s: action %q: want strip, defer, relocate or retarget", r.Name, rr.Action.V)
 	}
 	r.Action = act
 	if r.Reason == "" {
@@ -524,6 +524,20 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		default:
 			l.errorf(Pos{file, rr.Existing.Line}, "rule %s: existing: %q: want error or strip", r.Name, rr.Existing.V)
 		}
+	case Retarget:
+		// A link target is not a path of the image: kept as written
+		// (absolute or relative to the link), only checked to be one.
+		switch t := rr.To.V; {
+		case t == "":
+			l.errorf(pos, "rule %s: retarget needs to: (the link's new target)", r.Name)
+		case strings.ContainsRune(t, 0) || strings.TrimSpace(t) != t || len(t) > 4095:
+			l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad link target %q", r.Name, t)
+		default:
+			r.To = t
+		}
+		if rr.Existing.V != "" {
+			l.errorf(Pos{file, rr.Existing.Line}, "rule %s: existing: only goes with action relocate", r.Name)
+		}
 	case Defer:
 		if r.Runtime == "" && r.CNI == "" {
 			l.errorf(pos, "rule %s: defer needs runtime: or cni: (when does the boot step put it back?)", r.Name)
@@ -541,8 +555,8 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 	if act != Defer && rr.RestoreAs.V != "" {
 		l.errorf(Pos{file, rr.RestoreAs.Line}, "rule %s: restore_as: only goes with action defer", r.Name)
 	}
-	if act != Relocate && (rr.To.V != "" || rr.Existing.V != "") {
-		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate", r.Name)
+	if act != Relocate && act != Retarget && (rr.To.V != "" || rr.Existing.V != "") {
+		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate (to: also with retarget)", r.Name)
 	}
 	if act != Defer && (r.Runtime != "" || r.CNI != "") {
 		l.errorf(Pos{file, rr.Runtime.Line + rr.CNI.Line}, "rule %s: runtime:/cni: only go with action defer", r.Name)

@@ -24,9 +24,12 @@ const (
 	Defer
 	// Relocate moves it to another path in the image.
 	Relocate
+	// Retarget keeps a symlink where it is and points it at To: systemd's
+	// enablement link to a unit that a relocation moved away.
+	Retarget
 )
 
-var actionNames = map[string]Action{"strip": Strip, "defer": Defer, "relocate": Relocate}
+var actionNames = map[string]Action{"strip": Strip, "defer": Defer, "relocate": Relocate, "retarget": Retarget}
 
 // AllActions lists every action, in declaration order.
 func AllActions() []Action {
@@ -119,7 +122,7 @@ type Rule struct {
 	Package  string // canonical package name
 	Paths    []Pattern
 	Action   Action
-	To       string // Relocate: destination path (cleaned)
+	To       string // Relocate: destination path (cleaned); Retarget: the link's new target
 	Existing ExistingPolicy
 	Runtime  string // Defer: the runtime the file belongs to
 	CNI      string // Defer: the CNI it belongs to, if any

@@ -31,6 +31,9 @@ type ActionSpec struct {
 	// LocksContent: check keeps the file's content in the lock and fails
 	// with a diff when a bump changes it (the boot step uses it as is).
 	LocksContent bool
+	// InPlace: place writes the entry again at its own path (Moves only);
+	// a tree apply renames it over the old one rather than removing it.
+	InPlace bool
 	// place writes a moved entry at its destination (Moves only).
 	place func(p *planner, c *captured, e *archive.Entry, change manifest.Change)
 }
@@ -40,6 +43,10 @@ var Actions = map[rules.Action]*ActionSpec{
 	rules.Strip:    {Kind: contract.Removed, Exportable: true},
 	rules.Relocate: {Kind: contract.Relocated, Moves: true, place: placeRelocated},
 	rules.Defer:    {Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred},
+	// A retargeted link is taken out and written again at its own path,
+	// so that both appliers reuse the moved entries' path (owner, mode,
+	// mtime kept by the clone); Buildroot's drop list can only remove.
+	rules.Retarget: {Kind: contract.Retargeted, Moves: true, InPlace: true, place: placeRetargeted},
 }
 
 // planInput is what planInjections needs: see there.
@@ -143,6 +150,26 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		return
 	}
 	p.inject(c, e, change, dest)
+}
+
+func placeRetargeted(p *planner, c *captured, e *archive.Entry, change manifest.Change) {
+	r := c.verdict.Rule
+	if e.Type != archive.TypeSymlink {
+		p.problems = append(p.problems, fmt.Sprintf("rule %s (%s): %s is a %s, not a symlink: retarget only changes where a symlink points", r.Name, r.Pos, names.Quote(c.verdict.Path), e.Type))
+		return
+	}
+	if !p.claim(c.verdict.Path, "rule "+r.Name) {
+		return
+	}
+	change.Reason = fmt.Sprintf("was a symlink to %s", names.Quote(e.Linkname))
+	e.Linkname = r.To
+	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Retargeted, Name: r.Name, Source: c.verdict.Path, Dest: c.verdict.Path,
+		Link: r.To, Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: digest.Bytes([]byte(r.To))})
+	p.inject(c, e, change, c.verdict.Path)
+	// As for a dangling link, the manifest's To is the link's target,
+	// and its sha256 that of the target's bytes, as the index records.
+	ch := &p.inj[len(p.inj)-1].change
+	ch.To, ch.SHA256 = r.To, digest.Bytes([]byte(r.To))
 }
 
 // linkOf is the target a moved symlink keeps; "" for anything else.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,11 +29,15 @@ func TestEveryActionHandled(t *testing.T) {
 		dest         string // where apply writes the file; "" when it only goes
 		exportable   bool
 		locksContent bool
+		// link: the action takes only symlinks; src is one, to link,
+		// and dest must hold what want says ("-> target" for a symlink).
+		link, want string
 	}{
-		rules.Strip:    {"action: strip", contract.Removed, "", true, false},
-		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false},
+		rules.Strip:    {"action: strip", contract.Removed, "", true, false, "", ""},
+		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false, "", "hello"},
 		rules.Defer: {"action: defer\n    runtime: containerd", contract.Deferred,
-			contract.DeferredPath("containerd", src), false, true},
+			contract.DeferredPath("containerd", src), false, true, "", "hello"},
+		rules.Retarget: {"action: retarget\n    to: /opt/new/f.conf", contract.Retargeted, src, false, false, "/opt/old/f.conf", "-> /opt/new/f.conf"},
 	}
 	for a := range Actions {
 		if !slices.Contains(rules.AllActions(), a) {
@@ -55,6 +60,9 @@ func TestEveryActionHandled(t *testing.T) {
 			if spec.Kind != w.kind || spec.Exportable != w.exportable || spec.LocksContent != w.locksContent {
 				t.Errorf("Actions[%s] = %+v, want kind %s, exportable %v, locks content %v", a, *spec, w.kind, w.exportable, w.locksContent)
 			}
+			if spec.InPlace != (w.dest == src) {
+				t.Errorf("Actions[%s]: in place %v, want a destination %q", a, spec.InPlace, w.dest)
+			}
 			if spec.Moves != (w.dest != "") || spec.Moves != (spec.place != nil) {
 				t.Errorf("Actions[%s]: moves %v, writer set %v, want a destination %q", a, spec.Moves, spec.place != nil, w.dest)
 			}
@@ -68,7 +76,11 @@ func TestEveryActionHandled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dec, err := NewDecider(set, nil, nil).Decide(&archive.Entry{Name: src, Type: archive.TypeRegular})
+			srcType := archive.TypeRegular
+			if w.link != "" {
+				srcType = archive.TypeSymlink
+			}
+			dec, err := NewDecider(set, nil, nil).Decide(&archive.Entry{Name: src, Type: srcType, Linkname: w.link})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,12 +88,20 @@ func TestEveryActionHandled(t *testing.T) {
 				t.Fatalf("decision %+v, want rule r with Actions[%s]", dec, a)
 			}
 
+			// The manifest's To: the destination, or a symlink's new target.
+			changeTo := w.dest
+			if w.link != "" {
+				changeTo = strings.TrimPrefix(w.want, "-> ")
+			}
 			mt := time.Unix(1700000000, 0).UTC()
 			entries := []*archive.Entry{
 				{Name: ".", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
 				{Name: "etc", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
 				{Name: "etc/x", Type: archive.TypeDir, Mode: 0o755, Nlink: 2, ModTime: mt},
 				{Name: src, Type: archive.TypeRegular, Mode: 0o644, Nlink: 1, ModTime: mt, Size: 5},
+			}
+			if w.link != "" {
+				entries[3] = &archive.Entry{Name: src, Type: archive.TypeSymlink, Linkname: w.link, Mode: 0o777, Nlink: 1, ModTime: mt}
 			}
 			var in bytes.Buffer
 			cw := archive.NewCpioWriter(&in, archive.Newc)
@@ -111,14 +131,21 @@ func TestEveryActionHandled(t *testing.T) {
 				}
 				b, _ := io.ReadAll(r)
 				got[e.Name] = string(b)
+				if e.Type == archive.TypeSymlink {
+					got[e.Name] = "-> " + e.Linkname
+				}
 			}
-			checkTaken(t, "stream", rep, got, src, w.dest, w.kind)
+			checkTaken(t, "stream", rep, got, src, w.dest, w.want, changeTo, w.kind)
 
 			root := filepath.Join(t.TempDir(), "root")
 			for _, e := range entries[1:] {
 				p := filepath.Join(root, e.Name)
 				if e.Type == archive.TypeDir {
 					os.MkdirAll(p, 0o755)
+				} else if e.Type == archive.TypeSymlink {
+					if err := os.Symlink(e.Linkname, p); err != nil {
+						t.Fatal(err)
+					}
 				} else if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -129,34 +156,39 @@ func TestEveryActionHandled(t *testing.T) {
 			}
 			got = map[string]string{}
 			filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-				if err == nil && fi.Mode().IsRegular() {
-					rel, _ := filepath.Rel(root, p)
+				rel, _ := filepath.Rel(root, p)
+				switch {
+				case err == nil && fi.Mode().IsRegular():
 					b, _ := os.ReadFile(p)
 					got[rel] = string(b)
+				case err == nil && fi.Mode()&os.ModeSymlink != 0:
+					l, _ := os.Readlink(p)
+					got[rel] = "-> " + l
 				}
 				return nil
 			})
-			checkTaken(t, "tree", rep, got, src, w.dest, w.kind)
+			checkTaken(t, "tree", rep, got, src, w.dest, w.want, changeTo, w.kind)
 		})
 	}
 }
 
-// checkTaken: src left its place, reached dest with its data when there is
-// one, and the manifest and the index record it with kind.
-func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest string, kind contract.Kind) {
+// checkTaken: src left its place (unless the action writes it in place),
+// reached dest holding want when there is one, and the manifest and the
+// index record it with kind.
+func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, src, dest, want, changeTo string, kind contract.Kind) {
 	t.Helper()
-	if _, ok := files[src]; ok {
+	if _, ok := files[src]; ok && src != dest {
 		t.Errorf("%s: %s is still in place", how, src)
 	}
-	if dest != "" && files[dest] != "hello" {
-		t.Errorf("%s: %s = %q, want the file's data", how, dest, files[dest])
+	if dest != "" && files[dest] != want {
+		t.Errorf("%s: %s = %q, want %q", how, dest, files[dest], want)
 	}
 	found := false
 	for _, c := range rep.Changes {
-		found = found || (c.Path == src && c.Kind == kind && c.To == dest)
+		found = found || (c.Path == src && c.Kind == kind && c.To == changeTo)
 	}
 	if !found {
-		t.Errorf("%s: no %s change for %s -> %q in %+v", how, kind, src, dest, rep.Changes)
+		t.Errorf("%s: no %s change for %s -> %q in %+v", how, kind, src, changeTo, rep.Changes)
 	}
 	ix, err := contract.DecodeIndex(bytes.NewReader([]byte(files[contract.IndexPath])))
 	if err != nil {

@@ -24,7 +24,8 @@ type Finding struct {
 	Check    string         `json:"check"` // offender, unhandled, stale-rule
 	Reason   string         `json:"reason"`
 	Pos      rules.Pos      `json:"pos"` // the rule or policy item involved
-	// Target is a dangling symlink's target.
+	// Target is a dangling symlink's target, or the new target a
+	// retarget rule gives a symlink.
 	Target string `json:"target,omitempty"`
 }
 
@@ -57,6 +58,9 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 	}
 	if r := v.Rule; r != nil {
 		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos
+		if r.Action == rules.Retarget {
+			f.Target = r.To
+		}
 		if v.Inherited {
 			f.Reason = "inside a directory that rule " + r.Name + " strips"
 		}
@@ -154,7 +158,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 		v := &Verdict{Path: l.Path}
 		found = append(found, Finding{Input: in.Path, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(d.Owners),
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
-			Reason: fmt.Sprintf("left dangling: points at %s, which rule %s takes away from there; strip the link with a rule, or keep its target", l.Gone, l.Rule.Name)})
+			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 	res.Findings = append(res.Findings, found...)

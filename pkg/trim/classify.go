@@ -294,7 +294,7 @@ func (c *Classifier) Stale() []*rules.Rule {
 func (c *Classifier) NoteApplied(ix *contract.Index) {
 	for _, f := range ix.Files {
 		switch f.Kind {
-		case contract.Removed, contract.Relocated, contract.Deferred:
+		case contract.Removed, contract.Relocated, contract.Retargeted, contract.Deferred:
 			for _, r := range c.Set.Rules() {
 				if r.Name == f.Name {
 					c.matched[r]++

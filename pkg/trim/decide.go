@@ -28,6 +28,9 @@ type Decider struct {
 	// from its place (files, and stripped directories with all beneath).
 	links []Link
 	gone  map[string]*rules.Rule
+	// earlier: paths in gone that only an earlier apply's index says were
+	// taken away (an applied image), not a rule matching an entry now.
+	earlier map[string]bool
 }
 
 // Link is a symlink that stays in the image while the rules take away what
@@ -41,6 +44,9 @@ type Link struct {
 	Gone string
 	Rule *rules.Rule
 	Mode uint32
+	// Earlier: an earlier apply took the target away (its index says so);
+	// the image at hand no longer has it.
+	Earlier bool
 }
 
 // NewDecider returns the decision step for set; owners may be nil. own
@@ -78,6 +84,11 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
+	if v.Action() == rules.Retarget && e.Type == archive.TypeSymlink && e.Linkname == v.Rule.To && len(v.Forbidden) == 0 {
+		// Already where the rule points it (an applied image, or a
+		// package that got it right): nothing to do, nothing to report.
+		v.Rule = nil
+	}
 	dec := Decision{Path: v.Path, Verdict: v}
 	if a := v.Action(); a != 0 {
 		dec.Spec = Actions[a]
@@ -85,6 +96,7 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 			d.gone = map[string]*rules.Rule{}
 		}
 		d.gone[v.Path] = v.Rule
+		delete(d.earlier, v.Path)
 	} else if e.Type == archive.TypeSymlink && v.Rule == nil {
 		d.links = append(d.links, Link{Path: v.Path, Target: e.Linkname, Mode: e.Mode})
 	}
@@ -110,7 +122,7 @@ func (d *Decider) Dangling() []Link {
 		t = strings.TrimPrefix(path.Clean("/"+t), "/")
 		for p := t; p != "." && p != ""; p = path.Dir(p) {
 			if r, ok := d.gone[p]; ok {
-				l.Gone, l.Rule = t, r
+				l.Gone, l.Rule, l.Earlier = t, r, d.earlier[p]
 				out = append(out, l)
 				break
 			}
@@ -127,7 +139,59 @@ func (d *Decider) NoteIndex(r io.Reader) (*contract.Index, error) {
 		return nil, err
 	}
 	d.NoteApplied(ix)
+	d.noteTaken(ix)
 	return ix, nil
+}
+
+// noteTaken adds to gone what an earlier apply took from its place, as
+// its index records it: in an applied image the links to those paths
+// dangle because of that apply, and Dangling reports them as the apply
+// did. A path a rule matches in this input stays that rule's.
+func (d *Decider) noteTaken(ix *contract.Index) {
+	deferred := contract.Dir + "/deferred/"
+	for _, f := range ix.Files {
+		var p string
+		act := rules.Strip
+		switch f.Kind {
+		case contract.Removed:
+			p = f.Source
+		case contract.Relocated:
+			p, act = f.Source, rules.Relocate
+		case contract.Deferred:
+			// Source is deferred/<tag>/<original path>.
+			if rest, ok := strings.CutPrefix(f.Source, deferred); ok {
+				_, p, _ = strings.Cut(rest, "/")
+			}
+			act = rules.Defer
+		}
+		if p == "" {
+			continue
+		}
+		if _, ok := d.gone[p]; ok {
+			continue
+		}
+		r := d.ruleNamed(f.Name)
+		if r == nil {
+			// The rule is no longer in the set: name it as the index does.
+			r = &rules.Rule{Name: f.Name, Action: act}
+		}
+		if d.gone == nil {
+			d.gone = map[string]*rules.Rule{}
+		}
+		if d.earlier == nil {
+			d.earlier = map[string]bool{}
+		}
+		d.gone[p], d.earlier[p] = r, true
+	}
+}
+
+func (d *Decider) ruleNamed(name string) *rules.Rule {
+	for _, r := range d.Set.Rules() {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
 }
 
 // ownFile is what apply keeps of a file at one of its own paths: the
@@ -165,7 +229,15 @@ func danglingChanges(d *Decider) []manifest.Change {
 		v := &Verdict{Path: l.Path}
 		out = append(out, manifest.Change{Kind: contract.Dangling, Path: l.Path, To: l.Target, Type: archive.TypeSymlink.String(),
 			Package: v.Owner(d.Owners), Rule: l.Rule.Name, Size: int64(len(l.Target)), Mode: fmt.Sprintf("%04o", l.Mode),
-			Reason: fmt.Sprintf("points at %s, which rule %s takes away from there", names.Quote(l.Gone), l.Rule.Name)})
+			Reason: "points at " + l.goneReason()})
 	}
 	return out
+}
+
+// goneReason says what took the link's target away.
+func (l Link) goneReason() string {
+	if l.Earlier {
+		return fmt.Sprintf("%s, which an earlier apply took away from there (rule %s)", names.Quote(l.Gone), l.Rule.Name)
+	}
+	return fmt.Sprintf("%s, which rule %s takes away from there", names.Quote(l.Gone), l.Rule.Name)
 }

@@ -207,7 +207,9 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 			}
 			caps = append(caps, &captured{entry: e, verdict: v, data: sp})
-			removals = append(removals, &removal{path: name})
+			if !dec.Spec.InPlace {
+				removals = append(removals, &removal{path: name})
+			}
 		default:
 			if e.Type == archive.TypeDir {
 				out.dirs[name] = true

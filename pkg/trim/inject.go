@@ -83,6 +83,10 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 				claimed[f.Source] = "an earlier apply"
 			case f.Kind == contract.Removed || f.Kind == contract.Relocated:
 				index.Files = append(index.Files, f)
+			case f.Kind == contract.Retargeted && out.exists(f.Source):
+				// The link points where that apply put it, so the
+				// decision left it alone: still that apply's work.
+				index.Files = append(index.Files, f)
 			}
 		}
 	}

@@ -1,11 +1,13 @@
 package trim
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // TestDangling: the links an apply leaves dangling, with the shipped rules
@@ -20,10 +22,12 @@ func TestDangling(t *testing.T) {
 		after  map[string]string // after the unit
 		wanted []string          // dangling link paths
 	}{
-		{name: "absolute", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": unit},
-			wanted: []string{"etc/systemd/system/multi-user.target.wants/containerd.service"}},
-		{name: "relative", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": "../containerd.service"},
-			wanted: []string{"etc/systemd/system/multi-user.target.wants/containerd.service"}},
+		{name: "absolute", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": unit},
+			wanted: []string{"etc/systemd/system/kubelet.service.requires/containerd.service"}},
+		{name: "relative", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": "../containerd.service"},
+			wanted: []string{"etc/systemd/system/kubelet.service.requires/containerd.service"}},
+		// containerd-unit-enablement retargets it: touched by a rule, not left dangling.
+		{name: "enablement link retargeted", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": unit}},
 		{name: "above the root stays at the root", links: map[string]string{"a/l": "../../../../etc/systemd/system/containerd.service"},
 			wanted: []string{"a/l"}},
 		{name: "link after its target", after: map[string]string{"z/l": unit}, wanted: []string{"z/l"}},
@@ -108,5 +112,54 @@ func TestThroughDirectoryLinks(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDanglingFromIndex: in an applied image the index says what the
+// earlier apply took away; links to those paths are dangling because of
+// it, and reported as such. A path a rule matches now stays that rule's.
+func TestDanglingFromIndex(t *testing.T) {
+	ix := &contract.Index{Version: contract.IndexVersion, Files: []contract.IndexFile{
+		{Kind: contract.Removed, Name: "containerd-crictl", Source: "etc/crictl.yaml"},
+		{Kind: contract.Relocated, Name: "containerd-unit-in-etc", Source: "etc/systemd/system/containerd.service", Dest: "usr/lib/systemd/system/containerd.service"},
+		{Kind: contract.Deferred, Name: "containerd-net", Source: contract.DeferredPath("containerd+none", "etc/cni/net.d/10-containerd-net.conflist"), Dest: "etc/cni/net.d/10-containerd-net.conflist"},
+		{Kind: contract.Removed, Name: "gone-from-the-rules", Source: "etc/old.conf"},
+	}}
+	links := map[string]string{
+		"a/crictl":  "/etc/crictl.yaml",
+		"a/unit":    "../etc/systemd/system/containerd.service",
+		"a/net":     "/etc/cni/net.d/10-containerd-net.conflist",
+		"a/old":     "/etc/old.conf",
+		"a/moved":   "/usr/lib/systemd/system/containerd.service",
+		"a/elsewhr": "/etc/other.conf",
+	}
+	d := NewDecider(shippedRules(t), nil, nil)
+	for _, p := range []string{"a/crictl", "a/elsewhr", "a/moved", "a/net", "a/old", "a/unit"} {
+		if _, err := d.Decide(&archive.Entry{Name: p, Type: archive.TypeSymlink, Linkname: links[p], Mode: 0o777}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := ix.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.NoteIndex(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range d.Dangling() {
+		if !l.Earlier {
+			t.Errorf("%s: not marked as an earlier apply's", l.Path)
+		}
+		got[l.Path] = l.Rule.Name + " " + l.Gone
+	}
+	want := map[string]string{
+		"a/crictl": "containerd-crictl etc/crictl.yaml",
+		"a/unit":   "containerd-unit-in-etc etc/systemd/system/containerd.service",
+		"a/net":    "containerd-net etc/cni/net.d/10-containerd-net.conflist",
+		"a/old":    "gone-from-the-rules etc/old.conf",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dangling (-want +got):\n%s", diff)
 	}
 }
