@@ -284,17 +284,7 @@ func FuzzGzipSplice(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, size uint16, level uint8, ops []byte) {
 		in := corpus(seed, int(size)*16)
 		comp := kgz(t, in, int(level%11)-2) // -2 (Huffman only) to 8
-		var edits []edit
-		at := 0
-		for i := 0; i+2 < len(ops) && at <= len(in); i += 3 {
-			off := at + int(ops[i])*len(in)/256/4
-			if off > len(in) {
-				break
-			}
-			n := min(int(ops[i+1])*8, len(in)-off)
-			edits = append(edits, edit{off, n, string(corpus(seed+uint64(i), int(ops[i+2])))})
-			at = off + n
-		}
+		edits := fuzzEdits(in, seed, ops)
 		out := applyEdits(in, edits)
 		got, _ := spliceGzip(t, comp, in, out, 1+int(seed%5000), 64<<10, removedBy(edits))
 		if !bytes.Equal(gunzip(t, got), out) {

@@ -74,6 +74,24 @@ func removedBy(edits []edit) int {
 	return n
 }
 
+// fuzzEdits turns a fuzzer's ops into ordered, non-overlapping edits of
+// in: each triple is where (scaled to the input, after the last edit), how
+// many bytes to remove, and how many to insert.
+func fuzzEdits(in []byte, seed uint64, ops []byte) []edit {
+	var edits []edit
+	at := 0
+	for i := 0; i+2 < len(ops) && at <= len(in); i += 3 {
+		off := at + int(ops[i])*len(in)/256/4
+		if off > len(in) {
+			break
+		}
+		n := min(int(ops[i+1])*8, len(in)-off)
+		edits = append(edits, edit{off, n, string(corpus(seed+uint64(i), int(ops[i+2])))})
+		at = off + n
+	}
+	return edits
+}
+
 func applyEdits(in []byte, edits []edit) []byte {
 	var out []byte
 	at := 0
@@ -268,19 +286,7 @@ func FuzzLz4Splice(f *testing.F) {
 			return
 		}
 		comp := lz4Legacy(t, in, bs)
-		// Each triple of ops: where (scaled to the input), how many bytes
-		// to remove, how many to insert.
-		var edits []edit
-		at := 0
-		for i := 0; i+2 < len(ops) && at <= len(in); i += 3 {
-			off := at + int(ops[i])*len(in)/256/4
-			if off > len(in) {
-				break
-			}
-			n := min(int(ops[i+1])*8, len(in)-off)
-			edits = append(edits, edit{off, n, string(corpus(seed+uint64(i), int(ops[i+2])))})
-			at = off + n
-		}
+		edits := fuzzEdits(in, seed, ops)
 		out := applyEdits(in, edits)
 		got, _ := spliceLz4(t, comp, in, out, 1+int(seed%5000), 8192, removedBy(edits))
 		if !bytes.Equal(unlz4Legacy(t, got), out) {

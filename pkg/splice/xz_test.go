@@ -196,17 +196,7 @@ func FuzzXzSplice(f *testing.F) {
 			return
 		}
 		comp := xzBlocks(t, in, bs)
-		var edits []edit
-		at := 0
-		for i := 0; i+2 < len(ops) && at <= len(in); i += 3 {
-			off := at + int(ops[i])*len(in)/256/4
-			if off > len(in) {
-				break
-			}
-			n := min(int(ops[i+1])*8, len(in)-off)
-			edits = append(edits, edit{off, n, string(corpus(seed+uint64(i), int(ops[i+2])))})
-			at = off + n
-		}
+		edits := fuzzEdits(in, seed, ops)
 		out := applyEdits(in, edits)
 		got, _ := spliceXz(t, comp, in, out, 1+int(seed%5000), 8192, removedBy(edits), goXzStream)
 		if !bytes.Equal(unxz(t, got), out) {
