@@ -51,6 +51,10 @@ type ActionSpec struct {
 	// earlier apply when apply runs on that apply's output (out is what
 	// the output holds), and whether f's Source stays claimed by it.
 	KeepOnReapply func(f contract.IndexFile, out tree) (keep, claim bool)
+	// Redo lets a tree apply redo what an earlier apply did with c when
+	// the tree has c's source again (see redoEarlierApply): it may forget
+	// that out holds c's destination, or old's records of c.
+	Redo func(c *captured, out *dirTree, old *contract.Index)
 	// Target is what audit shows as the target of a file rule r handles
 	// ("" for none).
 	Target func(r *rules.Rule) string
@@ -62,16 +66,16 @@ type ActionSpec struct {
 // their kinds.
 var actionTable = []*ActionSpec{
 	{Action: rules.Strip, Kind: contract.Removed, Dirs: true, Exportable: true,
-		Applied: neverApplied, Taken: sourceTaken, KeepOnReapply: alwaysKept, Target: noTarget},
+		Applied: neverApplied, Taken: sourceTaken, KeepOnReapply: alwaysKept, Redo: noRedo, Target: noTarget},
 	{Action: rules.Relocate, Kind: contract.Relocated, Moves: true, place: placeRelocated,
-		Applied: neverApplied, Taken: sourceTaken, KeepOnReapply: alwaysKept, Target: noTarget},
+		Applied: neverApplied, Taken: sourceTaken, KeepOnReapply: alwaysKept, Redo: redoRelocated, Target: noTarget},
 	// A retargeted link is taken out and written again at its own path,
 	// so that both appliers reuse the moved entries' path (owner, mode,
 	// mtime kept by the clone); Buildroot's drop list can only remove.
 	{Action: rules.Retarget, Kind: contract.Retargeted, Moves: true, InPlace: true, place: placeRetargeted,
-		Applied: retargeted, Taken: nothingTaken, KeepOnReapply: keptWhileSourceIs, Target: linkTarget},
+		Applied: retargeted, Taken: nothingTaken, KeepOnReapply: keptWhileSourceIs, Redo: noRedo, Target: linkTarget},
 	{Action: rules.Defer, Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred,
-		Applied: neverApplied, Taken: deferredOriginal, KeepOnReapply: deferredCopyKept, Target: noTarget},
+		Applied: neverApplied, Taken: deferredOriginal, KeepOnReapply: deferredCopyKept, Redo: redoDeferred, Target: noTarget},
 }
 
 // Actions is the table by action.

@@ -65,9 +65,9 @@ func TestEveryActionHandled(t *testing.T) {
 			if !slices.Contains(Kinds(), spec.Kind) || specOfKind(spec.Kind) != spec || slices.Contains(contract.OwnKinds, spec.Kind) {
 				t.Errorf("kind %q: not this action's own (apply's summary, the index on re-apply and check would take it for another's)", spec.Kind)
 			}
-			if spec.Applied == nil || spec.Taken == nil || spec.KeepOnReapply == nil || spec.Target == nil {
-				t.Fatalf("Actions[%s]: a column is unset: Applied %v, Taken %v, KeepOnReapply %v, Target %v",
-					a, spec.Applied != nil, spec.Taken != nil, spec.KeepOnReapply != nil, spec.Target != nil)
+			if spec.Applied == nil || spec.Taken == nil || spec.KeepOnReapply == nil || spec.Redo == nil || spec.Target == nil {
+				t.Fatalf("Actions[%s]: a column is unset: Applied %v, Taken %v, KeepOnReapply %v, Redo %v, Target %v",
+					a, spec.Applied != nil, spec.Taken != nil, spec.KeepOnReapply != nil, spec.Redo != nil, spec.Target != nil)
 			}
 			if spec.Dirs != w.dirs || (spec.Dirs && spec.Moves) {
 				t.Errorf("Actions[%s]: takes directories %v, want %v (only an action that does not move can)", a, spec.Dirs, w.dirs)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -18,7 +19,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
-	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // ApplyDir applies the rules to a directory tree in place, as a Buildroot
@@ -374,40 +374,44 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 // bytes, or what that apply's index says it put there, and a deferred copy
 // the index records.
 func redoEarlierApply(caps []*captured, out *dirTree, old *contract.Index) {
-	relocated := map[[3]string]bool{} // source, dest, sha256
-	redefer := map[string]bool{}
-	if old != nil {
-		for _, f := range old.Files {
-			if f.Kind == contract.Relocated {
-				relocated[[3]string{f.Source, f.Dest, f.SHA256}] = true
-			}
-		}
-	}
 	for _, c := range caps {
-		switch c.verdict.Rule.Action {
-		case rules.Relocate:
-			dest := relocationDest(c.verdict)
-			if !out.files[dest] {
-				continue
-			}
-			if sum := out.sum(dest); sum == c.data.sum || relocated[[3]string{c.verdict.Path, dest, sum}] {
-				delete(out.files, dest)
-			}
-		case rules.Defer:
-			redefer[contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)] = true
-		}
+		Actions[c.verdict.Rule.Action].Redo(c, out, old)
 	}
-	if old == nil || len(redefer) == 0 {
+}
+
+// redoRelocated: a relocation whose destination holds the same bytes, or
+// what the earlier apply's index says it put there, is made again.
+func redoRelocated(c *captured, out *dirTree, old *contract.Index) {
+	dest := relocationDest(c.verdict)
+	if !out.files[dest] {
 		return
 	}
+	sum := out.sum(dest)
+	recorded := old != nil && slices.ContainsFunc(old.Files, func(f contract.IndexFile) bool {
+		return f.Kind == contract.Relocated && f.Source == c.verdict.Path && f.Dest == dest && f.SHA256 == sum
+	})
+	if sum == c.data.sum || recorded {
+		delete(out.files, dest)
+	}
+}
+
+// redoDeferred: the deferred copy is made again; the earlier apply's
+// record of it goes.
+func redoDeferred(c *captured, _ *dirTree, old *contract.Index) {
+	if old == nil {
+		return
+	}
+	src := contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)
 	var files []contract.IndexFile
 	for _, f := range old.Files {
-		if f.Kind != contract.Deferred || !redefer[f.Source] {
+		if f.Kind != contract.Deferred || f.Source != src {
 			files = append(files, f)
 		}
 	}
 	old.Files = files
 }
+
+func noRedo(*captured, *dirTree, *contract.Index) {}
 
 func writesAny(inj []*injection) bool {
 	for _, in := range inj {
