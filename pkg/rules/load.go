@@ -550,16 +550,9 @@ func (l *loader) checkFields(file, rule string, def actionDef, rr *rawRule) {
 		for _, f := range group {
 			names = append(names, f.name+":")
 		}
-		var all []string
-		var also []string
+		var all, also []string
 		for _, d := range actionDefs {
-			n := 0
-			for _, f := range group {
-				if slices.Contains(d.takes, f.name) {
-					n++
-				}
-			}
-			if n == len(group) {
+			if !slices.ContainsFunc(group, func(f ruleField) bool { return !slices.Contains(d.takes, f.name) }) {
 				all = append(all, d.name)
 			}
 		}
