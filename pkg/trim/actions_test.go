@@ -138,21 +138,13 @@ func TestEveryActionHandled(t *testing.T) {
 			}
 			ow.Close()
 			got := map[string]string{}
-			r := archive.NewCpioReader(bytes.NewReader(out.Bytes()))
-			for {
-				e, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachCpioEntry(t, out.Bytes(), func(e *archive.Entry, r io.Reader) {
 				b, _ := io.ReadAll(r)
 				got[e.Name] = string(b)
 				if e.Type == archive.TypeSymlink {
 					got[e.Name] = "-> " + e.Linkname
 				}
-			}
+			})
 			checkTaken(t, "stream", rep, got, src, w.dest, w.want, changeTo, w.kind)
 			checkReapplied(t, set, spec, out.Bytes(), src)
 
@@ -238,15 +230,7 @@ func checkReapplied(t *testing.T, set *rules.Set, spec *ActionSpec, applied []by
 		t.Errorf("re-apply to the applied image changed it")
 	}
 	d := NewDecider(set, nil, map[string]bool{contract.IndexPath: true})
-	r := archive.NewCpioReader(bytes.NewReader(applied))
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachCpioEntry(t, applied, func(e *archive.Entry, r io.Reader) {
 		dec, err := d.Decide(e)
 		if err != nil {
 			t.Fatal(err)
@@ -258,12 +242,29 @@ func checkReapplied(t *testing.T, set *rules.Set, spec *ActionSpec, applied []by
 		} else if dec.Spec != nil {
 			t.Errorf("re-apply: %s decided again as %s", dec.Path, dec.Spec.Action)
 		}
-	}
+	})
 	if _, err := d.Decide(&archive.Entry{Name: "etc/link", Type: archive.TypeSymlink, Linkname: "/" + src}); err != nil {
 		t.Fatal(err)
 	}
 	dangles := len(d.Dangling()) == 1
 	if want := !spec.InPlace; dangles != want {
 		t.Errorf("a link to %s dangles in the applied image: %v, want %v (Taken)", src, dangles, want)
+	}
+}
+
+// eachCpioEntry calls fn with each entry of the cpio archive data and a
+// reader of its data.
+func eachCpioEntry(t *testing.T, data []byte, fn func(e *archive.Entry, r io.Reader)) {
+	t.Helper()
+	r := archive.NewCpioReader(bytes.NewReader(data))
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(e, r)
 	}
 }
