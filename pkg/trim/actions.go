@@ -3,6 +3,7 @@ package trim
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -275,6 +276,38 @@ func placeRetargeted(p *planner, c *captured, e *archive.Entry, change manifest.
 	// and its sha256 that of the target's bytes, as the index records.
 	ch := &p.inj[len(p.inj)-1].change
 	ch.To, ch.SHA256 = r.To, digest.Bytes([]byte(r.To))
+}
+
+// redoRelocated: a relocation whose destination holds the same bytes, or
+// what the earlier apply's index says it put there, is made again.
+func redoRelocated(c *captured, out *dirTree, old *contract.Index) {
+	dest := relocationDest(c.verdict)
+	if !out.files[dest] {
+		return
+	}
+	sum := out.sum(dest)
+	recorded := old != nil && slices.ContainsFunc(old.Files, func(f contract.IndexFile) bool {
+		return f.Kind == contract.Relocated && f.Source == c.verdict.Path && f.Dest == dest && f.SHA256 == sum
+	})
+	if sum == c.data.sum || recorded {
+		delete(out.files, dest)
+	}
+}
+
+// redoDeferred: the deferred copy is made again; the earlier apply's
+// record of it goes.
+func redoDeferred(c *captured, _ *dirTree, old *contract.Index) {
+	if old == nil {
+		return
+	}
+	src := contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)
+	var files []contract.IndexFile
+	for _, f := range old.Files {
+		if f.Kind != contract.Deferred || f.Source != src {
+			files = append(files, f)
+		}
+	}
+	old.Files = files
 }
 
 // linkOf is the target a moved symlink keeps; "" for anything else.
