@@ -411,7 +411,7 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, k := range contract.Kinds {
+	for _, k := range trim.Kinds() {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

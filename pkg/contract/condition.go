@@ -22,8 +22,10 @@ const (
 	Dangling Kind = "dangling"
 )
 
-// Kinds are all kinds, in the order apply's summary counts them.
-var Kinds = []Kind{Removed, Relocated, Retargeted, Deferred, Added, Template, Created, Dangling}
+// OwnKinds are the kinds of what apply does itself rather than a rule
+// action, in the order apply's summary counts them after the actions'
+// kinds (their order is pkg/trim's actions table).
+var OwnKinds = []Kind{Added, Template, Created, Dangling}
 
 // Runtimes and CNIs that conditions may name. They are the choices of
 // minikube's --container-runtime and --cni; "custom" is a CNI the cluster

@@ -232,23 +232,6 @@ type rawKeep struct {
 	Reason located `yaml:"reason"`
 }
 
-type rawRule struct {
-	Name      located   `yaml:"name"`
-	Match     []located `yaml:"match"`
-	Action    located   `yaml:"action"`
-	To        located   `yaml:"to"`
-	Existing  located   `yaml:"existing"`
-	Runtime   located   `yaml:"runtime"`
-	CNI       located   `yaml:"cni"`
-	RestoreAs located   `yaml:"restore_as"`
-	Fallback  *bool     `yaml:"fallback"`
-	MustMatch *bool     `yaml:"must_match"`
-	Waive     located   `yaml:"waive"`
-	Stale     located   `yaml:"stale_reason"`
-	Reason    located   `yaml:"reason"`
-	Link      located   `yaml:"link"`
-}
-
 type rawAdd struct {
 	Path   located `yaml:"path"`
 	Source located `yaml:"source"`
@@ -486,82 +469,110 @@ func (l *loader) rule(file string, p *Package, rr rawRule) *Rule {
 		l.errorf(pos, "rule %s: match: %v", r.Name, errNoPattern)
 	}
 	r.Paths = l.patterns(pos, "rule "+r.Name+": match", rr.Match)
-	act, ok := actionNames[rr.Action.V]
+	def, ok := actionNamed(rr.Action.V)
 	if !ok {
-		l.errorf(Pos{file, max(rr.Action.Line, pos.Line)}, "rule %s: action %q: want strip, defer, relocate or retarget", r.Name, rr.Action.V)
+		l.errorf(Pos{file, max(rr.Action.Line, pos.Line)}, "rule %s: action %q: want %s", r.Name, rr.Action.V, wantActions())
 	}
-	r.Action = act
+	r.Action = def.action
 	if r.Reason == "" {
 		l.errorf(pos, "rule %s: a reason is required: say which problem it prevents", r.Name)
 	}
-	switch act {
-	case Relocate:
-		if rr.To.V == "" {
-			l.errorf(pos, "rule %s: relocate needs to:", r.Name)
-			break
-		}
-		to, err := pathx.CleanRule(rr.To.V)
-		if err != nil || to == "." {
-			l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad path %q", r.Name, rr.To.V)
-			break
-		}
-		if strings.HasSuffix(rr.To.V, "/") {
-			to += "/"
-		}
-		r.To = to
-		if len(r.Paths) > 1 && !strings.HasSuffix(r.To, "/") {
-			l.errorf(Pos{file, rr.To.Line}, "rule %s: several paths relocate to one file; end to: with / to keep their names", r.Name)
-		}
-		for _, pt := range r.Paths {
-			if _, lit := pt.Literal(); !lit && !strings.HasSuffix(r.To, "/") {
-				l.errorf(Pos{file, rr.To.Line}, "rule %s: a glob relocates into a directory; end to: with /", r.Name)
-			}
-		}
-		switch rr.Existing.V {
-		case "", "error":
-		case "strip":
-			r.Existing = ExistingStrip
-		default:
-			l.errorf(Pos{file, rr.Existing.Line}, "rule %s: existing: %q: want error or strip", r.Name, rr.Existing.V)
-		}
-	case Retarget:
-		// A link target is not a path of the image: kept as written
-		// (absolute or relative to the link), only checked to be one.
-		switch t := rr.To.V; {
-		case t == "":
-			l.errorf(pos, "rule %s: retarget needs to: (the link's new target)", r.Name)
-		case strings.ContainsRune(t, 0) || strings.TrimSpace(t) != t || len(t) > 4095:
-			l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad link target %q", r.Name, t)
-		default:
-			r.To = t
-		}
-		if rr.Existing.V != "" {
-			l.errorf(Pos{file, rr.Existing.Line}, "rule %s: existing: only goes with action relocate", r.Name)
-		}
-	case Defer:
-		if r.Runtime == "" && r.CNI == "" {
-			l.errorf(pos, "rule %s: defer needs runtime: or cni: (when does the boot step put it back?)", r.Name)
-		}
-		l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, contract.Runtimes)
-		l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, contract.CNIs)
-		if rr.RestoreAs.V != "" {
-			if n := rr.RestoreAs.V; strings.ContainsAny(n, "/\x00") || n == "." || n == ".." || strings.TrimSpace(n) != n {
-				l.errorf(Pos{file, rr.RestoreAs.Line}, "rule %s: restore_as: %q: want a file name (the deferred file is restored in its own directory)", r.Name, n)
-			} else {
-				r.RestoreAs = n
-			}
-		}
+	if def.load != nil {
+		def.load(l, pos, rr, r)
 	}
-	if act != Defer && rr.RestoreAs.V != "" {
-		l.errorf(Pos{file, rr.RestoreAs.Line}, "rule %s: restore_as: only goes with action defer", r.Name)
-	}
-	if act != Relocate && act != Retarget && (rr.To.V != "" || rr.Existing.V != "") {
-		l.errorf(Pos{file, rr.To.Line + rr.Existing.Line}, "rule %s: to:/existing: only go with action relocate (to: also with retarget)", r.Name)
-	}
-	if act != Defer && (r.Runtime != "" || r.CNI != "") {
-		l.errorf(Pos{file, rr.Runtime.Line + rr.CNI.Line}, "rule %s: runtime:/cni: only go with action defer", r.Name)
-	}
+	l.checkFields(file, r.Name, def, &rr)
 	return r
+}
+
+// wantActions lists every action for a message: "strip, defer or relocate".
+func wantActions() string {
+	var all []string
+	for _, d := range actionDefs {
+		all = append(all, d.name)
+	}
+	return orList(all)
+}
+
+// orList joins words as a message says them: "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// takenBy lists the actions that take field.
+func takenBy(field string) []string {
+	var out []string
+	for _, d := range actionDefs {
+		if slices.Contains(d.takes, field) {
+			out = append(out, d.name)
+		}
+	}
+	return out
+}
+
+// checkFields refuses the fields of actionFields that the rule sets and its
+// action does not take: first those of a group the action takes in part,
+// one by one, then each group it does not take at all, as one.
+func (l *loader) checkFields(file, rule string, def actionDef, rr *rawRule) {
+	takes := func(f ruleField) bool { return slices.Contains(def.takes, f.name) }
+	for _, group := range actionFields {
+		if !slices.ContainsFunc(group, takes) {
+			continue
+		}
+		for _, f := range group {
+			if v := f.get(rr); v.V != "" && !takes(f) {
+				l.errorf(Pos{file, v.Line}, "rule %s: %s: only goes with action %s", rule, f.name, orList(takenBy(f.name)))
+			}
+		}
+	}
+	for _, group := range actionFields {
+		if slices.ContainsFunc(group, takes) {
+			continue
+		}
+		set, line := false, 0
+		for _, f := range group {
+			v := f.get(rr)
+			set, line = set || v.V != "", line+v.Line
+		}
+		if !set {
+			continue
+		}
+		if len(group) == 1 {
+			l.errorf(Pos{file, line}, "rule %s: %s: only goes with action %s", rule, group[0].name, orList(takenBy(group[0].name)))
+			continue
+		}
+		// The actions that take the whole group, and those that take a
+		// part: "to:/existing: only go with action relocate (to: also
+		// with retarget)".
+		var names []string
+		for _, f := range group {
+			names = append(names, f.name+":")
+		}
+		var all, also []string
+		for _, d := range actionDefs {
+			if !slices.ContainsFunc(group, func(f ruleField) bool { return !slices.Contains(d.takes, f.name) }) {
+				all = append(all, d.name)
+			}
+		}
+		for _, f := range group {
+			var extra []string
+			for _, a := range takenBy(f.name) {
+				if !slices.Contains(all, a) {
+					extra = append(extra, a)
+				}
+			}
+			if len(extra) > 0 {
+				also = append(also, f.name+": also with "+orList(extra))
+			}
+		}
+		msg := strings.TrimSuffix(strings.Join(names, "/"), ":") + ": only go with action " + orList(all)
+		if len(also) > 0 {
+			msg += " (" + strings.Join(also, "; ") + ")"
+		}
+		l.errorf(Pos{file, line}, "rule %s: %s", rule, msg)
+	}
 }
 
 func (l *loader) checkChoice(pos Pos, rule, what, v string, allowed []string) {

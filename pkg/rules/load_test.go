@@ -3,6 +3,7 @@ package rules
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,6 +143,10 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`a.yaml:7: rule r: restore_as: "../y": want a file name`}},
 		{"restore_as without defer", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    restore_as: y\n    reason: x\n"},
 			[]string{`a.yaml:6: rule r: restore_as: only goes with action defer`}},
+		{"to without relocate", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    to: /usr/x\n    reason: x\n"},
+			[]string{`a.yaml:6: rule r: to:/existing: only go with action relocate (to: also with retarget)`}},
+		{"cni without defer", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: relocate\n    to: /usr/x\n    cni: bridge\n    reason: x\n"},
+			[]string{`a.yaml:7: rule r: runtime:/cni: only go with action defer`}},
 		{"stale_reason without must_match", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n    must_match: false\n    stale_reason: gone in v4\n    reason: x\n"},
 			[]string{`a.yaml:7: rule r: stale_reason needs a must-match rule`}},
 		{"missing reason", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: strip\n"},
@@ -283,6 +288,52 @@ func TestPatternDirs(t *testing.T) {
 		}
 		if d := cmp.Diff(want, p.Dirs()); d != "" {
 			t.Errorf("%s: (-want +got)\n%s", pat, d)
+		}
+	}
+}
+
+// Loading reads the actions table (actionDefs) and nothing else: the
+// message for an unknown action names every action, and each field an
+// action does not take is refused naming every action that does.
+func TestActionTableDrivesLoad(t *testing.T) {
+	values := map[string]string{"to": "/usr/x", "existing": "strip", "runtime": "crio", "cni": "bridge", "restore_as": "y"}
+	dir := writeRules(t, map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: nope\n    reason: x\n"})
+	_, err := Load(dir)
+	if err == nil {
+		t.Fatal("Load accepted action nope")
+	}
+	for _, a := range AllActions() {
+		if !strings.Contains(err.Error(), a.String()) {
+			t.Errorf("unknown action: %q does not name action %s", err, a)
+		}
+	}
+	for _, d := range actionDefs {
+		if got, ok := actionNamed(d.name); !ok || got.action != d.action || d.action.String() != d.name {
+			t.Errorf("action %s: not found by its name", d.name)
+		}
+		for _, group := range actionFields {
+			for _, f := range group {
+				if _, ok := values[f.name]; !ok {
+					t.Fatalf("field %s: no value in this test", f.name)
+				}
+				t.Run(d.name+"/"+f.name, func(t *testing.T) {
+					yaml := "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: " + d.name + "\n    " + f.name + ": " + values[f.name] + "\n    reason: x\n"
+					_, err := Load(writeRules(t, map[string]string{"a.yaml": yaml}))
+					msg := ""
+					if err != nil {
+						msg = err.Error()
+					}
+					refused := strings.Contains(msg, f.name+":") && strings.Contains(msg, "only go")
+					if refused == slices.Contains(d.takes, f.name) {
+						t.Fatalf("action %s (takes %v), field %s: refused %v: %q", d.name, d.takes, f.name, refused, msg)
+					}
+					for _, a := range takenBy(f.name) {
+						if refused && !strings.Contains(msg, a) {
+							t.Errorf("%q does not name action %s, which takes %s", msg, a, f.name)
+						}
+					}
+				})
+			}
 		}
 	}
 }

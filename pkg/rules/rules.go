@@ -10,6 +10,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // Action is what a package rule does with a matching file.
@@ -29,21 +32,143 @@ const (
 	Retarget
 )
 
-var actionNames = map[string]Action{"strip": Strip, "defer": Defer, "relocate": Relocate, "retarget": Retarget}
+// actionDef is one rule action as rule files spell it: everything
+// loading needs to know about it. A new action is a constant above and a
+// row here (and its row in pkg/trim/actions.go); Load reads nothing else.
+type actionDef struct {
+	action Action
+	name   string
+	// takes lists the fields of actionFields the action takes; a rule
+	// that sets any other one is refused.
+	takes []string
+	// load checks the fields the action needs and copies them into r
+	// (nil: none).
+	load func(l *loader, pos Pos, rr rawRule, r *Rule)
+}
+
+// actionDefs are every action, in declaration order.
+var actionDefs = []actionDef{
+	{Strip, "strip", nil, nil},
+	{Defer, "defer", []string{"runtime", "cni", "restore_as"}, loadDefer},
+	{Relocate, "relocate", []string{"to", "existing"}, loadRelocate},
+	{Retarget, "retarget", []string{"to"}, loadRetarget},
+}
+
+// rawRule is a rule as its file writes it.
+type rawRule struct {
+	Name      located   `yaml:"name"`
+	Match     []located `yaml:"match"`
+	Action    located   `yaml:"action"`
+	To        located   `yaml:"to"`
+	Existing  located   `yaml:"existing"`
+	Runtime   located   `yaml:"runtime"`
+	CNI       located   `yaml:"cni"`
+	RestoreAs located   `yaml:"restore_as"`
+	Fallback  *bool     `yaml:"fallback"`
+	MustMatch *bool     `yaml:"must_match"`
+	Waive     located   `yaml:"waive"`
+	Stale     located   `yaml:"stale_reason"`
+	Reason    located   `yaml:"reason"`
+	Link      located   `yaml:"link"`
+}
+
+// ruleField is a field of rawRule that only some actions take.
+type ruleField struct {
+	name string
+	get  func(rr *rawRule) located
+}
+
+// actionFields are the fields only some actions take (actionDef.takes),
+// in groups a message names together.
+var actionFields = [][]ruleField{
+	{{"restore_as", func(rr *rawRule) located { return rr.RestoreAs }}},
+	{{"to", func(rr *rawRule) located { return rr.To }}, {"existing", func(rr *rawRule) located { return rr.Existing }}},
+	{{"runtime", func(rr *rawRule) located { return rr.Runtime }}, {"cni", func(rr *rawRule) located { return rr.CNI }}},
+}
+
+func loadRelocate(l *loader, pos Pos, rr rawRule, r *Rule) {
+	file := pos.File
+	if rr.To.V == "" {
+		l.errorf(pos, "rule %s: relocate needs to:", r.Name)
+		return
+	}
+	to, err := pathx.CleanRule(rr.To.V)
+	if err != nil || to == "." {
+		l.errorf(Pos{file, rr.To.Line}, "rule %s: to: bad path %q", r.Name, rr.To.V)
+		return
+	}
+	if strings.HasSuffix(rr.To.V, "/") {
+		to += "/"
+	}
+	r.To = to
+	if len(r.Paths) > 1 && !strings.HasSuffix(r.To, "/") {
+		l.errorf(Pos{file, rr.To.Line}, "rule %s: several paths relocate to one file; end to: with / to keep their names", r.Name)
+	}
+	for _, pt := range r.Paths {
+		if _, lit := pt.Literal(); !lit && !strings.HasSuffix(r.To, "/") {
+			l.errorf(Pos{file, rr.To.Line}, "rule %s: a glob relocates into a directory; end to: with /", r.Name)
+		}
+	}
+	switch rr.Existing.V {
+	case "", "error":
+	case "strip":
+		r.Existing = ExistingStrip
+	default:
+		l.errorf(Pos{file, rr.Existing.Line}, "rule %s: existing: %q: want error or strip", r.Name, rr.Existing.V)
+	}
+}
+
+func loadRetarget(l *loader, pos Pos, rr rawRule, r *Rule) {
+	// A link target is not a path of the image: kept as written
+	// (absolute or relative to the link), only checked to be one.
+	switch t := rr.To.V; {
+	case t == "":
+		l.errorf(pos, "rule %s: retarget needs to: (the link's new target)", r.Name)
+	case strings.ContainsRune(t, 0) || strings.TrimSpace(t) != t || len(t) > 4095:
+		l.errorf(Pos{pos.File, rr.To.Line}, "rule %s: to: bad link target %q", r.Name, t)
+	default:
+		r.To = t
+	}
+}
+
+func loadDefer(l *loader, pos Pos, rr rawRule, r *Rule) {
+	file := pos.File
+	if r.Runtime == "" && r.CNI == "" {
+		l.errorf(pos, "rule %s: defer needs runtime: or cni: (when does the boot step put it back?)", r.Name)
+	}
+	l.checkChoice(Pos{file, rr.Runtime.Line}, r.Name, "runtime", r.Runtime, contract.Runtimes)
+	l.checkChoice(Pos{file, rr.CNI.Line}, r.Name, "cni", r.CNI, contract.CNIs)
+	if rr.RestoreAs.V != "" {
+		if n := rr.RestoreAs.V; strings.ContainsAny(n, "/\x00") || n == "." || n == ".." || strings.TrimSpace(n) != n {
+			l.errorf(Pos{file, rr.RestoreAs.Line}, "rule %s: restore_as: %q: want a file name (the deferred file is restored in its own directory)", r.Name, n)
+		} else {
+			r.RestoreAs = n
+		}
+	}
+}
+
+func actionNamed(name string) (actionDef, bool) {
+	for _, d := range actionDefs {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return actionDef{}, false
+}
 
 // AllActions lists every action, in declaration order.
 func AllActions() []Action {
-	all := make([]Action, 0, len(actionNames))
-	for a := Action(1); int(a) <= len(actionNames); a++ {
-		all = append(all, a)
+	all := make([]Action, 0, len(actionDefs))
+	for _, d := range actionDefs {
+		all = append(all, d.action)
 	}
 	return all
 }
 
 func (a Action) String() string {
-	for n, v := range actionNames {
-		if v == a {
-			return n
+	for _, d := range actionDefs {
+		if d.action == a {
+			return d.name
 		}
 	}
 	return fmt.Sprintf("action(%d)", uint8(a))

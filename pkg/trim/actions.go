@@ -3,6 +3,7 @@ package trim
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,16 +17,22 @@ import (
 
 // ActionSpec is everything the pipeline needs to know about one rule
 // action. A new action is its name in pkg/rules/rules.go and a row here
-// with its writer; decide, stream, tree, audit, check and export read
-// this table and nothing else (TestEveryActionHandled walks it).
+// with its writer; decide, stream, tree, inject, audit, check, export and
+// the CLI read this table and nothing else (TestEveryActionHandled walks
+// it and fails on a row that leaves a column unset).
 type ActionSpec struct {
+	Action rules.Action
 	// Kind is what the manifest and the index record for a file the
-	// action took.
+	// action took; one per action. The summary counts the actions' kinds
+	// in the table's order (Kinds).
 	Kind contract.Kind
 	// Moves: the entry leaves its place and its data is captured (spooled)
 	// until place writes it again once the whole input is known; otherwise
 	// the entry is only removed, its sha256 recorded.
 	Moves bool
+	// Dirs: a directory the rule matches goes with everything beneath it
+	// (not Moves); otherwise the rule leaves it to its contents.
+	Dirs bool
 	// Exportable: Buildroot's <PKG>_DROP_FILES_OR_DIRS can say it (export).
 	Exportable bool
 	// LocksContent: check keeps the file's content in the lock and fails
@@ -34,20 +41,119 @@ type ActionSpec struct {
 	// InPlace: place writes the entry again at its own path (Moves only);
 	// a tree apply renames it over the old one rather than removing it.
 	InPlace bool
+	// Applied reports whether e already is what rule r would make of it
+	// (an applied image): the decision then leaves it alone, unreported.
+	Applied func(e *archive.Entry, r *rules.Rule) bool
+	// Taken is the path of the image that the action took away, as an
+	// earlier apply's index record f of this kind says; "" when the path
+	// still holds something (Dangling reports links to a taken path).
+	Taken func(f contract.IndexFile) string
+	// KeepOnReapply says whether the new index keeps record f of an
+	// earlier apply when apply runs on that apply's output (out is what
+	// the output holds), and whether f's Source stays claimed by it.
+	KeepOnReapply func(f contract.IndexFile, out tree) (keep, claim bool)
+	// Redo lets a tree apply redo what an earlier apply did with c when
+	// the tree has c's source again (see redoEarlierApply): it may forget
+	// that out holds c's destination, or old's records of c.
+	Redo func(c *captured, out *dirTree, old *contract.Index)
+	// Target is what audit shows as the target of a file rule r handles
+	// ("" for none).
+	Target func(r *rules.Rule) string
 	// place writes a moved entry at its destination (Moves only).
 	place func(p *planner, c *captured, e *archive.Entry, change manifest.Change)
 }
 
-// Actions is the table of every rule action.
-var Actions = map[rules.Action]*ActionSpec{
-	rules.Strip:    {Kind: contract.Removed, Exportable: true},
-	rules.Relocate: {Kind: contract.Relocated, Moves: true, place: placeRelocated},
-	rules.Defer:    {Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred},
+// actionTable is every rule action, in the order apply's summary counts
+// their kinds.
+var actionTable = []*ActionSpec{
+	{Action: rules.Strip, Kind: contract.Removed, Dirs: true, Exportable: true,
+		Applied: neverApplied, Taken: sourceTaken, KeepOnReapply: alwaysKept, Redo: noRedo, Target: noTarget},
+	{Action: rules.Relocate, Kind: contract.Relocated, Moves: true, place: placeRelocated,
+		Applied: neverApplied, Taken: sourceTaken, KeepOnReapply: alwaysKept, Redo: redoRelocated, Target: noTarget},
 	// A retargeted link is taken out and written again at its own path,
 	// so that both appliers reuse the moved entries' path (owner, mode,
 	// mtime kept by the clone); Buildroot's drop list can only remove.
-	rules.Retarget: {Kind: contract.Retargeted, Moves: true, InPlace: true, place: placeRetargeted},
+	{Action: rules.Retarget, Kind: contract.Retargeted, Moves: true, InPlace: true, place: placeRetargeted,
+		Applied: retargeted, Taken: nothingTaken, KeepOnReapply: keptWhileSourceIs, Redo: noRedo, Target: linkTarget},
+	{Action: rules.Defer, Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred,
+		Applied: neverApplied, Taken: deferredOriginal, KeepOnReapply: deferredCopyKept, Redo: redoDeferred, Target: noTarget},
 }
+
+// Actions is the table by action.
+var Actions = func() map[rules.Action]*ActionSpec {
+	m := map[rules.Action]*ActionSpec{}
+	for _, s := range actionTable {
+		m[s.Action] = s
+	}
+	return m
+}()
+
+// specOfKind is the row whose action records kind; nil for the kinds
+// apply records itself (contract.OwnKinds).
+func specOfKind(kind contract.Kind) *ActionSpec {
+	for _, s := range actionTable {
+		if s.Kind == kind {
+			return s
+		}
+	}
+	return nil
+}
+
+// Kinds are all kinds of change, in the order apply's summary counts
+// them: the actions', then what apply does itself.
+func Kinds() []contract.Kind {
+	var all []contract.Kind
+	for _, s := range actionTable {
+		all = append(all, s.Kind)
+	}
+	return append(all, contract.OwnKinds...)
+}
+
+func neverApplied(*archive.Entry, *rules.Rule) bool { return false }
+
+// retargeted: the link already points where the rule points it (an
+// applied image, or a package that got it right).
+func retargeted(e *archive.Entry, r *rules.Rule) bool {
+	return e.Type == archive.TypeSymlink && e.Linkname == r.To
+}
+
+func sourceTaken(f contract.IndexFile) string { return f.Source }
+
+// nothingTaken: the entry is written again at its own path.
+func nothingTaken(contract.IndexFile) string { return "" }
+
+// deferredOriginal is the path a deferred copy came from: its Source is
+// deferred/<tag>/<original path>.
+func deferredOriginal(f contract.IndexFile) string {
+	rest, ok := strings.CutPrefix(f.Source, contract.Dir+"/deferred/")
+	if !ok {
+		return ""
+	}
+	_, p, _ := strings.Cut(rest, "/")
+	return p
+}
+
+// alwaysKept: what was removed or relocated stays recorded, so that the
+// image says what was taken out of it.
+func alwaysKept(contract.IndexFile, tree) (bool, bool) { return true, false }
+
+// keptWhileSourceIs: the link points where that apply put it, so the
+// decision left it alone: still that apply's work.
+func keptWhileSourceIs(f contract.IndexFile, out tree) (bool, bool) {
+	return out.exists(f.Source), false
+}
+
+// deferredCopyKept: deferred copies an earlier run made are in the image
+// as ordinary entries now; keep recording them, and they are that run's.
+func deferredCopyKept(f contract.IndexFile, out tree) (bool, bool) {
+	ok := out.exists(f.Source)
+	return ok, ok
+}
+
+func noTarget(*rules.Rule) string { return "" }
+
+// linkTarget: the new target a retarget rule gives a symlink.
+func linkTarget(r *rules.Rule) string { return r.To }
 
 // planInput is what planInjections needs: see there.
 type planInput struct {
@@ -170,6 +276,38 @@ func placeRetargeted(p *planner, c *captured, e *archive.Entry, change manifest.
 	// and its sha256 that of the target's bytes, as the index records.
 	ch := &p.inj[len(p.inj)-1].change
 	ch.To, ch.SHA256 = r.To, digest.Bytes([]byte(r.To))
+}
+
+// redoRelocated: a relocation whose destination holds the same bytes, or
+// what the earlier apply's index says it put there, is made again.
+func redoRelocated(c *captured, out *dirTree, old *contract.Index) {
+	dest := relocationDest(c.verdict)
+	if !out.files[dest] {
+		return
+	}
+	sum := out.sum(dest)
+	recorded := old != nil && slices.ContainsFunc(old.Files, func(f contract.IndexFile) bool {
+		return f.Kind == contract.Relocated && f.Source == c.verdict.Path && f.Dest == dest && f.SHA256 == sum
+	})
+	if sum == c.data.sum || recorded {
+		delete(out.files, dest)
+	}
+}
+
+// redoDeferred: the deferred copy is made again; the earlier apply's
+// record of it goes.
+func redoDeferred(c *captured, _ *dirTree, old *contract.Index) {
+	if old == nil {
+		return
+	}
+	src := contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)
+	var files []contract.IndexFile
+	for _, f := range old.Files {
+		if f.Kind != contract.Deferred || f.Source != src {
+			files = append(files, f)
+		}
+	}
+	old.Files = files
 }
 
 // linkOf is the target a moved symlink keeps; "" for anything else.

@@ -32,12 +32,17 @@ func TestEveryActionHandled(t *testing.T) {
 		// link: the action takes only symlinks; src is one, to link,
 		// and dest must hold what want says ("-> target" for a symlink).
 		link, want string
+		dirs       bool   // a directory the rule matches goes with all beneath
+		target     string // audit's Target for the file
 	}{
-		rules.Strip:    {"action: strip", contract.Removed, "", true, false, "", ""},
-		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false, "", "hello"},
+		rules.Strip:    {"action: strip", contract.Removed, "", true, false, "", "", true, ""},
+		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false, "", "hello", false, ""},
 		rules.Defer: {"action: defer\n    runtime: containerd", contract.Deferred,
-			contract.DeferredPath("containerd", src), false, true, "", "hello"},
-		rules.Retarget: {"action: retarget\n    to: /opt/new/f.conf", contract.Retargeted, src, false, false, "/opt/old/f.conf", "-> /opt/new/f.conf"},
+			contract.DeferredPath("containerd", src), false, true, "", "hello", false, ""},
+		rules.Retarget: {"action: retarget\n    to: /opt/new/f.conf", contract.Retargeted, src, false, false, "/opt/old/f.conf", "-> /opt/new/f.conf", false, "/opt/new/f.conf"},
+	}
+	if len(Actions) != len(actionTable) {
+		t.Errorf("actionTable has %d rows for %d actions: one row per action", len(actionTable), len(Actions))
 	}
 	for a := range Actions {
 		if !slices.Contains(rules.AllActions(), a) {
@@ -54,8 +59,18 @@ func TestEveryActionHandled(t *testing.T) {
 			if spec == nil {
 				t.Fatalf("action %s has no row in trim.Actions (actions.go)", a)
 			}
-			if !slices.Contains(contract.Kinds, spec.Kind) {
-				t.Errorf("kind %q is not in contract.Kinds (apply's summary would not count it)", spec.Kind)
+			if spec.Action != a {
+				t.Errorf("Actions[%s] is the row of action %s", a, spec.Action)
+			}
+			if !slices.Contains(Kinds(), spec.Kind) || specOfKind(spec.Kind) != spec || slices.Contains(contract.OwnKinds, spec.Kind) {
+				t.Errorf("kind %q: not this action's own (apply's summary, the index on re-apply and check would take it for another's)", spec.Kind)
+			}
+			if spec.Applied == nil || spec.Taken == nil || spec.KeepOnReapply == nil || spec.Redo == nil || spec.Target == nil {
+				t.Fatalf("Actions[%s]: a column is unset: Applied %v, Taken %v, KeepOnReapply %v, Redo %v, Target %v",
+					a, spec.Applied != nil, spec.Taken != nil, spec.KeepOnReapply != nil, spec.Redo != nil, spec.Target != nil)
+			}
+			if spec.Dirs != w.dirs || (spec.Dirs && spec.Moves) {
+				t.Errorf("Actions[%s]: takes directories %v, want %v (only an action that does not move can)", a, spec.Dirs, w.dirs)
 			}
 			if spec.Kind != w.kind || spec.Exportable != w.exportable || spec.LocksContent != w.locksContent {
 				t.Errorf("Actions[%s] = %+v, want kind %s, exportable %v, locks content %v", a, *spec, w.kind, w.exportable, w.locksContent)
@@ -86,6 +101,9 @@ func TestEveryActionHandled(t *testing.T) {
 			}
 			if dec.Spec != spec || dec.Rule == nil || dec.Rule.Action != a {
 				t.Fatalf("decision %+v, want rule r with Actions[%s]", dec, a)
+			}
+			if f := findingFor(dec.Verdict, nil); f.Target != w.target || f.Action != a.String() {
+				t.Errorf("audit: finding %+v, want action %s, target %q", f, a, w.target)
 			}
 
 			// The manifest's To: the destination, or a symlink's new target.
@@ -120,22 +138,15 @@ func TestEveryActionHandled(t *testing.T) {
 			}
 			ow.Close()
 			got := map[string]string{}
-			r := archive.NewCpioReader(&out)
-			for {
-				e, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachCpioEntry(t, out.Bytes(), func(e *archive.Entry, r io.Reader) {
 				b, _ := io.ReadAll(r)
 				got[e.Name] = string(b)
 				if e.Type == archive.TypeSymlink {
 					got[e.Name] = "-> " + e.Linkname
 				}
-			}
+			})
 			checkTaken(t, "stream", rep, got, src, w.dest, w.want, changeTo, w.kind)
+			checkReapplied(t, set, spec, out.Bytes(), src)
 
 			root := filepath.Join(t.TempDir(), "root")
 			for _, e := range entries[1:] {
@@ -200,5 +211,60 @@ func checkTaken(t *testing.T, how string, rep *Report, files map[string]string, 
 	}
 	if !found {
 		t.Errorf("%s: the index records no %s file of rule r: %+v", how, kind, ix.Files)
+	}
+}
+
+// checkReapplied applies set again to applied, an applied image, and wants
+// the same bytes back (Applied, KeepOnReapply); the index records what the
+// action took away from src (Taken), and a link to src dangles exactly
+// when it did.
+func checkReapplied(t *testing.T, set *rules.Set, spec *ActionSpec, applied []byte, src string) {
+	t.Helper()
+	var again bytes.Buffer
+	ow := archive.NewCpioWriter(&again, archive.Newc)
+	if _, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(bytes.NewReader(applied)), Options{Set: set, Owners: NewOwners()}, nil); err != nil {
+		t.Fatalf("re-apply: %v", err)
+	}
+	ow.Close()
+	if !bytes.Equal(again.Bytes(), applied) {
+		t.Errorf("re-apply to the applied image changed it")
+	}
+	d := NewDecider(set, nil, map[string]bool{contract.IndexPath: true})
+	eachCpioEntry(t, applied, func(e *archive.Entry, r io.Reader) {
+		dec, err := d.Decide(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dec.Own {
+			if _, err := d.takeOwn(dec.Path, r); err != nil {
+				t.Fatal(err)
+			}
+		} else if dec.Spec != nil {
+			t.Errorf("re-apply: %s decided again as %s", dec.Path, dec.Spec.Action)
+		}
+	})
+	if _, err := d.Decide(&archive.Entry{Name: "etc/link", Type: archive.TypeSymlink, Linkname: "/" + src}); err != nil {
+		t.Fatal(err)
+	}
+	dangles := len(d.Dangling()) == 1
+	if want := !spec.InPlace; dangles != want {
+		t.Errorf("a link to %s dangles in the applied image: %v, want %v (Taken)", src, dangles, want)
+	}
+}
+
+// eachCpioEntry calls fn with each entry of the cpio archive data and a
+// reader of its data.
+func eachCpioEntry(t *testing.T, data []byte, fn func(e *archive.Entry, r io.Reader)) {
+	t.Helper()
+	r := archive.NewCpioReader(bytes.NewReader(data))
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(e, r)
 	}
 }

@@ -58,8 +58,8 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 	}
 	if r := v.Rule; r != nil {
 		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos
-		if r.Action == rules.Retarget {
-			f.Target = r.To
+		if spec := Actions[r.Action]; spec != nil {
+			f.Target = spec.Target(r)
 		}
 		if v.Inherited {
 			f.Reason = "inside a directory that rule " + r.Name + " strips"

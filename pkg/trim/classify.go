@@ -213,7 +213,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 			v.Kept = k
 			return v, nil
 		}
-		if v.Rule.Action != rules.Strip {
+		if !Actions[v.Rule.Action].Dirs {
 			// Only files move; a directory the rule matches is left to its
 			// contents, each matched on its own.
 			v.Rule = nil
@@ -289,16 +289,16 @@ func (c *Classifier) Stale() []*rules.Rule {
 }
 
 // NoteApplied counts the rules an earlier apply recorded in its index as
-// matched: their files are gone or moved because they worked, not because
-// they went stale.
+// matched (a record of an action's kind): their files are gone or moved
+// because they worked, not because they went stale.
 func (c *Classifier) NoteApplied(ix *contract.Index) {
 	for _, f := range ix.Files {
-		switch f.Kind {
-		case contract.Removed, contract.Relocated, contract.Retargeted, contract.Deferred:
-			for _, r := range c.Set.Rules() {
-				if r.Name == f.Name {
-					c.matched[r]++
-				}
+		if specOfKind(f.Kind) == nil {
+			continue
+		}
+		for _, r := range c.Set.Rules() {
+			if r.Name == f.Name {
+				c.matched[r]++
 			}
 		}
 	}

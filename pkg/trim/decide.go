@@ -84,9 +84,9 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	if v.Action() == rules.Retarget && e.Type == archive.TypeSymlink && e.Linkname == v.Rule.To && len(v.Forbidden) == 0 {
-		// Already where the rule points it (an applied image, or a
-		// package that got it right): nothing to do, nothing to report.
+	if a := v.Action(); a != 0 && len(v.Forbidden) == 0 && Actions[a].Applied(e, v.Rule) {
+		// Already what the rule makes of it: nothing to do, nothing to
+		// report.
 		v.Rule = nil
 	}
 	dec := Decision{Path: v.Path, Verdict: v}
@@ -148,22 +148,12 @@ func (d *Decider) NoteIndex(r io.Reader) (*contract.Index, error) {
 // dangle because of that apply, and Dangling reports them as the apply
 // did. A path a rule matches in this input stays that rule's.
 func (d *Decider) noteTaken(ix *contract.Index) {
-	deferred := contract.Dir + "/deferred/"
 	for _, f := range ix.Files {
-		var p string
-		act := rules.Strip
-		switch f.Kind {
-		case contract.Removed:
-			p = f.Source
-		case contract.Relocated:
-			p, act = f.Source, rules.Relocate
-		case contract.Deferred:
-			// Source is deferred/<tag>/<original path>.
-			if rest, ok := strings.CutPrefix(f.Source, deferred); ok {
-				_, p, _ = strings.Cut(rest, "/")
-			}
-			act = rules.Defer
+		spec := specOfKind(f.Kind)
+		if spec == nil {
+			continue
 		}
+		p := spec.Taken(f)
 		if p == "" {
 			continue
 		}
@@ -173,7 +163,7 @@ func (d *Decider) noteTaken(ix *contract.Index) {
 		r := d.ruleNamed(f.Name)
 		if r == nil {
 			// The rule is no longer in the set: name it as the index does.
-			r = &rules.Rule{Name: f.Name, Action: act}
+			r = &rules.Rule{Name: f.Name, Action: spec.Action}
 		}
 		if d.gone == nil {
 			d.gone = map[string]*rules.Rule{}

@@ -18,7 +18,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
-	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // ApplyDir applies the rules to a directory tree in place, as a Buildroot
@@ -374,40 +373,12 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 // bytes, or what that apply's index says it put there, and a deferred copy
 // the index records.
 func redoEarlierApply(caps []*captured, out *dirTree, old *contract.Index) {
-	relocated := map[[3]string]bool{} // source, dest, sha256
-	redefer := map[string]bool{}
-	if old != nil {
-		for _, f := range old.Files {
-			if f.Kind == contract.Relocated {
-				relocated[[3]string{f.Source, f.Dest, f.SHA256}] = true
-			}
-		}
-	}
 	for _, c := range caps {
-		switch c.verdict.Rule.Action {
-		case rules.Relocate:
-			dest := relocationDest(c.verdict)
-			if !out.files[dest] {
-				continue
-			}
-			if sum := out.sum(dest); sum == c.data.sum || relocated[[3]string{c.verdict.Path, dest, sum}] {
-				delete(out.files, dest)
-			}
-		case rules.Defer:
-			redefer[contract.DeferredPath(c.verdict.Rule.Tag(), c.verdict.Path)] = true
-		}
+		Actions[c.verdict.Rule.Action].Redo(c, out, old)
 	}
-	if old == nil || len(redefer) == 0 {
-		return
-	}
-	var files []contract.IndexFile
-	for _, f := range old.Files {
-		if f.Kind != contract.Deferred || !redefer[f.Source] {
-			files = append(files, f)
-		}
-	}
-	old.Files = files
 }
+
+func noRedo(*captured, *dirTree, *contract.Index) {}
 
 func writesAny(inj []*injection) bool {
 	for _, in := range inj {

@@ -75,23 +75,23 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	if in.old != nil {
 		for _, f := range in.old.Files {
 			ours[f.Source] = f.SHA256
-			// Deferred copies an earlier run made are in the image as
-			// ordinary entries now; keep recording them.
-			switch {
-			case f.Kind == contract.Deferred && out.exists(f.Source):
+			// What an action did stays recorded as its row says; what
+			// apply writes itself is written again below.
+			spec := specOfKind(f.Kind)
+			if spec == nil {
+				continue
+			}
+			keep, claim := spec.KeepOnReapply(f, out)
+			if keep {
 				index.Files = append(index.Files, f)
+			}
+			if claim {
 				claimed[f.Source] = "an earlier apply"
-			case f.Kind == contract.Removed || f.Kind == contract.Relocated:
-				index.Files = append(index.Files, f)
-			case f.Kind == contract.Retargeted && out.exists(f.Source):
-				// The link points where that apply put it, so the
-				// decision left it alone: still that apply's work.
-				index.Files = append(index.Files, f)
 			}
 		}
 	}
 	for _, c := range in.removed {
-		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Removed, Name: c.Rule, Source: c.Path,
+		index.Files = append(index.Files, contract.IndexFile{Kind: c.Kind, Name: c.Rule, Source: c.Path,
 			Mode: c.Mode, SHA256: c.SHA256})
 	}
 	// checkOwn decides about a path of the second group that the input

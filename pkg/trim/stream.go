@@ -357,10 +357,12 @@ func (a *streamApplier) Read(p []byte) (int, error) {
 	return a.src.Read(p)
 }
 
+// removedOf is what an action that does not move took: the index records
+// each with its kind.
 func removedOf(changes []manifest.Change) []manifest.Change {
 	var out []manifest.Change
 	for _, c := range changes {
-		if c.Kind == contract.Removed {
+		if s := specOfKind(c.Kind); s != nil && !s.Moves {
 			out = append(out, c)
 		}
 	}

@@ -202,21 +202,13 @@ rules:
 	if _, err := archive.CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
 		t.Fatalf("kernel rules: %v", err)
 	}
-	r := archive.NewCpioReader(&out)
 	got := map[string]string{}
 	links := map[string]uint32{}
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachCpioEntry(t, out.Bytes(), func(e *archive.Entry, r io.Reader) {
 		b, _ := io.ReadAll(r)
 		got[e.Name] = string(b)
 		links[e.Name] = e.Nlink
-	}
+	})
 	if _, ok := got["etc/x/c"]; ok {
 		t.Error("etc/x/c was not stripped")
 	}
