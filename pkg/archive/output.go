@@ -127,6 +127,7 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 		// The compressor starts only once the output leaves the input's
 		// path: an output equal to its input is a copy of the file.
 		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
+		o.reuse.startAhead()
 		o.Writer, err = NewWriterFor(o.reuse, f)
 		if err != nil {
 			o.Abort()
@@ -265,6 +266,7 @@ func (o *Output) Abort() {
 
 func (o *Output) removeTemp() {
 	if o.reuse != nil {
+		o.reuse.closeInput()
 		if o.reuse.gzLay != nil {
 			o.reuse.gzLay.Stop()
 		}

@@ -27,6 +27,14 @@ type Reuse struct {
 	// recompression for a reason worth telling (an input it cannot
 	// splice); nil discards.
 	Note func(string)
+	// ExpectSame says the output will most likely equal the input (a
+	// repack): the output's bytes are then digested for verify only from
+	// the first difference on, and the identical start, if there is a
+	// difference, from the input decompressed again. An output equal to
+	// its input is a copy and needs no digest: this saves a pass over
+	// every byte (make bench: repack-lz4) at the cost of a second
+	// decompression of the start when the bet is lost.
+	ExpectSame bool
 }
 
 // The Compressor strings of the reuse paths, as the manifest records them.
@@ -56,19 +64,27 @@ type reuseWriter struct {
 	gzLay   *splice.GzipLayout
 	inFile  *os.File
 	copied  bool
+	ahead   *copyAhead // copying the input file to the output meanwhile
 }
 
 func (r *reuseWriter) Write(p []byte) (int, error) {
-	r.hash.Write(p)
 	r.total += int64(len(p))
-	if r.in.Codec == compress.Gzip {
-		r.crc = crc32.Update(r.crc, crc32.IEEETable, p)
+	if !r.in.ExpectSame {
+		r.digest(p)
 	}
 	err := r.m.Match(p, r.emit)
 	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// digest takes archive bytes into what verify and the gzip trailer need.
+func (r *reuseWriter) digest(p []byte) {
+	r.hash.Write(p)
+	if r.in.Codec == compress.Gzip {
+		r.crc = crc32.Update(r.crc, crc32.IEEETable, p)
+	}
 }
 
 func (r *reuseWriter) emit(run []byte, src int64) error {
@@ -81,12 +97,52 @@ func (r *reuseWriter) emit(run []byte, src int64) error {
 			return err
 		}
 	}
+	if r.in.ExpectSame {
+		r.digest(run)
+	}
 	return r.sink(run, src)
+}
+
+// digestPrefix digests the output's first r.n bytes, which equal the
+// input's (the Matcher compared each), by decompressing the input again:
+// with ExpectSame they went by undigested.
+func (r *reuseWriter) digestPrefix() error {
+	if r.n == 0 {
+		return nil
+	}
+	f, size, err := r.openInput()
+	if err != nil {
+		return err
+	}
+	d, _, err := compress.NewReaderWith(io.NewSectionReader(f, 0, size), r.in.Backend)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.in.Path, err)
+	}
+	defer d.Close()
+	if _, err := io.CopyN(digestWriter{r}, d, r.n); err != nil {
+		return fmt.Errorf("%s: decompressing again: %w", r.in.Path, err)
+	}
+	return nil
+}
+
+type digestWriter struct{ r *reuseWriter }
+
+func (w digestWriter) Write(p []byte) (int, error) {
+	w.r.digest(p)
+	return len(p), nil
 }
 
 // start leaves the input's path: the output so far is the input's first
 // r.n bytes.
 func (r *reuseWriter) start() error {
+	if err := r.stopAhead(); err != nil {
+		return err
+	}
+	if r.in.ExpectSame {
+		if err := r.digestPrefix(); err != nil {
+			return err
+		}
+	}
 	var err error
 	switch r.in.Codec {
 	case compress.Lz4Legacy:
@@ -313,11 +369,7 @@ func (r *reuseWriter) startFull() error {
 
 // finish ends the output once the archive writer is closed.
 func (r *reuseWriter) finish() error {
-	defer func() {
-		if r.inFile != nil {
-			r.inFile.Close()
-		}
-	}()
+	defer r.closeInput()
 	if r.sink == nil {
 		if r.m.InputEnded() && r.n == r.m.InputLen() {
 			return r.copyInput()
@@ -357,12 +409,55 @@ func (r *reuseWriter) finish() error {
 	return nil
 }
 
+// startAhead starts copying the input file into the output on another
+// core, while the input is read: if the output turns out equal to the
+// input, the copy is then done, or nearly, instead of starting at the end
+// (make bench: repack-lz4). An input that cannot be opened is left to the
+// path that needs it to report.
+func (r *reuseWriter) startAhead() {
+	f, size, err := r.openInput()
+	if err != nil {
+		return
+	}
+	r.ahead = startCopyAhead(f, r.o.file, size)
+}
+
+// stopAhead abandons the copy of the input, if one runs, and empties the
+// output file for what writes it instead.
+func (r *reuseWriter) stopAhead() error {
+	if r.ahead == nil {
+		return nil
+	}
+	r.ahead.stop()
+	r.ahead = nil
+	return r.o.file.Truncate(0)
+}
+
 func (r *reuseWriter) copyInput() error {
 	f, size, err := r.openInput()
 	if err != nil {
 		return err
 	}
 	r.o.startBuffer()
+	if a := r.ahead; a != nil {
+		r.ahead = nil
+		if err := a.wait(); err == nil {
+			c := r.o.counter
+			c.n += size
+			if c.h != nil {
+				if _, err := io.Copy(asyncHashWriter{c.h}, io.NewSectionReader(f, 0, size)); err != nil {
+					return err
+				}
+			}
+			r.o.Compressor = CompressorCopy
+			r.copied = true
+			return nil
+		}
+		// Copy again below, the usual way, which reports what fails.
+		if err := r.o.file.Truncate(0); err != nil {
+			return err
+		}
+	}
 	if c := r.o.counter; c.h == nil {
 		// No digest to take on the way: file to file in the kernel
 		// (copy_file_range), not through this process's memory.
@@ -415,4 +510,26 @@ func (r *reuseWriter) verify() error {
 		return fmt.Errorf("checking the spliced output: it decompresses to %d bytes that differ from the %d written; nothing was written (use --recompress=full and report this)", n, r.total)
 	}
 	return nil
+}
+
+// closeInput ends the copy of the input, if one still runs, and closes
+// the input file: in that order, so the copy never reads a closed
+// descriptor, or one reused since.
+func (r *reuseWriter) closeInput() {
+	if r.ahead != nil {
+		r.ahead.stop()
+		r.ahead = nil
+	}
+	if r.inFile != nil {
+		r.inFile.Close()
+		r.inFile = nil
+	}
+}
+
+// asyncHashWriter is an io.Writer over an asyncHash.
+type asyncHashWriter struct{ h *asyncHash }
+
+func (w asyncHashWriter) Write(p []byte) (int, error) {
+	w.h.Write(p)
+	return len(p), nil
 }

@@ -20,6 +20,13 @@ import "bytes"
 // (256 KiB) plus the entries being removed; 8 MiB covers both with room.
 const DefaultWindow = 8 << 20
 
+// keepBehind is how much input before the output's place a Matcher keeps:
+// a gzip splice's dictionary, the data from the start of the deflate
+// block holding the first change, 32 KiB before it. GNU gzip and pigz end
+// a block every 32 Ki symbols, well under 1 MiB of data in a rootfs; a
+// longer block only costs the fallback to full recompression.
+const keepBehind = 2 << 20
+
 // minNeedle is the shortest output run worth searching the input for: a
 // cpio header is 110 bytes, and shorter needles mostly find padding.
 const minNeedle = 32
@@ -73,9 +80,15 @@ func (m *Matcher) Feed(p []byte) {
 		return
 	}
 	if len(m.buf)+len(p) > cap(m.buf) {
-		// Slide: keep the last window bytes in front. One copy per byte
-		// in all, and the window stays contiguous for bytes.Index.
+		// Slide: keep the last window bytes in front, so that the window
+		// stays contiguous for bytes.Index. Of the bytes behind the
+		// output's place, keep only keepBehind: find never looks there,
+		// and while the output follows the input closely (a repack, an
+		// apply before its first change) the slide then copies little.
 		drop := len(m.buf) + len(p) - m.window
+		if behind := int(min(m.next-m.base, int64(len(m.buf)))) - keepBehind; behind > drop {
+			drop = behind
+		}
 		m.base += int64(drop)
 		m.buf = m.buf[:copy(m.buf, m.buf[drop:])]
 	}

@@ -276,6 +276,51 @@ func TestMatcher(t *testing.T) {
 	}
 }
 
+// TestMatcherKeepsBehind: while the output follows the input closely, a
+// slide keeps keepBehind bytes behind the output's place (a gzip splice's
+// dictionary) and drops the rest, so that it copies little.
+func TestMatcherKeepsBehind(t *testing.T) {
+	const window = 8 << 20
+	in := corpus(7, 3*window)
+	m := NewMatcher(window)
+	const step = 64 << 10
+	var out int64
+	emit := func(run []byte, src int64) error {
+		if src != out {
+			t.Fatalf("output at %d matched input at %d", out, src)
+		}
+		out += int64(len(run))
+		return nil
+	}
+	slides := 0
+	for off := 0; off < len(in); off += step {
+		base := m.base
+		m.Feed(in[off:min(off+step, len(in))])
+		if m.base != base {
+			// A slide: it kept keepBehind bytes behind the output.
+			slides++
+			if behind := out - m.base; behind > keepBehind {
+				t.Fatalf("after a slide %d bytes are held behind the output's place, want %d", behind, keepBehind)
+			}
+		}
+		// The output lags by one step, as behind the reader's buffer.
+		if lag := off - step; lag >= 0 {
+			if err := m.Match(in[lag:off], emit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !m.Identical() {
+		t.Fatal("not identical")
+	}
+	if _, ok := m.Bytes(out-keepBehind, out); !ok {
+		t.Errorf("the %d bytes behind the output's place are gone (base %d, output at %d)", keepBehind, m.base, out)
+	}
+	if slides == 0 {
+		t.Error("no slide")
+	}
+}
+
 func FuzzLz4Splice(f *testing.F) {
 	f.Add(uint64(1), uint16(300), []byte{10, 20, 0, 200, 5, 5})
 	f.Add(uint64(2), uint16(4000), []byte{0, 0, 0, 255, 255, 255})
