@@ -25,10 +25,14 @@ type Input struct {
 	Size int64
 
 	file    *os.File
-	dir     *DirReader // a tree's: holds an os.Root until closed
+	info    os.FileInfo // file's, as opened
+	dir     *DirReader  // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
 }
+
+// FileInfo is the input file's, as it was opened; nil for a tree.
+func (in *Input) FileInfo() os.FileInfo { return in.info }
 
 // Consumed reports how many bytes of the file on disk have been read, for
 // progress reporting.
@@ -124,6 +128,10 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	in.Path, in.Size, in.file = path, fi.Size(), f
+	if in.info, err = f.Stat(); err != nil {
+		in.Close()
+		return nil, err
+	}
 	return in, nil
 }
 

@@ -19,7 +19,11 @@ import (
 // Matcher must also be the OpenOptions.Tap of the input being read, so that
 // it sees the input's decompressed stream.
 type Reuse struct {
-	Path    string // the input file
+	Path string // the input file
+	// Info is Path's as the input was opened (Input.FileInfo): what is
+	// reused from Path must be that file, unchanged, not one put in its
+	// place since.
+	Info    os.FileInfo
 	Codec   compress.Codec
 	Backend compress.Backend // to decompress the input again, if needed
 	Matcher *splice.Matcher
@@ -174,6 +178,9 @@ func (r *reuseWriter) note(s string) {
 	}
 }
 
+// openInput opens the input file again, for reading at offsets of its
+// own: the archive reader keeps reading the first descriptor meanwhile.
+// It must be the file that reader has open, as it was.
 func (r *reuseWriter) openInput() (*os.File, int64, error) {
 	if r.inFile == nil {
 		f, err := os.Open(r.in.Path)
@@ -185,6 +192,9 @@ func (r *reuseWriter) openInput() (*os.File, int64, error) {
 	fi, err := r.inFile.Stat()
 	if err != nil {
 		return nil, 0, err
+	}
+	if was := r.in.Info; was != nil && (!os.SameFile(fi, was) || fi.Size() != was.Size() || !fi.ModTime().Equal(was.ModTime())) {
+		return nil, 0, fmt.Errorf("%s: replaced or changed while it was read", r.in.Path)
 	}
 	return r.inFile, fi.Size(), nil
 }

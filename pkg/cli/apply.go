@@ -354,7 +354,7 @@ func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *archive.Input, out
 		m.Disable()
 		return nil
 	}
-	return &archive.Reuse{Path: in.Path, Codec: in.Format.Codec, Backend: backend, Matcher: m, ExpectSame: cmd == "repack",
+	return &archive.Reuse{Path: in.Path, Info: in.FileInfo(), Codec: in.Format.Codec, Backend: backend, Matcher: m, ExpectSame: cmd == "repack",
 		Note: func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }}
 }
 
