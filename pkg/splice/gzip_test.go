@@ -80,54 +80,20 @@ func gunzip(t testing.TB, p []byte) []byte {
 // written through it in pieces of chunk bytes into a Gzip splicer.
 func spliceGzip(t testing.TB, comp, in, out []byte, chunk, window, removed int) ([]byte, *Gzip) {
 	t.Helper()
-	m := NewMatcher(window)
 	var res bytes.Buffer
 	var s *Gzip
 	var lay *GzipLayout
-	fed := 0
-	prefix := int64(-1)
-	var n int64
-	begin := func() error {
+	begin := func(n int64, m *Matcher) error {
 		var err error
 		lay, err = ScanGzip(bytes.NewReader(comp), int64(len(comp)))
 		if err != nil {
 			return err
 		}
 		s = NewGzip(&res, bytes.NewReader(comp), lay)
-		prefix = n
 		return s.Prefix(n, m.Bytes)
 	}
-	emit := func(run []byte, src int64) error {
-		if prefix < 0 {
-			if src == n {
-				n += int64(len(run))
-				return nil
-			}
-			if err := begin(); err != nil {
-				return err
-			}
-		}
-		return s.Write(run, src)
-	}
-	for o := 0; o < len(out); o += chunk {
-		ahead := min(len(in), o+chunk+300+removed)
-		if ahead > fed {
-			m.Feed(in[fed:ahead])
-			fed = ahead
-		}
-		if err := m.Match(out[o:min(len(out), o+chunk)], emit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m.Feed(in[fed:])
-	m.End()
-	if prefix < 0 {
-		if n == int64(len(in)) {
-			return comp, nil
-		}
-		if err := begin(); err != nil {
-			t.Fatal(err)
-		}
+	if copied := drive(t, in, out, chunk, window, removed, begin, func(p []byte, src int64) error { return s.Write(p, src) }); copied {
+		return comp, nil
 	}
 	if err := s.Close(crc32.ChecksumIEEE(out), int64(len(out))); err != nil {
 		t.Fatal(err)

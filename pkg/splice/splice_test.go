@@ -119,26 +119,42 @@ func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, remove
 // spliceWith runs the machinery with splicer s writing to res.
 func spliceWith(t testing.TB, s *BlockSplicer, res *bytes.Buffer, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *BlockSplicer) {
 	t.Helper()
+	if copied := drive(t, in, out, chunk, window, removed, func(n int64, _ *Matcher) error { return s.Prefix(n) }, s.Write); copied {
+		return comp, s
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return res.Bytes(), s
+}
+
+// drive is what reuse.go does with a splicer: in is fed to a Matcher
+// running ahead of the output, as the archive reader does (past what was
+// removed, and a little more), and out is matched in pieces of chunk
+// bytes. Output equal to the input's start is only counted; at the first
+// difference, or at the end if out is a strict prefix, start(n) takes the
+// n equal bytes, and every run from then on goes to write. It reports
+// whether out equals in: a copy, start never called.
+func drive(t testing.TB, in, out []byte, chunk, window, removed int, start func(n int64, m *Matcher) error, write func(p []byte, src int64) error) bool {
+	t.Helper()
 	m := NewMatcher(window)
 	fed := 0
-	var prefix int64 = -1
+	started := false
 	var n int64
 	emit := func(run []byte, src int64) error {
-		if prefix < 0 {
+		if !started {
 			if src == n {
 				n += int64(len(run))
 				return nil
 			}
-			prefix = n
-			if err := s.Prefix(n); err != nil {
+			started = true
+			if err := start(n, m); err != nil {
 				return err
 			}
 		}
-		return s.Write(run, src)
+		return write(run, src)
 	}
 	for o := 0; o < len(out); o += chunk {
-		// The input runs ahead of the output, as the archive reader does:
-		// past what was removed, and a little more.
 		ahead := min(len(in), o+chunk+300+removed)
 		if ahead > fed {
 			m.Feed(in[fed:ahead])
@@ -150,29 +166,27 @@ func spliceWith(t testing.TB, s *BlockSplicer, res *bytes.Buffer, comp, in, out 
 	}
 	m.Feed(in[fed:])
 	m.End()
-	if prefix < 0 {
+	if !started {
 		if n == int64(len(in)) {
-			return comp, s // a copy
+			return true
 		}
-		if err := s.Prefix(n); err != nil {
+		if err := start(n, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return res.Bytes(), s
+	return false
 }
 
-func TestLz4Splice(t *testing.T) {
-	const bs = 64 << 10 // small blocks: the logic is the same at 8 MiB
-	in := corpus(1, 20*bs+1234)
-	comp := lz4Legacy(t, in, bs)
-	tests := []struct {
-		name   string
-		edits  []edit
-		copied int // at least this many blocks copied
-	}{
+// blockCase is an edit of a stream of 20 blocks of bs bytes and a short
+// one, and how many blocks a block splicer must at least copy.
+type blockCase struct {
+	name   string
+	edits  []edit
+	copied int
+}
+
+func blockCases(in []byte, bs int) []blockCase {
+	return []blockCase{
 		{"none", nil, 21},
 		{"start", []edit{{0, 200, ""}}, 19},
 		{"end", []edit{{len(in) - 100, 100, "new tail, longer than the old one.............."}}, 19},
@@ -183,12 +197,19 @@ func TestLz4Splice(t *testing.T) {
 		{"a whole block", []edit{{3 * bs, bs, ""}}, 19},
 		{"appended", []edit{{len(in), 0, string(corpus(2, 3*bs))}}, 20},
 	}
-	for _, tt := range tests {
+}
+
+// testBlockSplice runs blockCases through splice at several write sizes:
+// the splice must decode to the edited stream, be the input itself when
+// nothing changed, and copy at least the blocks the case says; check, if
+// not nil, looks at a splice further.
+func testBlockSplice(t *testing.T, in, comp []byte, bs int, splice func(out []byte, chunk, removed int) ([]byte, *BlockSplicer), decode func(testing.TB, []byte) []byte, check func(t *testing.T, chunk int, got []byte, s *BlockSplicer)) {
+	for _, tt := range blockCases(in, bs) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := applyEdits(in, tt.edits)
 			for _, chunk := range []int{110, 32 << 10, 1 << 20} {
-				got, s := spliceLz4(t, comp, in, out, chunk, 4<<20, removedBy(tt.edits))
-				if !bytes.Equal(out, unlz4Legacy(t, got)) {
+				got, s := splice(out, chunk, removedBy(tt.edits))
+				if !bytes.Equal(out, decode(t, got)) {
 					t.Fatalf("chunk %d: decoded splice differs from the edited stream", chunk)
 				}
 				if tt.edits == nil {
@@ -197,12 +218,24 @@ func TestLz4Splice(t *testing.T) {
 					}
 					continue
 				}
+				if check != nil {
+					check(t, chunk, got, s)
+				}
 				if s.Copied < tt.copied {
 					t.Errorf("chunk %d: %d blocks copied, %d compressed; want at least %d copied", chunk, s.Copied, s.Compressed, tt.copied)
 				}
 			}
 		})
 	}
+}
+
+func TestLz4Splice(t *testing.T) {
+	const bs = 64 << 10 // small blocks: the logic is the same at 8 MiB
+	in := corpus(1, 20*bs+1234)
+	comp := lz4Legacy(t, in, bs)
+	testBlockSplice(t, in, comp, bs, func(out []byte, chunk, removed int) ([]byte, *BlockSplicer) {
+		return spliceLz4(t, comp, in, out, chunk, 4<<20, removed)
+	}, unlz4Legacy, nil)
 }
 
 func TestLz4SpliceSmallWindow(t *testing.T) {

@@ -71,48 +71,17 @@ func TestXzSplice(t *testing.T) {
 	const bs = 64 << 10
 	in := corpus(21, 20*bs+1234)
 	comp := xzBlocks(t, in, bs)
-	tests := []struct {
-		name   string
-		edits  []edit
-		copied int // at least this many blocks copied
-	}{
-		{"none", nil, 21},
-		{"start", []edit{{0, 200, ""}}, 19},
-		{"end", []edit{{len(in) - 100, 100, "new tail, longer than the old one.............."}}, 19},
-		{"on a block boundary", []edit{{5 * bs, 300, ""}}, 18},
-		{"just before a boundary", []edit{{5*bs - 10, 10, ""}}, 18},
-		{"insert", []edit{{7*bs + 99, 0, "inserted bytes that were not in the input at all, long enough"}}, 18},
-		{"several", []edit{{bs + 5, 1000, ""}, {9 * bs, 40, ""}, {15*bs + 7, 3, "xyz"}}, 14},
-		{"a whole block", []edit{{3 * bs, bs, ""}}, 19},
-		{"appended", []edit{{len(in), 0, string(corpus(2, 3*bs))}}, 20},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out := applyEdits(in, tt.edits)
-			for _, chunk := range []int{110, 32 << 10, 1 << 20} {
-				got, s := spliceXz(t, comp, in, out, chunk, 4<<20, removedBy(tt.edits), goXzStream)
-				if !bytes.Equal(out, unxz(t, got)) {
-					t.Fatalf("chunk %d: decoded splice differs from the edited stream", chunk)
-				}
-				if tt.edits == nil {
-					if !bytes.Equal(got, comp) {
-						t.Fatalf("chunk %d: no edit, yet not a copy", chunk)
-					}
-					continue
-				}
-				lay, err := ScanXz(bytes.NewReader(got), int64(len(got)))
-				if err != nil {
-					t.Fatalf("chunk %d: the splice's index: %v", chunk, err)
-				}
-				if len(lay.Blocks) != s.Copied+s.Compressed || lay.Check != XzCheckCRC32 {
-					t.Errorf("chunk %d: index of %d blocks, check %d; wrote %d+%d", chunk, len(lay.Blocks), lay.Check, s.Copied, s.Compressed)
-				}
-				if s.Copied < tt.copied {
-					t.Errorf("chunk %d: %d blocks copied, %d compressed; want at least %d copied", chunk, s.Copied, s.Compressed, tt.copied)
-				}
-			}
-		})
-	}
+	testBlockSplice(t, in, comp, bs, func(out []byte, chunk, removed int) ([]byte, *BlockSplicer) {
+		return spliceXz(t, comp, in, out, chunk, 4<<20, removed, goXzStream)
+	}, unxz, func(t *testing.T, chunk int, got []byte, s *BlockSplicer) {
+		lay, err := ScanXz(bytes.NewReader(got), int64(len(got)))
+		if err != nil {
+			t.Fatalf("chunk %d: the splice's index: %v", chunk, err)
+		}
+		if len(lay.Blocks) != s.Copied+s.Compressed || lay.Check != XzCheckCRC32 {
+			t.Errorf("chunk %d: index of %d blocks, check %d; wrote %d+%d", chunk, len(lay.Blocks), lay.Check, s.Copied, s.Compressed)
+		}
+	})
 }
 
 // TestXzSpliceTool: xz reads and checks a splice of its own multi-block
