@@ -199,17 +199,26 @@ func (r *reuseWriter) openInput() (*os.File, int64, error) {
 	return r.inFile, fi.Size(), nil
 }
 
-func (r *reuseWriter) startLz4() error {
+// scanInput opens the input again and reads its layout with scan. An
+// input the splicer does not handle stays ErrUnhandled (the caller falls
+// back to full recompression); any other failure names the input.
+func scanInput[L any](r *reuseWriter, scan func(io.ReaderAt, int64) (L, error)) (*os.File, L, error) {
+	var none L
 	f, size, err := r.openInput()
 	if err != nil {
-		return err
+		return nil, none, err
 	}
-	blocks, err := splice.ScanLz4Legacy(f, size)
+	lay, err := scan(f, size)
+	if err != nil && !errors.Is(err, splice.ErrUnhandled) {
+		err = fmt.Errorf("%s: %w", r.in.Path, err)
+	}
+	return f, lay, err
+}
+
+func (r *reuseWriter) startLz4() error {
+	f, blocks, err := scanInput(r, splice.ScanLz4Legacy)
 	if err != nil {
-		if errors.Is(err, splice.ErrUnhandled) {
-			return err
-		}
-		return fmt.Errorf("%s: %w", r.in.Path, err)
+		return err
 	}
 	o := r.o
 	o.startBuffer()
@@ -245,16 +254,9 @@ func lz4Level(l int) lz4.CompressionLevel {
 }
 
 func (r *reuseWriter) startGzip() error {
-	f, size, err := r.openInput()
+	f, lay, err := scanInput(r, splice.ScanGzip)
 	if err != nil {
 		return err
-	}
-	lay, err := splice.ScanGzip(f, size)
-	if err != nil {
-		if errors.Is(err, splice.ErrUnhandled) {
-			return err
-		}
-		return fmt.Errorf("%s: %w", r.in.Path, err)
 	}
 	r.gzLay = lay
 	o := r.o
@@ -276,16 +278,9 @@ func (r *reuseWriter) startGzip() error {
 // size, with CRC32 checks, then a new index and footer. A one-block input
 // goes to startFull, which writes one block too.
 func (r *reuseWriter) startXz() error {
-	f, size, err := r.openInput()
+	f, lay, err := scanInput(r, splice.ScanXz)
 	if err != nil {
 		return err
-	}
-	lay, err := splice.ScanXz(f, size)
-	if err != nil {
-		if errors.Is(err, splice.ErrUnhandled) {
-			return err
-		}
-		return fmt.Errorf("%s: %w", r.in.Path, err)
 	}
 	if len(lay.Blocks) < 2 {
 		return r.startFull()
