@@ -186,18 +186,29 @@ func (t *tree) readEntry(name string) ([]byte, error) {
 	return t.readFile(name)
 }
 
+// tempIn opens name's directory (making it as needed) and clears the
+// temporary name a write of name goes through, left by a killed run.
+func (t *tree) tempIn(name string) (dir int, tmp string, err error) {
+	dir, err = t.openDir(path.Dir(name), true)
+	if err != nil {
+		return -1, "", err
+	}
+	tmp = path.Base(tempName(name))
+	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
+		unix.Close(dir)
+		return -1, "", err
+	}
+	return dir, tmp, nil
+}
+
 // writeSymlink creates name as a symlink to target under a temporary name
 // and renames it into place; nothing follows the link.
 func (t *tree) writeSymlink(name, target string, uid, gid int) error {
-	dir, err := t.openDir(path.Dir(name), true)
+	dir, tmp, err := t.tempIn(name)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dir)
-	tmp := path.Base(tempName(name))
-	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
-		return err
-	}
 	if err := unix.Symlinkat(target, dir, tmp); err != nil {
 		return err
 	}
@@ -214,15 +225,11 @@ func (t *tree) writeSymlink(name, target string, uid, gid int) error {
 }
 
 func (t *tree) writeFile(name string, data []byte, mode uint32, uid, gid int) error {
-	dir, err := t.openDir(path.Dir(name), true)
+	dir, tmp, err := t.tempIn(name)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dir)
-	tmp := path.Base(tempName(name))
-	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
-		return err
-	}
 	fd, err := openatRetry(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
