@@ -121,22 +121,7 @@ func TestEveryActionHandled(t *testing.T) {
 			if w.link != "" {
 				entries[3] = &archive.Entry{Name: src, Type: archive.TypeSymlink, Linkname: w.link, Mode: 0o777, Nlink: 1, ModTime: mt}
 			}
-			var in bytes.Buffer
-			cw := archive.NewCpioWriter(&in, archive.Newc)
-			for _, e := range entries {
-				cw.WriteHeader(e)
-				if e.Size > 0 {
-					io.WriteString(cw, "hello")
-				}
-			}
-			cw.Close()
-			var out bytes.Buffer
-			ow := archive.NewCpioWriter(&out, archive.Newc)
-			rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ow.Close()
+			out, rep := applyHello(t, set, entries)
 			got := map[string]string{}
 			eachCpioEntry(t, out.Bytes(), func(e *archive.Entry, r io.Reader) {
 				b, _ := io.ReadAll(r)

@@ -182,23 +182,7 @@ rules:
 		{Name: "etc/x/c", Type: archive.TypeRegular, Mode: 0o755, Nlink: 3, Inode: 9, ModTime: mt, Size: 5},
 	}
 	// Put etc/x/c last, as GNU cpio would if it sorted last.
-	var in bytes.Buffer
-	w := archive.NewCpioWriter(&in, archive.Newc)
-	for _, e := range entries {
-		w.WriteHeader(e)
-		if e.Size > 0 {
-			io.WriteString(w, "hello")
-		}
-	}
-	w.Close()
-
-	var out bytes.Buffer
-	ow := archive.NewCpioWriter(&out, archive.Newc)
-	rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ow.Close()
+	out, rep := applyHello(t, set, entries)
 	if _, err := archive.CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
 		t.Fatalf("kernel rules: %v", err)
 	}
@@ -390,4 +374,27 @@ func BenchmarkReadFileList(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// applyHello applies set to a newc stream of entries, each with data
+// "hello" if it has a size, and returns the output stream.
+func applyHello(t *testing.T, set *rules.Set, entries []*archive.Entry) (*bytes.Buffer, *Report) {
+	t.Helper()
+	var in bytes.Buffer
+	w := archive.NewCpioWriter(&in, archive.Newc)
+	for _, e := range entries {
+		w.WriteHeader(e)
+		if e.Size > 0 {
+			io.WriteString(w, "hello")
+		}
+	}
+	w.Close()
+	var out bytes.Buffer
+	ow := archive.NewCpioWriter(&out, archive.Newc)
+	rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow.Close()
+	return &out, rep
 }
