@@ -288,15 +288,22 @@ func repoRoot(t *testing.T) string {
 // the host.
 func buildRootfsTrim(t *testing.T, repo, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "rootfs-trim")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./cmd/rootfs-trim")
+	return buildForGuest(t, repo, dir, "./cmd/rootfs-trim")
+}
+
+// buildForGuest builds package pkg of repo into dir as a static, trimmed
+// x86-64 binary named after it, for the guest.
+func buildForGuest(t *testing.T, repo, dir, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, pkg)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	if err := checkStaticX8664(bin); err != nil {
-		t.Fatalf("rootfs-trim: %v", err)
+		t.Fatalf("%s: %v", pkg, err)
 	}
 	return bin
 }
@@ -571,13 +578,11 @@ func manifestPaths(lines []string) map[string]bool {
 	return paths
 }
 
-// boot runs the image under QEMU and returns the serial console's output.
-// -nodefaults (no NIC, so no iPXE ROM to wait for, no VGA) with the serial
-// port on stdio is -nographic without its extras; -accel tcg since these
-// machines have no KVM.
-func boot(t *testing.T, tools bootTools, image string) (string, time.Duration) {
+// bootTimeout is def, or ROOTFS_TRIM_BOOT_TIMEOUT (a Go duration), cut
+// to leave time to report before go test's own -timeout panics.
+func bootTimeout(t *testing.T, def time.Duration) time.Duration {
 	t.Helper()
-	timeout := defaultBootTimeout
+	timeout := def
 	if s := os.Getenv("ROOTFS_TRIM_BOOT_TIMEOUT"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
@@ -585,12 +590,21 @@ func boot(t *testing.T, tools bootTools, image string) (string, time.Duration) {
 		}
 		timeout = d
 	}
-	// Leave time to report before go test's own -timeout panics.
 	if deadline, ok := t.Deadline(); ok {
 		if left := time.Until(deadline) - 10*time.Second; left < timeout {
 			timeout = left
 		}
 	}
+	return timeout
+}
+
+// boot runs the image under QEMU and returns the serial console's output.
+// -nodefaults (no NIC, so no iPXE ROM to wait for, no VGA) with the serial
+// port on stdio is -nographic without its extras; -accel tcg since these
+// machines have no KVM.
+func boot(t *testing.T, tools bootTools, image string) (string, time.Duration) {
+	t.Helper()
+	timeout := bootTimeout(t, defaultBootTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tools.qemu,

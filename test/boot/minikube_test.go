@@ -295,14 +295,7 @@ func writeSystemdFixture(t *testing.T, repo, work, tree, systemdRoot string) str
 // buildStandin builds the stand-in runtime (static: it runs in the guest).
 func buildStandin(t *testing.T, repo, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "standin")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./test/boot/standin")
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build standin: %v\n%s", err, out)
-	}
-	return bin
+	return buildForGuest(t, repo, dir, "./test/boot/standin")
 }
 
 // bootMinikube runs one VM through both its boots: QEMU resets on the
@@ -310,19 +303,7 @@ func buildStandin(t *testing.T, repo, dir string) string {
 // initramfs again, with the same disk; the guest powers off at the end.
 func bootMinikube(t *testing.T, tools bootTools, image, disk, flow string) (string, time.Duration, time.Duration) {
 	t.Helper()
-	timeout := defaultMinikubeTimeout
-	if s := os.Getenv("ROOTFS_TRIM_BOOT_TIMEOUT"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("ROOTFS_TRIM_BOOT_TIMEOUT: %v", err)
-		}
-		timeout = d
-	}
-	if deadline, ok := t.Deadline(); ok {
-		if left := time.Until(deadline) - 10*time.Second; left < timeout {
-			timeout = left
-		}
-	}
+	timeout := bootTimeout(t, defaultMinikubeTimeout)
 	// systemd's own messages go to the journal, the kernel's are kept to
 	// emergencies: the console carries the replay's report. No getty, no
 	// firstboot prompts. replay.flow is for the test's script only.
