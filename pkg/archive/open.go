@@ -55,6 +55,9 @@ func (in *Input) Close() error {
 	if in.decomp != nil {
 		err = in.decomp.Close()
 	}
+	if in.counter != nil {
+		in.counter.unmap() // after the decoder, which may read the mapping until closed
+	}
 	if in.file != nil {
 		if cerr := in.file.Close(); err == nil {
 			err = cerr
@@ -122,7 +125,7 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := openStream(f, opt)
+	in, err := openStream(f, f, opt)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -135,9 +138,11 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 	return in, nil
 }
 
-func openStream(f io.Reader, opt OpenOptions) (*Input, error) {
+// openStream reads the archive in f; file, if not nil, is f, an *os.File
+// read from its start, which the decoder may map (countingReader.InPlace).
+func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	maxSize := opt.MaxSize
-	counter := &countingReader{r: f}
+	counter := &countingReader{r: f, file: file}
 	if opt.Digest {
 		counter.h = newAsyncHash()
 	}
@@ -153,6 +158,7 @@ func openStream(f io.Reader, opt OpenOptions) (*Input, error) {
 	format, err := sniffContainer(br)
 	if err != nil {
 		dr.Close()
+		counter.unmap()
 		if codec != compress.None {
 			return nil, fmt.Errorf("%s payload: %w", codec, err)
 		}
@@ -275,9 +281,15 @@ type countingReader struct {
 	r io.Reader
 	n int64
 	h *asyncHash // nil when no digest was asked for
+
+	file *os.File // r, when it may be mapped
+	m    []byte   // file, mapped, once InPlace said yes
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if c.m != nil {
+		return c.readMapped(p)
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	if c.h != nil && n > 0 {

@@ -199,7 +199,7 @@ func NewReaderWith(r io.Reader, b Backend) (io.ReadCloser, Codec, error) {
 	if b == External && hasExternalDecoder(c) {
 		return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
 	}
-	d, err := goDecoder(c, br)
+	d, err := goDecoder(c, br, r)
 	return d, c, err
 }
 

@@ -92,6 +92,20 @@ func FuzzNewReader(f *testing.F) {
 		if c == None && err == io.EOF && !isSkippable(data) && !bytes.Equal(out.Bytes(), data) {
 			t.Fatal("None reader changed the data")
 		}
+		if c == Lz4Legacy {
+			// Read in place, from a source that gives the sniffing
+			// buffer a few bytes at a time, it must decode the same.
+			src := &memInPlace{data: data, readMax: 16}
+			r, _, ierr := NewReader(src)
+			var in bytes.Buffer
+			if ierr == nil {
+				_, ierr = io.CopyN(&in, r, fuzzReadLimit)
+				r.Close()
+			}
+			if (ierr == nil || ierr == io.EOF) != (err == nil || err == io.EOF) || !bytes.Equal(in.Bytes(), out.Bytes()) {
+				t.Fatalf("in place: %d bytes, %v; read: %d bytes, %v", in.Len(), ierr, out.Len(), err)
+			}
+		}
 	})
 }
 

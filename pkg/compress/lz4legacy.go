@@ -1,11 +1,13 @@
 package compress
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/pierrec/lz4/v4"
@@ -28,13 +30,19 @@ const lz4MaxWorkers = 3
 // Memory is bounded: at most four blocks are in flight, each a 16 MiB
 // buffer for the compressed block and its output.
 type lz4LegacyReader struct {
-	src    io.Reader
-	chunks []*lz4Chunk
-	order  chan *lz4Chunk // filled by readChunks, in stream order
-	free   chan *lz4Chunk
-	stop   chan struct{}
-	once   sync.Once
-	wg     sync.WaitGroup // the goroutines, which Close waits for
+	src io.Reader
+	// inPlace, when the source is a mapped file, gives the compressed
+	// blocks without a copy; pending is what the sniffing buffer had
+	// read ahead of it, taken first.
+	inPlace InPlaceReader
+	pending []byte
+	hdr     []byte // scratch for block headers
+	chunks  []*lz4Chunk
+	order   chan *lz4Chunk // filled by readChunks, in stream order
+	free    chan *lz4Chunk
+	stop    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup // the goroutines, which Close waits for
 
 	started bool
 	cur     *lz4Chunk
@@ -44,26 +52,32 @@ type lz4LegacyReader struct {
 }
 
 type lz4Chunk struct {
-	comp []byte
-	out  []byte
-	mem  []byte // comp and out, when they come from the block pool
-	n    int    // decoded bytes in out
-	err  error  // reading or decoding failed at this chunk
-	done chan struct{}
+	comp    []byte // the compressed block: in scratch, or in place
+	scratch []byte // owned room for comp
+	out     []byte
+	mem     []byte // scratch and out, when they come from the block pool
+	inPlace bool   // comp came from InPlaceReader.Next: hand it back with Done
+	n       int    // decoded bytes in out
+	err     error  // reading or decoding failed at this chunk
+	done    chan struct{}
 	// sizeTrailer marks the 4 bytes that end a kernel-built image; n holds
 	// their value, the stream's uncompressed size modulo 2^32.
 	sizeTrailer bool
 }
 
-func newLz4LegacyReader(src io.Reader) *lz4LegacyReader {
+// newLz4LegacyReader reads the stream from br. When under br is an
+// InPlaceReader (inPlace, else nil), blocks are taken from it in place once
+// br's buffered bytes are used up.
+func newLz4LegacyReader(br *bufio.Reader, inPlace InPlaceReader) *lz4LegacyReader {
 	// A block per worker and one being read. Three workers decode faster
 	// than anything downstream consumes; more would only hold 16 MiB each.
 	depth := min(max(runtime.GOMAXPROCS(0), 1), lz4MaxWorkers) + 1
 	r := &lz4LegacyReader{
-		src:   src,
-		order: make(chan *lz4Chunk, depth),
-		free:  make(chan *lz4Chunk, depth),
-		stop:  make(chan struct{}),
+		src:     br,
+		inPlace: inPlace,
+		order:   make(chan *lz4Chunk, depth),
+		free:    make(chan *lz4Chunk, depth),
+		stop:    make(chan struct{}),
 	}
 	for range depth {
 		c := &lz4Chunk{done: make(chan struct{}, 1)}
@@ -82,15 +96,72 @@ func (r *lz4LegacyReader) start() {
 		go func() {
 			defer r.wg.Done()
 			for c := range jobs {
-				c.decode()
+				if !c.inPlace {
+					c.decode()
+				} else if err := r.inPlace.Check(); err != nil {
+					c.n, c.err = 0, err
+				} else {
+					c.decode()
+					r.inPlace.Done(c.comp)
+				}
 				c.done <- struct{}{}
 			}
 		}()
 	}
 	go func() {
 		defer r.wg.Done()
+		// Headers, and a block that straddles the read-ahead, are read
+		// from the mapping here, in Go code, where a fault is caught.
+		debug.SetPanicOnFault(true)
 		r.readChunks(jobs)
 	}()
+}
+
+// goInPlace switches to taking blocks in place, if the source can: br's
+// buffered bytes come first, and br is not read again.
+func (r *lz4LegacyReader) goInPlace() {
+	br, ok := r.src.(*bufio.Reader)
+	if r.inPlace == nil || !ok || !r.inPlace.InPlace() {
+		r.inPlace = nil
+		return
+	}
+	// The slice stays valid: br is never read again.
+	r.pending, _ = br.Peek(br.Buffered())
+}
+
+// take returns the next n bytes of the stream, with io.ReadFull's errors:
+// in br's read-ahead, read into *scratch, or in place, which fromSource
+// reports (the caller hands them back with Done).
+func (r *lz4LegacyReader) take(scratch *[]byte, n int) (b []byte, fromSource bool, err error) {
+	if r.inPlace == nil || len(r.pending) > 0 && len(r.pending) < n {
+		if cap(*scratch) < n {
+			*scratch = make([]byte, n)
+		}
+		b = (*scratch)[:n]
+		k := copy(b, r.pending)
+		r.pending = r.pending[k:]
+		var m int
+		if k < n {
+			if r.inPlace != nil {
+				var p []byte
+				p, err = r.inPlace.Next(n - k)
+				m = copy(b[k:], p)
+				r.inPlace.Done(p)
+			} else {
+				m, err = io.ReadFull(r.src, b[k:])
+			}
+		}
+		if k > 0 && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return b[:k+m], false, err
+	}
+	if len(r.pending) >= n {
+		b, r.pending = r.pending[:n:n], r.pending[n:]
+		return b, false, nil
+	}
+	b, err = r.inPlace.Next(n)
+	return b, true, err
 }
 
 // readChunks splits the stream into blocks and hands each to a worker and,
@@ -99,6 +170,7 @@ func (r *lz4LegacyReader) start() {
 func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 	defer close(jobs)
 	defer close(r.order)
+	r.goInPlace()
 	first := true
 	for {
 		var c *lz4Chunk
@@ -107,8 +179,8 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 		case <-r.stop:
 			return
 		}
-		c.n, c.err, c.sizeTrailer = 0, nil, false
-		more, err := r.readBlock(c)
+		c.n, c.err, c.sizeTrailer, c.inPlace = 0, nil, false, false
+		more, err := r.readBlockSafely(c)
 		switch {
 		case err != nil:
 			c.err = err
@@ -138,12 +210,17 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 
 // allocateAll gives every chunk full-size buffers from the block pool,
 // before any worker runs.
+// A block taken in place leaves its part of the buffer untouched, and
+// so never faulted in.
 func (r *lz4LegacyReader) allocateAll() {
 	for _, c := range r.chunks {
 		c.mem = lz4Blocks.get()
-		comp := c.mem[:len(c.comp):lz4LegacyBound]
-		copy(comp, c.comp)
-		c.comp, c.out = comp, c.mem[lz4LegacyBound:lz4LegacyBound+lz4LegacyBlock]
+		c.scratch = c.mem[:0:lz4LegacyBound]
+		if len(c.comp) > 0 && !c.inPlace {
+			// In scratch (or in the read-ahead, which a copy does no harm).
+			c.comp = c.scratch[:copy(c.scratch[:len(c.comp)], c.comp)]
+		}
+		c.out = c.mem[lz4LegacyBound : lz4LegacyBound+lz4LegacyBlock]
 	}
 }
 
@@ -188,19 +265,34 @@ func (p *blockPool) put(b []byte) {
 	p.free = append(p.free, b)
 }
 
+// readBlockSafely is readBlock, with a fault on mapped input made an
+// error.
+func (r *lz4LegacyReader) readBlockSafely(c *lz4Chunk) (more bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			more, err = false, faultError(v)
+		}
+	}()
+	if r.inPlace != nil {
+		if err := r.inPlace.Check(); err != nil {
+			return false, err
+		}
+	}
+	return r.readBlock(c)
+}
+
 // readBlock reads the next block into c. It reports false at the end of
 // the stream.
 func (r *lz4LegacyReader) readBlock(c *lz4Chunk) (bool, error) {
-	var hdr [4]byte
 	for {
-		n, err := io.ReadFull(r.src, hdr[:])
-		if n == 0 && err == io.EOF {
+		hdr, _, err := r.take(&r.hdr, 4)
+		if len(hdr) == 0 && err == io.EOF {
 			return false, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("block header: %w", io.ErrUnexpectedEOF)
+			return false, fmt.Errorf("block header: %w", cutShort(err))
 		}
-		size := binary.LittleEndian.Uint32(hdr[:])
+		size := binary.LittleEndian.Uint32(hdr)
 		if size == lz4LegacyMagic32 {
 			continue // a concatenated stream starts
 		}
@@ -210,12 +302,9 @@ func (r *lz4LegacyReader) readBlock(c *lz4Chunk) (bool, error) {
 		if int64(size) > int64(lz4LegacyBound) {
 			return false, fmt.Errorf("block of %d bytes exceeds the legacy bound of %d", size, lz4LegacyBound)
 		}
-		if cap(c.comp) < int(size) {
-			c.comp = make([]byte, size)
-		}
-		c.comp = c.comp[:size]
-		n, err = io.ReadFull(r.src, c.comp)
-		if n == 0 && err == io.EOF {
+		comp, fromSource, err := r.take(&c.scratch, int(size))
+		c.comp, c.inPlace = comp, fromSource
+		if len(comp) == 0 && err == io.EOF {
 			// The kernel's build appends the uncompressed size to its
 			// lz4 images: 4 bytes and nothing after. Read checks the
 			// value against what was decoded.
@@ -223,10 +312,19 @@ func (r *lz4LegacyReader) readBlock(c *lz4Chunk) (bool, error) {
 			return false, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("block of %d bytes: %w", size, io.ErrUnexpectedEOF)
+			return false, fmt.Errorf("block of %d bytes: %w", size, cutShort(err))
 		}
 		return true, nil
 	}
+}
+
+// cutShort makes the end of the input within a block an unexpected one;
+// a read error stays what it is.
+func cutShort(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // decode decodes c.comp into c.out. A small block gets a small buffer
@@ -299,8 +397,9 @@ func (r *lz4LegacyReader) Close() error {
 		for _, c := range r.chunks {
 			if c.mem != nil {
 				lz4Blocks.put(c.mem)
-				c.mem, c.comp, c.out = nil, nil, nil
+				c.mem, c.scratch, c.out = nil, nil, nil
 			}
+			c.comp = nil
 		}
 		r.cur = nil
 	})

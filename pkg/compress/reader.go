@@ -47,7 +47,7 @@ func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
 	if err != nil {
 		return nil, None, err
 	}
-	d, err := goDecoder(c, br)
+	d, err := goDecoder(c, br, r)
 	return d, c, err
 }
 
@@ -65,9 +65,9 @@ func sniffStream(r io.Reader) (*bufio.Reader, Codec, error) {
 	return br, c, nil
 }
 
-// goDecoder decodes c from br in process.
-func goDecoder(c Codec, br *bufio.Reader) (io.ReadCloser, error) {
-	d, err := newDecoder(c, br)
+// goDecoder decodes c from br, which buffers src, in process.
+func goDecoder(c Codec, br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
+	d, err := newDecoder(c, br, src)
 	if err != nil {
 		return nil, wrapErr(c, err)
 	}
@@ -84,7 +84,7 @@ func goDecoder(c Codec, br *bufio.Reader) (io.ReadCloser, error) {
 
 // newDecoder sets up the decoder for c. Several libraries parse the stream
 // header right away, so this recovers from panics like decoder.Read does.
-func newDecoder(c Codec, br *bufio.Reader) (d *decoder, err error) {
+func newDecoder(c Codec, br *bufio.Reader, src io.Reader) (d *decoder, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			d, err = nil, fmt.Errorf("%w: %v", ErrDecoderPanic, v)
@@ -120,7 +120,8 @@ func newDecoder(c Codec, br *bufio.Reader) (d *decoder, err error) {
 		}
 		d.r = &xzReader{zr: zr, tail: tail}
 	case Lz4Legacy:
-		lr := newLz4LegacyReader(br)
+		inPlace, _ := src.(InPlaceReader)
+		lr := newLz4LegacyReader(br, inPlace)
 		d.r, d.close = lr, lr.Close
 	case Lz4Frame:
 		// Concurrency 1 keeps decoding in the caller's goroutine, where a

@@ -1,0 +1,107 @@
+package archive
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// writeLz4Archive writes a legacy lz4 cpio of a few 8 MiB blocks to a
+// file: a big entry of half random, half repeated data, then a small one.
+func writeLz4Archive(t *testing.T) (path string, data map[string]string) {
+	t.Helper()
+	rnd := rand.New(rand.NewPCG(7, 11))
+	var big bytes.Buffer
+	for i := 0; big.Len() < 30<<20; i++ {
+		if i%2 == 0 {
+			chunk := make([]byte, 4096)
+			for j := range chunk {
+				chunk[j] = byte(rnd.Uint32())
+			}
+			big.Write(chunk)
+		} else {
+			big.WriteString(strings.Repeat("kubelet ", 512))
+		}
+	}
+	data = map[string]string{"big": big.String(), "small": "after the big one\n"}
+	mt := time.Unix(1700000000, 0).UTC()
+	entries := []*Entry{
+		{Name: "big", Type: TypeRegular, Mode: 0o644, ModTime: mt, Size: int64(big.Len()), Nlink: 1},
+		{Name: "small", Type: TypeRegular, Mode: 0o4755, ModTime: mt, Size: int64(len(data["small"])), Nlink: 1},
+	}
+	var z bytes.Buffer
+	zw, err := compress.NewWriter(&z, compress.Lz4Legacy, compress.WriterOptions{Level: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, NewCpioWriter(zw, Newc), entries, data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "rootfs.cpio.lz4")
+	if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
+// TestOpenLz4InPlace reads a legacy lz4 archive through OpenWith, whose
+// decoder maps the file and decodes its blocks in place.
+func TestOpenLz4InPlace(t *testing.T) {
+	path, want := writeLz4Archive(t)
+	in, err := OpenWith(path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	_, got := readAll(t, in)
+	if diff := cmp.Diff(len(want["big"]), len(got["big"])); diff != "" {
+		t.Fatalf("big entry size (-want +got):\n%s", diff)
+	}
+	if got["big"] != want["big"] || got["small"] != want["small"] {
+		t.Error("the entries' data differ from what was written")
+	}
+	if in.counter.m == nil {
+		t.Error("the input was not mapped")
+	}
+	if in.Consumed() != in.Size {
+		t.Errorf("consumed %d of %d bytes", in.Consumed(), in.Size)
+	}
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if in.counter.m != nil {
+		t.Error("Close left the mapping")
+	}
+}
+
+// TestOpenLz4Shrunk truncates the input while it is read: the blocks
+// past the new end fault in the mapping, which must come out as an error
+// that says so, not as a crash.
+func TestOpenLz4Shrunk(t *testing.T) {
+	path, _ := writeLz4Archive(t)
+	in, err := OpenWith(path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := os.Truncate(path, in.Size/3&^int64(os.Getpagesize()-1)); err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		if _, err = in.Next(); err == nil {
+			_, err = io.Copy(io.Discard, in)
+		}
+	}
+	if err == io.EOF || !strings.Contains(err.Error(), "shrank") {
+		t.Fatalf("got %v, want an error saying the input shrank", err)
+	}
+}
