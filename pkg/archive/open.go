@@ -284,6 +284,7 @@ type countingReader struct {
 
 	file *os.File // r, when it may be mapped
 	m    []byte   // file, mapped, once InPlace said yes
+	fd   int      // file's, holding the lease while m is mapped
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
