@@ -209,9 +209,8 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 }
 
 // allocateAll gives every chunk full-size buffers from the block pool,
-// before any worker runs.
-// A block taken in place leaves its part of the buffer untouched, and
-// so never faulted in.
+// before any worker runs. A block taken in place leaves the compressed
+// half of its buffer untouched, and so never faulted in.
 func (r *lz4LegacyReader) allocateAll() {
 	for _, c := range r.chunks {
 		c.mem = lz4Blocks.get()
