@@ -49,6 +49,7 @@ while read -r file spec; do
 	# The report from "--- FAIL: Fuzz" on is held back until it is known
 	# not to be the race: a green run must not print a FAIL line that log
 	# scanners and readers take for a failure.
+	: >"$held" # awk writes it only when a report comes
 	"$GO" test -run='^$' -fuzz="^$spec\$" -fuzztime="$FUZZTIME" "$pkg" 2>&1 | tee "$log" |
 		awk -v held="$held" '/^--- FAIL: Fuzz/ { hold = 1 } hold { print > held; next } { print; fflush() }'
 	rc=${PIPESTATUS[0]}

@@ -86,6 +86,13 @@ func TestRunner(t *testing.T) {
 			wantInOut: "fuzz: deadline race tolerated in: FuzzRace",
 		},
 		{
+			// The held report of a tolerated race must not come out
+			// after the targets that pass after it.
+			name:      "deadline race before passing targets",
+			outputs:   map[string]string{"FuzzCrash": deadlineRace},
+			wantInOut: "fuzz: deadline race tolerated in: FuzzCrash",
+		},
+		{
 			name:      "crasher fails",
 			outputs:   map[string]string{"FuzzCrash": crasher},
 			wantFail:  true,
