@@ -65,15 +65,7 @@ func stdgz(t testing.TB, p []byte, level int) []byte {
 
 func gunzip(t testing.TB, p []byte) []byte {
 	t.Helper()
-	r, err := stdgzip.NewReader(bytes.NewReader(p))
-	if err != nil {
-		t.Fatalf("decoding the splice: %v", err)
-	}
-	got, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("decoding the splice: %v", err)
-	}
-	return got
+	return decodeWith(t, func(r io.Reader) (io.Reader, error) { return stdgzip.NewReader(r) }, p)
 }
 
 // spliceGzip is spliceLz4 for gzip: the input fed to a Matcher, the output
@@ -248,13 +240,14 @@ func FuzzGzipSplice(f *testing.F) {
 	f.Add(uint64(2), uint16(4000), uint8(1), []byte{0, 0, 0, 255, 255, 255})
 	f.Add(uint64(3), uint16(2000), uint8(0), []byte{128, 1, 1})
 	f.Fuzz(func(t *testing.T, seed uint64, size uint16, level uint8, ops []byte) {
-		in := corpus(seed, int(size)*16)
-		comp := kgz(t, in, int(level%11)-2) // -2 (Huffman only) to 8
-		edits := fuzzEdits(in, seed, ops)
-		out := applyEdits(in, edits)
-		got, _ := spliceGzip(t, comp, in, out, 1+int(seed%5000), 64<<10, removedBy(edits))
-		if !bytes.Equal(gunzip(t, got), out) {
-			t.Fatal("decoded splice differs from the edited stream")
-		}
+		fuzzSplice{
+			compress: func(in []byte) []byte { return kgz(t, in, int(level%11)-2) }, // -2 (Huffman only) to 8
+			splice: func(comp, in, out []byte, chunk, removed int) []byte {
+				got, _ := spliceGzip(t, comp, in, out, chunk, 64<<10, removed)
+				return got
+			},
+			decode: gunzip,
+			tool:   "gzip",
+		}.run(t, seed, size, ops)
 	})
 }

@@ -53,11 +53,45 @@ func lz4Legacy(t testing.TB, p []byte, blockSize int) []byte {
 // unlz4Legacy decodes a legacy stream with the library's own reader.
 func unlz4Legacy(t testing.TB, p []byte) []byte {
 	t.Helper()
-	got, err := io.ReadAll(lz4.NewReader(bytes.NewReader(p)))
+	return decodeWith(t, func(r io.Reader) (io.Reader, error) { return lz4.NewReader(r), nil }, p)
+}
+
+// decodeWith decodes a whole splice with a library's reader.
+func decodeWith(t testing.TB, newReader func(io.Reader) (io.Reader, error), p []byte) []byte {
+	t.Helper()
+	r, err := newReader(bytes.NewReader(p))
+	if err != nil {
+		t.Fatalf("decoding the splice: %v", err)
+	}
+	got, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatalf("decoding the splice: %v", err)
 	}
 	return got
+}
+
+// fuzzSplice is the body of the splice fuzz targets: seed and size make
+// an input, ops edit it, and the splice of the compressed input must
+// decode to the edited stream, by the library and by the codec's own
+// tool (GNU gzip, lz4, xz), which is what users and CI decode with.
+type fuzzSplice struct {
+	compress func(in []byte) []byte
+	splice   func(comp, in, out []byte, chunk, removed int) []byte
+	decode   func(testing.TB, []byte) []byte
+	tool     string // decodes with -dc
+}
+
+func (f fuzzSplice) run(t *testing.T, seed uint64, size uint16, ops []byte) {
+	in := corpus(seed, int(size)*16)
+	edits := fuzzEdits(in, seed, ops)
+	out := applyEdits(in, edits)
+	got := f.splice(f.compress(in), in, out, 1+int(seed%5000), removedBy(edits))
+	if !bytes.Equal(f.decode(t, got), out) {
+		t.Fatal("decoded splice differs from the edited stream")
+	}
+	if !bytes.Equal(runTool(t, got, f.tool, "-dc"), out) {
+		t.Fatalf("%s -dc of the splice differs from the edited stream", f.tool)
+	}
 }
 
 // edit is a change made to an input stream: n bytes at off replaced by ins.
@@ -358,18 +392,15 @@ func FuzzLz4Splice(f *testing.F) {
 	f.Add(uint64(1), uint16(300), []byte{10, 20, 0, 200, 5, 5})
 	f.Add(uint64(2), uint16(4000), []byte{0, 0, 0, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, seed uint64, size uint16, ops []byte) {
-		const bs = 4096
-		in := corpus(seed, int(size)*16)
-		if len(in) == 0 {
-			return
-		}
-		comp := lz4Legacy(t, in, bs)
-		edits := fuzzEdits(in, seed, ops)
-		out := applyEdits(in, edits)
-		got, _ := spliceLz4(t, comp, in, out, 1+int(seed%5000), 8192, removedBy(edits))
-		if !bytes.Equal(unlz4Legacy(t, got), out) {
-			t.Fatal("decoded splice differs from the edited stream")
-		}
+		fuzzSplice{
+			compress: func(in []byte) []byte { return lz4Legacy(t, in, 4096) },
+			splice: func(comp, in, out []byte, chunk, removed int) []byte {
+				got, _ := spliceLz4(t, comp, in, out, chunk, 8192, removed)
+				return got
+			},
+			decode: unlz4Legacy,
+			tool:   "lz4",
+		}.run(t, seed, size, ops)
 	})
 }
 

@@ -31,15 +31,7 @@ func xzBlocks(t testing.TB, p []byte, blockSize int64) []byte {
 
 func unxz(t testing.TB, p []byte) []byte {
 	t.Helper()
-	r, err := xz.NewReader(bytes.NewReader(p))
-	if err != nil {
-		t.Fatalf("decoding the splice: %v", err)
-	}
-	got, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("decoding the splice: %v", err)
-	}
-	return got
+	return decodeWith(t, goXzDecode, p)
 }
 
 // goXzStream is the new-block compressor of --backend go.
@@ -159,17 +151,14 @@ func FuzzXzSplice(f *testing.F) {
 	f.Add(uint64(1), uint16(300), []byte{10, 20, 0, 200, 5, 5})
 	f.Add(uint64(2), uint16(4000), []byte{0, 0, 0, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, seed uint64, size uint16, ops []byte) {
-		const bs = 4096
-		in := corpus(seed, int(size)*16)
-		if len(in) == 0 {
-			return
-		}
-		comp := xzBlocks(t, in, bs)
-		edits := fuzzEdits(in, seed, ops)
-		out := applyEdits(in, edits)
-		got, _ := spliceXz(t, comp, in, out, 1+int(seed%5000), 8192, removedBy(edits), goXzStream)
-		if !bytes.Equal(unxz(t, got), out) {
-			t.Fatal("decoded splice differs from the edited stream")
-		}
+		fuzzSplice{
+			compress: func(in []byte) []byte { return xzBlocks(t, in, 4096) },
+			splice: func(comp, in, out []byte, chunk, removed int) []byte {
+				got, _ := spliceXz(t, comp, in, out, chunk, 8192, removed, goXzStream)
+				return got
+			},
+			decode: unxz,
+			tool:   "xz",
+		}.run(t, seed, size, ops)
 	})
 }
