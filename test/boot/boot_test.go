@@ -63,47 +63,20 @@ const defaultBootTimeout = 180 * time.Second
 const deepFile = "usr/lib/boot-test/a/b/c/d/e/f/g/h/i/j/k/l/deep.txt"
 
 func TestBootRender(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a Linux guest under QEMU (TCG): not with -short")
-	}
-	tools := findBootTools(t)
-	repo := repoRoot(t)
-	work := t.TempDir()
-
-	rootfsTrim := buildRootfsTrim(t, repo, work)
-	tree := filepath.Join(work, "rootfs")
-	packages := writeFixture(t, repo, tree, tools.busybox, rootfsTrim)
+	fx := newBootFixture(t)
+	repo, work := fx.repo, fx.work
 
 	// The archive as Buildroot's fs/cpio makes it (under fakeroot, hence
 	// -R 0:0), then apply as a post-image step would run it.
 	input := filepath.Join(work, "rootfs.cpio.gz")
-	makeCpioGz(t, tree, input)
+	makeCpioGz(t, fx.tree, input)
 	image := filepath.Join(work, "image.cpio.gz")
-	out, err := exec.Command(rootfsTrim, "apply", "--rules", filepath.Join(repo, "rules"),
-		"--packages-file-list", packages, input, image).CombinedOutput()
-	if err != nil {
-		t.Fatalf("rootfs-trim apply: %v\n%s", err, out)
-	}
+	out := fx.apply(t, input, image)
 	t.Logf("rootfs-trim apply:\n%s", out)
 
 	want := archiveManifest(t, image, filepath.Join(work, "extracted"))
 
-	console, elapsed := boot(t, tools, image)
-	t.Logf("boot, render and poweroff took %s under TCG", elapsed.Round(100*time.Millisecond))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("guest console:\n%s", console)
-		}
-	})
-	for _, bad := range []string{"Initramfs unpacking failed", "Kernel panic", "unable to open an initial console"} {
-		if strings.Contains(console, bad) {
-			t.Errorf("kernel: %q on the console", bad)
-		}
-	}
-	r := parseReport(console)
-	if !r.started {
-		t.Fatalf("the guest never ran /init (no @@START on the console)")
-	}
+	r := fx.boot(t, image, "boot, render and poweroff")
 	if !r.done {
 		t.Errorf("/init did not get to the end (no @@DONE on the console)")
 	}
@@ -171,6 +144,61 @@ func TestBootRender(t *testing.T) {
 }
 
 // bootTools are the host programs the boot test runs or copies into the guest.
+// bootFixture is what a boot test starts from: the tools, the repository,
+// a work directory, rootfs-trim built for the guest, and a Buildroot
+// target tree with its packages-file-list.
+type bootFixture struct {
+	tools                                  bootTools
+	repo, work, rootfsTrim, tree, packages string
+}
+
+func newBootFixture(t *testing.T) bootFixture {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots a Linux guest under QEMU (TCG): not with -short")
+	}
+	fx := bootFixture{tools: findBootTools(t), repo: repoRoot(t), work: t.TempDir()}
+	fx.rootfsTrim = buildRootfsTrim(t, fx.repo, fx.work)
+	fx.tree = filepath.Join(fx.work, "rootfs")
+	fx.packages = writeFixture(t, fx.repo, fx.tree, fx.tools.busybox, fx.rootfsTrim)
+	return fx
+}
+
+// apply runs rootfs-trim apply with the shipped rules and the fixture's
+// packages-file-list, then args, and returns what it printed.
+func (fx bootFixture) apply(t *testing.T, args ...string) []byte {
+	t.Helper()
+	args = append([]string{"apply", "--rules", filepath.Join(fx.repo, "rules"), "--packages-file-list", fx.packages}, args...)
+	out, err := exec.Command(fx.rootfsTrim, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rootfs-trim %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// boot boots image and returns /init's report. The kernel must unpack it
+// without a complaint; the console is logged if the test fails.
+func (fx bootFixture) boot(t *testing.T, image, what string) *report {
+	t.Helper()
+	console, elapsed := boot(t, fx.tools, image)
+	t.Logf("%s took %s under TCG", what, elapsed.Round(100*time.Millisecond))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("guest console:\n%s", console)
+		}
+	})
+	for _, bad := range []string{"Initramfs unpacking failed", "Kernel panic", "unable to open an initial console", "junk at the end", "broken padding"} {
+		if strings.Contains(console, bad) {
+			t.Errorf("kernel: %q on the console", bad)
+		}
+	}
+	r := parseReport(console)
+	if !r.started {
+		t.Fatalf("the guest never ran /init (no @@START on the console)")
+	}
+	return r
+}
+
 type bootTools struct {
 	qemu, kernel, busybox string
 }

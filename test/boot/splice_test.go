@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestBootSplice boots initrds that apply rewrote by reusing the input's
@@ -20,21 +19,13 @@ import (
 // it from the same image. Only the unpacked rootfs is checked: what the
 // guest's render does is TestBootRender's.
 func TestBootSplice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a Linux guest under QEMU (TCG): not with -short")
-	}
-	tools := findBootTools(t)
-	repo := repoRoot(t)
-	work := t.TempDir()
-
-	rootfsTrim := buildRootfsTrim(t, repo, work)
-	tree := filepath.Join(work, "rootfs")
-	packages := writeFixture(t, repo, tree, tools.busybox, rootfsTrim)
+	fx := newBootFixture(t)
+	work := fx.work
 	// After every entry apply changes (var/ sorts last), so that whole
 	// 8 MiB lz4 blocks lie where nothing changed and are copied.
-	writeBulk(t, filepath.Join(tree, "var/lib/boot-test/bulk"), 20<<20)
+	writeBulk(t, filepath.Join(fx.tree, "var/lib/boot-test/bulk"), 20<<20)
 	gz := filepath.Join(work, "rootfs.cpio.gz")
-	makeCpioGz(t, tree, gz)
+	makeCpioGz(t, fx.tree, gz)
 	raw := gunzip(t, gz)
 
 	for _, tc := range []struct {
@@ -61,11 +52,7 @@ func TestBootSplice(t *testing.T) {
 			writeFile(t, input, runFilter(t, raw, tc.compress))
 			image := filepath.Join(work, tc.name+"-image.cpio"+tc.ext)
 			manifest := filepath.Join(work, tc.name+".json")
-			out, err := exec.Command(rootfsTrim, "apply", "--rules", filepath.Join(repo, "rules"),
-				"--packages-file-list", packages, "--manifest", manifest, input, image).CombinedOutput()
-			if err != nil {
-				t.Fatalf("rootfs-trim apply: %v\n%s", err, out)
-			}
+			fx.apply(t, "--manifest", manifest, input, image)
 			compressor := manifestCompressor(t, manifest)
 			if !regexp.MustCompile(tc.compressor).MatchString(compressor) {
 				t.Fatalf("the manifest says the image was written by %q, not the splice path (%s)", compressor, tc.compressor)
@@ -74,10 +61,7 @@ func TestBootSplice(t *testing.T) {
 
 			// The same stream as the full path writes.
 			full := filepath.Join(work, tc.name+"-full.cpio"+tc.ext)
-			if out, err := exec.Command(rootfsTrim, "apply", "--rules", filepath.Join(repo, "rules"),
-				"--packages-file-list", packages, "--recompress=full", input, full).CombinedOutput(); err != nil {
-				t.Fatalf("rootfs-trim apply --recompress=full: %v\n%s", err, out)
-			}
+			fx.apply(t, "--recompress=full", input, full)
 			spliced := runFilter(t, readFileBytes(t, image), tc.decompress)
 			if !bytes.Equal(spliced, runFilter(t, readFileBytes(t, full), tc.decompress)) {
 				t.Fatal("the spliced image decompresses to another stream than --recompress=full's")
@@ -89,22 +73,7 @@ func TestBootSplice(t *testing.T) {
 			writeFile(t, asGz, runFilter(t, spliced, []string{"gzip", "-1", "-n", "-c"}))
 			want := archiveManifest(t, asGz, filepath.Join(work, tc.name+"-extracted"))
 
-			console, elapsed := boot(t, tools, image)
-			t.Logf("boot and poweroff took %s under TCG", elapsed.Round(100*time.Millisecond))
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("guest console:\n%s", console)
-				}
-			})
-			for _, bad := range []string{"Initramfs unpacking failed", "Kernel panic", "unable to open an initial console", "junk at the end", "broken padding"} {
-				if strings.Contains(console, bad) {
-					t.Errorf("kernel: %q on the console", bad)
-				}
-			}
-			r := parseReport(console)
-			if !r.started {
-				t.Fatalf("the guest never ran /init (no @@START on the console)")
-			}
+			r := fx.boot(t, image, "boot and poweroff")
 			checkUnpacked(t, want, r.lines(t, "manifest"))
 		})
 	}
