@@ -202,13 +202,22 @@ type xzFormat struct {
 	decoder func(io.Reader) (io.Reader, error) // reads an xz stream
 }
 
+// emptyInputBlock is the size of the new blocks when the input's give none:
+// 8 MiB, as a legacy lz4 block.
+const emptyInputBlock = 8 << 20
+
 // NewXz returns a splicer writing an xz stream to w, copying the blocks of
 // the input in listed by ScanXz. New blocks hold at most blockSize bytes
 // each; compress makes a one-block xz stream of its input with the
 // input's check type, decode reads an xz stream (to reread the head of a
 // block the output starts inside). At most queue new blocks wait to be
 // written while others compress: each holds up to blockSize bytes.
+// A blockSize of 0, the largest block of an input whose blocks are all
+// empty (crafted, or an empty archive), means emptyInputBlock.
 func NewXz(w io.Writer, in io.ReaderAt, lay *XzLayout, blockSize int, compress func([]byte) ([]byte, error), decode func(io.Reader) (io.Reader, error), queue int) *BlockSplicer {
+	if blockSize <= 0 {
+		blockSize = emptyInputBlock
+	}
 	return newBlockSplicer(w, in, lay.Blocks, &xzFormat{lay: lay, newSize: blockSize, stream: compress, decoder: decode}, queue)
 }
 
