@@ -1,28 +1,56 @@
 package trim
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 )
 
 // TestJournalPath: the journal sits beside the tree; the live root, which
-// has nothing beside it, keeps its journal in the temporary directory, so
-// that apply on / works (the last RUN of a Dockerfile).
+// has nothing beside it, keeps its journal in a directory of apply's own,
+// in /run when root runs apply and /run is root's alone, else in the
+// temporary directory (a container build step may have no /run).
 func TestJournalPath(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	for _, tc := range []struct{ root, want string }{
-		{"/work/out/target", "/work/out/.target.rootfs-trim-journal"},
-		{"/work/out/target/", "/work/out/.target.rootfs-trim-journal"},
-		{"/", filepath.Join(tmp, ".rootfs-trim-journal-of-root")},
+	if err := os.MkdirAll(filepath.Join(tmp, "out", "target"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(tmp, "run")
+	if err := os.Mkdir(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(tmp, "shared-run")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	own := fmt.Sprintf("rootfs-trim.%d", os.Geteuid())
+	inRun := filepath.Join(tmp, own, "journal-of-root")
+	if os.Geteuid() == 0 {
+		inRun = filepath.Join(run, own, "journal-of-root")
+	}
+	old := runDir
+	t.Cleanup(func() { runDir = old })
+	for _, tc := range []struct{ root, run, want string }{
+		{filepath.Join(tmp, "out/target"), run, filepath.Join(tmp, "out/.target.rootfs-trim-journal")},
+		{filepath.Join(tmp, "out/target") + "/", run, filepath.Join(tmp, "out/.target.rootfs-trim-journal")},
+		{"/", run, inRun},
+		{"/", filepath.Join(tmp, "none"), filepath.Join(tmp, own, "journal-of-root")},
+		{"/", shared, filepath.Join(tmp, own, "journal-of-root")},
 	} {
-		got, err := journalPath(tc.root)
+		runDir = tc.run
+		jf, err := openJournal(tc.root)
 		if err != nil {
-			t.Errorf("journalPath(%q): %v", tc.root, err)
+			t.Errorf("openJournal(%q) with /run at %s: %v", tc.root, tc.run, err)
 			continue
 		}
-		if got != tc.want {
-			t.Errorf("journalPath(%q) = %q, want %q", tc.root, got, tc.want)
+		jf.Close()
+		if jf.path != tc.want {
+			t.Errorf("openJournal(%q) with /run at %s: journal at %q, want %q", tc.root, tc.run, jf.path, tc.want)
 		}
 	}
 }
