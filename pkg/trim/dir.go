@@ -290,7 +290,8 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	if len(writes) == 0 && len(removals) == 0 && resumed == nil {
-		if staleJournal {
+		// Apply's own directory for / goes too if a kill left it empty.
+		if staleJournal || jf.private != "" && jf.dir != nil {
 			if err := jf.remove(); err != nil {
 				return nil, err
 			}

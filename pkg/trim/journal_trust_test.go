@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // The copy of the test binary that runs in a private mount namespace is
@@ -169,6 +171,11 @@ func jailCases() []jailCase {
 			// nothing reads it now.
 			put(t, "/tmp/.rootfs-trim-journal-of-root", j.forged(t), nobody, 0o644)
 		}, ""},
+		{"empty-dir-left", func(t *testing.T, j jailJournals) {
+			// A kill after the journal went, before its directory did.
+			ownDir(t, "/tmp", 0, 0o700)
+		}, ""},
+		{"killed", nil, ""}, // see killInJail
 		{"trusted", func(t *testing.T, j jailJournals) {
 			// What a killed run leaves: a temporary crictl.yaml (a path the
 			// rules match) and the mtime of etc. apply finishes it.
@@ -249,6 +256,10 @@ func TestJournalJailHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.place == nil {
+		killInJail(t, set)
+		return
+	}
 	c.place(t, jailJournals{id})
 	for _, d := range []string{"usr/bin", "etc", "canary"} {
 		if err := os.Chtimes(d, jailStamp, jailStamp); err != nil {
@@ -280,6 +291,11 @@ func TestJournalJailHelper(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("apply /: %v", err)
+	}
+	if c.name == "empty-dir-left" {
+		if _, err := os.Lstat("/tmp/rootfs-trim.0"); err == nil {
+			t.Error("apply left its own empty directory for the journal in /tmp")
+		}
 	}
 	if c.name != "trusted" {
 		return
@@ -402,5 +418,35 @@ func TestJournalBesideTreeTrusted(t *testing.T) {
 				t.Errorf("apply refused but changed the tree (-before +after):\n%s", d)
 			}
 		})
+	}
+}
+
+// killInJail stops apply / in the jail after it wrote its journal, as a
+// kill would: the journal is in apply's own directory, made 0700, itself
+// 0600, both root's; the next run trusts it, finishes, and both go.
+func killInJail(t *testing.T, set *rules.Set) {
+	put(t, "/etc/crictl.yaml", []byte("runtime-endpoint: unix:///var/run/crio/crio.sock\n"), 0, 0o644)
+	owners := NewOwners()
+	owners.Fixed = "crio-bin"
+	opt := Options{Set: set, Owners: owners}
+	if _, killed, err := applyKilled("/", opt, 1); !killed {
+		t.Fatalf("apply / was not stopped (err %v)", err)
+	}
+	for name, want := range map[string]os.FileMode{"/tmp/rootfs-trim.0": os.ModeDir | 0o700, "/tmp/rootfs-trim.0/journal-of-root": 0o600} {
+		fi, err := os.Lstat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("%s: mode %v, uid %d; want %v, root's", name, fi.Mode(), fi.Sys().(*syscall.Stat_t).Uid, want)
+		}
+	}
+	if _, _, err := applyKilled("/", opt, -1); err != nil {
+		t.Fatalf("the rerun: %v", err)
+	}
+	for _, gone := range []string{"/etc/crictl.yaml", "/tmp/rootfs-trim.0"} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s is still there after the rerun", gone)
+		}
 	}
 }
