@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // TestJournalPath: the journal sits beside the tree; the live root, which
@@ -53,4 +55,39 @@ func TestJournalPath(t *testing.T) {
 			t.Errorf("openJournal(%q) with /run at %s: journal at %q, want %q", tc.root, tc.run, jf.path, tc.want)
 		}
 	}
+}
+
+// FuzzJournal: whatever a journal holds, decoding it never panics, and a
+// journal it accepts for the tree names in temps only apply's own
+// temporary names of clean paths, and in dirs only clean paths.
+func FuzzJournal(f *testing.F) {
+	id := treeID{dev: 1, ino: 2, btimeNs: 3}
+	for _, s := range []string{
+		`{"version":1,"dev":1,"ino":2,"btime_ns":3,"epoch_ns":0,"dirs":{"etc":5},"temps":["etc/.crictl.yaml.rootfs-trim-apply.tmp"]}`,
+		`{"version":1,"dev":1,"ino":2,"btime_ns":3,"epoch_ns":0,"dirs":{"usr/bin":0},"temps":["canary/precious","etc/passwd"]}`,
+		`{"version":1,"dev":1,"ino":2,"btime_ns":3,"temps":[".rootfs-trim-apply.tmp","a/..rootfs-trim-apply.tmp","../.x.rootfs-trim-apply.tmp"]}`,
+		`{"version":1,"dev":1,"ino":2,"btime_ns":3,"dirs":{"/etc":0,"a//b":0,".":0}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		j, stale, err := decodeJournal("journal", data, id)
+		if err != nil || stale {
+			return
+		}
+		for _, tmp := range j.Temps {
+			p, ok := untemp(tmp)
+			if !ok || tempName(p) != tmp {
+				t.Errorf("accepted temps entry %q (path %q, ok %v)", tmp, p, ok)
+			}
+			if c, err := pathx.Clean(p); err != nil || c != p {
+				t.Errorf("accepted temps entry %q beside an unclean path %q", tmp, p)
+			}
+		}
+		for d := range j.Dirs {
+			if c, err := pathx.Clean(d); err != nil || c != d {
+				t.Errorf("accepted dirs entry %q", d)
+			}
+		}
+	})
 }
