@@ -31,9 +31,10 @@ const journalVersion = 1
 // had before an entry in it was created or removed, which the rerun could
 // not tell from the tree, and the epoch the killed run stamped its files
 // with, which the bumped directories would hide. It is written before the
-// first change, beside the tree and not in it: its own creation and
-// removal must change no directory of the tree, or the mtime of that
-// directory would be lost in turn.
+// first change, beside the tree and not in it (for /, in a directory of
+// apply's own under /run or /tmp, where no rule takes anything): its own
+// creation and removal must change no directory whose mtime the run
+// keeps, or that mtime would be lost in turn.
 type journal struct {
 	Version int `json:"version"`
 	// The tree the journal is for: a journal left by a killed run on a
