@@ -292,6 +292,34 @@ func TestPatternDirs(t *testing.T) {
 	}
 }
 
+// TestPatternMatchesIn: the directories a pattern can match a path
+// directly in, as a journal's directories are checked against.
+func TestPatternMatchesIn(t *testing.T) {
+	dirs := []string{".", "etc", "etc/cni", "etc/cni/net.d", "etc/cni/net.d/sub", "usr/local/lib/a", "usr/local/lib/c", "usr/bin"}
+	for pat, want := range map[string][]string{
+		"etc/cni/net.d/**":        {"etc/cni", "etc/cni/net.d", "etc/cni/net.d/sub"},
+		"etc/cni/net.d/10-*.conf": {"etc/cni/net.d"},
+		"etc/crictl.yaml":         {"etc"},
+		"etc/*/net.d/x":           {"etc/cni/net.d"},
+		"usr/local/lib/{a,b}/x":   {"usr/local/lib/a"},
+		"crictl.yaml":             {"."},
+	} {
+		p, err := ParsePattern(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range dirs {
+			if p.MatchesIn(d) {
+				got = append(got, d)
+			}
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s: (-want +got)\n%s", pat, d)
+		}
+	}
+}
+
 // Loading reads the actions table (actionDefs) and nothing else: the
 // message for an unknown action names every action, and each field an
 // action does not take is refused naming every action that does.

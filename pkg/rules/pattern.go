@@ -105,4 +105,28 @@ func (p Pattern) Dirs() []string {
 	return dirs
 }
 
+// MatchesIn reports whether the pattern can match a path directly in the
+// directory dir (a cleaned path, "." for the root): a directory whose
+// mtime apply keeps when it takes such a path out of it. A whole "**" as
+// the last segment matches its directory too ("etc/cni/net.mk/**" takes
+// etc/cni/net.mk out of etc/cni).
+func (p Pattern) MatchesIn(dir string) bool {
+	parent := func(g string) string {
+		if i := strings.LastIndexByte(g, '/'); i >= 0 {
+			return g[:i]
+		}
+		return "."
+	}
+	holds := func(g string) bool {
+		if g == "." || dir == "." {
+			return g == dir
+		}
+		return doublestar.MatchUnvalidated(g, dir)
+	}
+	if g, ok := strings.CutSuffix(p.glob, "/**"); ok && (holds(p.glob) || holds(parent(g))) {
+		return true
+	}
+	return holds(parent(p.glob))
+}
+
 var errNoPattern = errors.New("no paths given")

@@ -48,18 +48,22 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		return nil, err
 	}
 	defer fsRoot.Close()
-	jpath, err := journalPath(root)
-	if err != nil {
-		return nil, err
-	}
 	id, err := identify(root)
 	if err != nil {
 		return nil, err
 	}
-	resumed, staleJournal, err := readJournal(jpath, id)
+	jf, err := openJournal(root)
 	if err != nil {
 		return nil, err
 	}
+	defer jf.Close()
+	resumed, staleJournal, err := jf.read(id)
+	if err != nil {
+		return nil, err
+	}
+	// What this run may touch, for the check of a journal: the paths the
+	// decisions take, what the tree's index records, what the plan writes.
+	planned := map[string]bool{}
 	leftover := map[string]bool{}
 	if resumed != nil {
 		for _, t := range resumed.Temps {
@@ -158,6 +162,9 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		if dec.Skip {
 			continue
 		}
+		if dec.Own || dec.Spec != nil {
+			planned[name] = true
+		}
 		if dec.Own {
 			if err := r.Stat(e); err != nil {
 				return nil, err
@@ -234,6 +241,9 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		epoch = resumed.epoch()
 	}
 	lazyEpoch := opt.Epoch == nil && resumed == nil && namesOnly
+	for _, p := range indexPaths(oldIndex) {
+		planned[p] = true
+	}
 	redoEarlierApply(caps, out, oldIndex)
 	plan := func() ([]*injection, []manifest.Change, error) {
 		return planInjections(planInput{set: opt.Set, caps: caps, removed: removedOf(rep.Changes), out: out, epoch: epoch.UTC(),
@@ -248,6 +258,14 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			return nil, err
 		}
 		if inj, dropped, err = plan(); err != nil {
+			return nil, err
+		}
+	}
+	if resumed != nil {
+		for _, in := range inj {
+			planned[in.entry.Name] = true
+		}
+		if err := resumed.checkPlanned(jf.path, planned, opt.Set); err != nil {
 			return nil, err
 		}
 	}
@@ -272,8 +290,9 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	if len(writes) == 0 && len(removals) == 0 && resumed == nil {
-		if staleJournal {
-			if err := os.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Apply's own directory for / goes too if a kill left it empty.
+		if staleJournal || jf.private != "" && jf.dir != nil {
+			if err := jf.remove(); err != nil {
 				return nil, err
 			}
 		}
@@ -326,7 +345,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	}
 	w := &treeWriter{root: fsRoot}
 	w.step()
-	if err := j.write(jpath); err != nil {
+	if err := jf.write(j); err != nil {
 		return nil, err
 	}
 	for _, t := range leftovers {
@@ -358,7 +377,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 		}
 	}
 	w.step()
-	if err := os.Remove(jpath); err != nil {
+	if err := jf.remove(); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -459,7 +478,30 @@ var syncWrites = true
 
 // tempName is where a file is written before it is renamed into place.
 func tempName(name string) string {
-	return path.Join(path.Dir(name), "."+path.Base(name)+".rootfs-trim-apply.tmp")
+	return path.Join(path.Dir(name), "."+path.Base(name)+tempSuffix)
+}
+
+const tempSuffix = ".rootfs-trim-apply.tmp"
+
+// indexPaths are the paths in the tree an earlier apply's index records:
+// what it took away, where it put it, what it added.
+func indexPaths(ix *contract.Index) []string {
+	if ix == nil {
+		return nil
+	}
+	var ps []string
+	for _, f := range ix.Files {
+		ps = append(ps, f.Source)
+		if spec := specOfKind(f.Kind); spec != nil {
+			if t := spec.Taken(f); t != "" {
+				ps = append(ps, t)
+			}
+		}
+		if f.Kind == contract.Relocated {
+			ps = append(ps, f.Dest)
+		}
+	}
+	return ps
 }
 
 // write creates one entry: a directory (the journal gives it its mtime at
