@@ -96,6 +96,11 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *ownershipFl
 	}
 	var sides [2]diff.Input
 	for i, p := range []string{old, new} {
+		if i == 1 && own.fileList+own.pkg != "" {
+			// From the flags: the same for both, loaded once.
+			sides[1] = diff.Input{Path: p, Owners: sides[0].Owners}
+			continue
+		}
 		owners, note, err := own.ownersFor(p, in.open())
 		if err != nil {
 			return nil, err

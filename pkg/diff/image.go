@@ -33,17 +33,26 @@ type Options struct {
 	Wrap func(archive.Reader) archive.Reader
 }
 
-// entry is the record of one path, and what the rules made of it.
+// entry is what is kept of one path while the inputs are read: the
+// fields a Record shows, unformatted, and what the rules made of it.
 type entry struct {
-	rec Record
+	typ      archive.Type
+	mode     uint32
+	uid, gid int
+	size     int64
+	// link is a symlink's target or the path a hard link names.
+	link string
+	// rdev is a device node's major and minor.
+	rdev [2]uint32
 	// sum is the raw sha256 of the data, hex only in the Result.
-	sum      [sha256.Size]byte
-	hasSum   bool
-	linkKey  archive.HardLinkKey
-	linked   bool // a cpio hard-link member: content is the group's
-	forbid   bool
-	deferred bool
-	rule     *rules.Rule
+	sum     [sha256.Size]byte
+	hasSum  bool
+	linked  bool // a cpio hard-link member: content is the group's
+	linkKey archive.HardLinkKey
+	// forbid: the policy forbids the path or a rule matches it; deferred:
+	// deferred content; rule: the rule that matched.
+	forbid, deferred bool
+	rule             *rules.Rule
 }
 
 // side is one input, read.
@@ -130,11 +139,14 @@ func (s *side) owner(path string) string {
 }
 
 func (e *entry) record() *Record {
-	r := e.rec
+	r := &Record{Type: e.typ.String(), Mode: fmt.Sprintf("%04o", e.mode), UID: e.uid, GID: e.gid, Size: e.size, Link: e.link}
 	if e.hasSum {
 		r.SHA256 = hex.EncodeToString(e.sum[:])
 	}
-	return &r
+	if e.typ == archive.TypeChar || e.typ == archive.TypeBlock {
+		r.Device = fmt.Sprintf("%d,%d", e.rdev[0], e.rdev[1])
+	}
+	return r
 }
 
 // readSide reads one input through audit's per-entry step, hashing each
@@ -170,7 +182,7 @@ func readSide(opt Options, in Input) (*side, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 		}
-		if ent != nil && ent.linked && (ent.rec.Size > 0 || groups[ent.linkKey] == nil) {
+		if ent != nil && ent.linked && (ent.size > 0 || groups[ent.linkKey] == nil) {
 			groups[ent.linkKey] = ent
 		}
 	}
@@ -198,20 +210,20 @@ func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.
 			return nil, err
 		}
 	}
-	ent := &entry{rec: Record{Type: e.Type.String(), Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, Size: e.Size}}
+	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size}
 	switch e.Type {
 	case archive.TypeRegular:
 		h.Sum(ent.sum[:0])
 		ent.hasSum = true
 		ent.linkKey, ent.linked = e.LinkKey()
 	case archive.TypeSymlink:
-		ent.rec.Link = e.Linkname
+		ent.link = e.Linkname
 	case archive.TypeHardlink:
-		if ent.rec.Link, err = pathx.Clean(e.Linkname); err != nil {
-			ent.rec.Link = e.Linkname
+		if ent.link, err = pathx.Clean(e.Linkname); err != nil {
+			ent.link = e.Linkname
 		}
 	case archive.TypeChar, archive.TypeBlock:
-		ent.rec.Device = fmt.Sprintf("%d,%d", e.RdevMajor, e.RdevMinor)
+		ent.rdev = [2]uint32{e.RdevMajor, e.RdevMinor}
 	}
 	if v := dec.Verdict; v != nil {
 		ent.forbid = v.Offending() && v.Kept == nil
@@ -236,11 +248,11 @@ func (s *side) finish(a *trim.Auditor, set *rules.Set, groups map[archive.HardLi
 		switch {
 		case ent.linked:
 			if g := groups[ent.linkKey]; g != nil && g != ent {
-				ent.sum, ent.rec.Size = g.sum, g.rec.Size
+				ent.sum, ent.size = g.sum, g.size
 			}
-		case ent.rec.Type == archive.TypeHardlink.String():
-			if t := s.entries[ent.rec.Link]; t != nil && t.hasSum {
-				ent.sum, ent.hasSum, ent.rec.Size = t.sum, true, t.rec.Size
+		case ent.typ == archive.TypeHardlink:
+			if t := s.entries[ent.link]; t != nil && t.hasSum {
+				ent.sum, ent.hasSum, ent.size = t.sum, true, t.size
 			}
 		}
 	}
