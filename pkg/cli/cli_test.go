@@ -61,8 +61,8 @@ func TestExitCodes(t *testing.T) {
 // lists every command.
 func TestHelpIsComplete(t *testing.T) {
 	_, usage, _ := run(t, nil, "--help")
-	for name := range commands {
-		if !strings.Contains(usage, "\n  "+name+" ") {
+	for name, c := range commands {
+		if !strings.Contains(usage, "\n  "+name+" ") && !c.hidden {
 			t.Errorf("main usage does not list %s", name)
 		}
 		code, _, stderr := run(t, nil, name, "-h")
