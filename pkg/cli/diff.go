@@ -26,9 +26,9 @@ two manifests that apply --manifest wrote, and prints what changed, grouped by
 the package that installed it: files added, removed and changed (content,
 mode, owner, link target, type; not mtime), the audit findings that are new
 and gone (offenders, stale rules), and changed deferred content. Owners come
-as audit finds them: --packages-file-list or --package for both inputs, else
-each input's dpkg database, and an applied image's index for its deferred
-copies.
+as audit finds them: --packages-file-list or --package for both inputs
+(--old-packages-file-list for OLD when it is another build), else each input's
+dpkg database, and an applied image's index for its deferred copies.
 
 Exit status: 0 when nothing the rules care about changed, 1 when something did
 (an offender new or gone, deferred content changed, a file at a path the policy
@@ -39,8 +39,9 @@ Reports: text, json, github (workflow annotations at the rule's file and line).
 func runDiff(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "diff", "[--rules DIR] [flags] OLD NEW", diffHelp)
 	rulesDir := fs.String("rules", "", "rule `directory` (needed for trees and archives)")
-	var own ownershipFlags
+	var own diffOwners
 	own.register(fs)
+	fs.StringVar(&own.oldFileList, "old-packages-file-list", "", "OLD's packages-file-list.txt when OLD is another build (default: --packages-file-list's)")
 	report := fs.String("report", "text", "report `format`: text, json or github")
 	fs.StringVar(report, "format", "text", "the old spelling of --report")
 	maxSize := maxSizeFlag(fs)
@@ -71,8 +72,29 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
+// diffOwners are audit's ownership flags, and OLD's own file list: a bump
+// compares two builds, each with its packages-file-list.txt.
+type diffOwners struct {
+	ownershipFlags
+	oldFileList string
+}
+
+// ownersFor returns the owners of side i (0 OLD, 1 NEW); owners from the
+// flags are loaded once for both where they are the same.
+func (o *diffOwners) ownersFor(i int, path string, prev *trim.Owners, open archive.OpenOptions) (*trim.Owners, string, error) {
+	switch {
+	case i == 0 && o.oldFileList != "":
+		old := ownershipFlags{fileList: o.oldFileList}
+		owners, err := old.load()
+		return owners, "", err
+	case i == 1 && o.oldFileList == "" && o.fileList+o.pkg != "":
+		return prev, "", nil
+	}
+	return o.ownershipFlags.ownersFor(path, open)
+}
+
 // diffInputs diffs two manifests, or two trees or archives.
-func diffInputs(ctx context.Context, old, new, rulesDir string, own *ownershipFlags, in *inputFlags) (*diff.Result, error) {
+func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners, in *inputFlags) (*diff.Result, error) {
 	mOld, err := diff.IsManifest(old)
 	if err != nil {
 		return nil, err
@@ -96,12 +118,7 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *ownershipFl
 	}
 	var sides [2]diff.Input
 	for i, p := range []string{old, new} {
-		if i == 1 && own.fileList+own.pkg != "" {
-			// From the flags: the same for both, loaded once.
-			sides[1] = diff.Input{Path: p, Owners: sides[0].Owners}
-			continue
-		}
-		owners, note, err := own.ownersFor(p, in.open())
+		owners, note, err := own.ownersFor(i, p, sides[0].Owners, in.open())
 		if err != nil {
 			return nil, err
 		}
