@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 BUILDFLAGS := -trimpath -buildvcs=false -ldflags='-s -w'
 export CGO_ENABLED := 0
 
-.PHONY: help build test test-short lint fuzz bench demo clean
+.PHONY: help build test test-short lint fuzz bench demo man clean
 
 help:
 	@echo 'make build  build bin/rootfs-trim (static)'
@@ -18,6 +18,7 @@ help:
 	@echo 'make fuzz   run each fuzz target for FUZZTIME ($(FUZZTIME))'
 	@echo 'make bench  benchmarks side by side with the peer tools (see bench/)'
 	@echo 'make demo   the bundled example, start to end: audit, apply, audit, render'
+	@echo 'make man    the man page, bin/rootfs-trim.1 (man -l bin/rootfs-trim.1)'
 
 build:
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/rootfs-trim
@@ -59,6 +60,11 @@ bench: build
 
 demo: build
 	./examples/demo.sh
+
+# The page comes from the binary's own flag table and help texts (the
+# hidden 'rootfs-trim man'), so it describes the binary it ships with.
+man: build
+	$(BIN) man > $(BIN).1.tmp && mv $(BIN).1.tmp $(BIN).1
 
 clean:
 	rm -rf bin out .bench

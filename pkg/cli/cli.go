@@ -34,12 +34,17 @@ type Env struct {
 	Getenv         func(string) string
 	// IsTerminal reports whether stderr is a terminal (progress display).
 	IsTerminal bool
+	// describe, when set, is handed each flag set a command makes
+	// (commandTable: completion and the man page).
+	describe func(name, synopsis, help string, fs *flag.FlagSet)
 }
 
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, env *Env, args []string) error
+	// hidden: left out of the usage, the completions and the man page.
+	hidden bool
 }
 
 var commands = map[string]*command{}
@@ -129,8 +134,10 @@ Usage:
 Commands:
 `)
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
@@ -151,6 +158,9 @@ input or I/O error.
 func newFlagSet(env *Env, name, synopsis, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	if env.describe != nil {
+		env.describe(name, synopsis, help, fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "Usage: rootfs-trim %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimSpace(help)+"\n")
 		fs.SetOutput(env.Stderr)

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -103,13 +102,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 		}
 		classifiers = append(classifiers, c)
 	}
-	for _, r := range staleAcross(set, classifiers) {
-		res.Findings = append(res.Findings, Finding{
-			Package: r.Package, Rule: r.Name, Action: r.Action.String(), Severity: rules.Warning,
-			Check: CheckStale, Pos: r.Pos,
-			Reason: staleReason(r),
-		})
-	}
+	res.Findings = append(res.Findings, StaleFindings(set, classifiers)...)
 	return res, nil
 }
 
@@ -123,8 +116,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 	if wrap != nil {
 		r = wrap(src)
 	}
-	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
-	var found []Finding
+	a := NewAuditor(set, in)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -133,36 +125,13 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		dec, err := d.Decide(e)
-		if err != nil {
+		if _, err := a.Entry(e, r); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if dec.Skip {
-			continue
-		}
-		res.Entries++
-		if dec.Own {
-			// An applied image: its index says which rules already did
-			// their work, so they are not stale. Audit only reads: an
-			// index it cannot decode is left unread.
-			_, _ = d.NoteIndex(r)
-			continue
-		}
-		if v := dec.Verdict; v.Offending() && v.Kept == nil {
-			f := findingFor(v, d.Owners)
-			f.Input = in.Path
-			found = append(found, f)
-		}
 	}
-	for _, l := range d.Dangling() {
-		v := &Verdict{Path: l.Path}
-		found = append(found, Finding{Input: in.Path, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(d.Owners),
-			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
-			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
-	}
-	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
-	res.Findings = append(res.Findings, found...)
-	return d.Classifier, nil
+	res.Entries += a.Entries
+	res.Findings = append(res.Findings, a.Findings()...)
+	return a.Classifier(), nil
 }
 
 // staleAcross returns must-match rules that matched nothing in any input

@@ -1,0 +1,323 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/diff"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+func init() {
+	register(&command{name: "diff", summary: "what changed between two images, by package, and whether the rules care", run: runDiff})
+}
+
+const diffHelp = `
+Compares two trees or archives (any format list reads, each read once), or
+two manifests that apply --manifest wrote, and prints what changed, grouped by
+the package that installed it: files added, removed and changed (content,
+mode, owner, link target, type; not mtime), the audit findings that are new
+and gone (offenders, stale rules), and changed deferred content. Owners come
+as audit finds them: --packages-file-list or --package for both inputs
+(--old-packages-file-list for OLD when it is another build), else each input's
+dpkg database, and an applied image's index for its deferred copies.
+
+Exit status: 0 when nothing the rules care about changed, 1 when something did
+(an offender new or gone, deferred content changed, a file at a path the policy
+forbids or a rule matches changed), 2 on error.
+Reports: text, json, github (workflow annotations at the rule's file and line).
+`
+
+func runDiff(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "diff", "[--rules DIR] [flags] OLD NEW", diffHelp)
+	rulesDir := fs.String("rules", "", "rule `directory` (needed for trees and archives)")
+	var own diffOwners
+	own.register(fs)
+	fs.StringVar(&own.oldFileList, "old-packages-file-list", "", "OLD's packages-file-list.txt when OLD is another build (default: --packages-file-list's)")
+	report := fs.String("report", "text", "report `format`: text, json or github")
+	fs.StringVar(report, "format", "text", "the old spelling of --report")
+	maxSize := maxSizeFlag(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want OLD and NEW, got %d arguments", len(pos))
+	}
+	switch *report {
+	case "text", "json", "github":
+	default:
+		return usagef("--report %q: want text, json or github", *report)
+	}
+	res, err := diffInputs(ctx, pos[0], pos[1], *rulesDir, &own, maxSize)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(env.Stdout)
+	printDiff(out, *report, res)
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if res.Summary.Fails {
+		return errFindings
+	}
+	return nil
+}
+
+// diffOwners are audit's ownership flags, and OLD's own file list: a bump
+// compares two builds, each with its packages-file-list.txt.
+type diffOwners struct {
+	ownershipFlags
+	oldFileList string
+}
+
+// ownersFor returns the owners of side i (0 OLD, 1 NEW); owners from the
+// flags are loaded once for both where they are the same.
+func (o *diffOwners) ownersFor(i int, path string, prev *trim.Owners, open archive.OpenOptions) (*trim.Owners, string, error) {
+	switch {
+	case i == 0 && o.oldFileList != "":
+		old := ownershipFlags{fileList: o.oldFileList}
+		owners, err := old.load()
+		return owners, "", err
+	case i == 1 && o.oldFileList == "" && o.fileList+o.pkg != "":
+		return prev, "", nil
+	}
+	return o.ownershipFlags.ownersFor(path, open)
+}
+
+// diffInputs diffs two manifests, or two trees or archives.
+func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners, in *inputFlags) (*diff.Result, error) {
+	mOld, err := diff.IsManifest(old)
+	if err != nil {
+		return nil, err
+	}
+	mNew, err := diff.IsManifest(new)
+	if err != nil {
+		return nil, err
+	}
+	if mOld || mNew {
+		if !mOld || !mNew {
+			return nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(pick(mOld, old, new)), names.Quote(pick(mOld, new, old)))
+		}
+		return diff.Manifests(old, new)
+	}
+	set, err := loadRules(rulesDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := own.check(); err != nil {
+		return nil, err
+	}
+	var sides [2]diff.Input
+	for i, p := range []string{old, new} {
+		owners, note, err := own.ownersFor(i, p, sides[0].Owners, in.open())
+		if err != nil {
+			return nil, err
+		}
+		sides[i] = diff.Input{Path: p, Owners: owners, OwnersNote: note}
+	}
+	return diff.Images(diff.Options{Set: set, Open: in.open(),
+		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }}, sides[0], sides[1])
+}
+
+func pick(first bool, a, b string) string {
+	if first {
+		return a
+	}
+	return b
+}
+
+func printDiff(w io.Writer, report string, res *diff.Result) {
+	switch report {
+	case "json":
+		canon.JSON(w, res)
+	case "github":
+		printDiffGitHub(w, res)
+	default:
+		printDiffText(w, res)
+	}
+}
+
+func printDiffText(w io.Writer, res *diff.Result) {
+	for _, s := range []diff.Source{res.Old, res.New} {
+		if s.Owners != "" {
+			fmt.Fprintln(w, s.Owners)
+		}
+	}
+	if res.Empty() {
+		fmt.Fprintf(w, "no difference: %s (%d entries) and %s (%d entries)\n", names.Quote(res.Old.Path), res.Old.Entries, names.Quote(res.New.Path), res.New.Entries)
+		return
+	}
+	fmt.Fprintf(w, "# %s (%s, %d entries) -> %s (%s, %d entries)\n", names.Quote(res.Old.Path), res.Old.Format, res.Old.Entries,
+		names.Quote(res.New.Path), res.New.Format, res.New.Entries)
+	tw := newColumns(w)
+	for _, p := range res.Packages {
+		fmt.Fprintf(tw, "%s\n", names.Quote(p.Package))
+		for _, f := range p.Files {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Change, names.Quote(f.Path), names.Text(fileDetail(f)))
+		}
+		for _, f := range p.OffendersNew {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", "new", findingSubject(f), findingText(f))
+		}
+		for _, f := range p.OffendersGone {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", "gone", findingSubject(f), findingText(f))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, diffSummary(res.Summary))
+}
+
+// fileDetail is what changed of f and why the rules care.
+func fileDetail(f diff.File) string {
+	var parts []string
+	for _, what := range f.What {
+		parts = append(parts, changeDetail(what, f.Old, f.New))
+	}
+	var tags []string
+	switch {
+	case f.Deferred:
+		tags = append(tags, "deferred content")
+	case f.Path == contract.IndexPath:
+		tags = append(tags, "apply's index")
+	case f.Forbidden:
+		tags = append(tags, "forbidden path")
+	}
+	if f.Rule != "" {
+		tags = append(tags, "rule "+f.Rule)
+	}
+	if len(tags) > 0 {
+		parts = append(parts, "["+strings.Join(tags, ", ")+"]")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func changeDetail(what string, a, b *diff.Record) string {
+	switch what {
+	case diff.WhatType:
+		return fmt.Sprintf("type %s -> %s", a.Type, b.Type)
+	case diff.WhatContent:
+		return fmt.Sprintf("content %d -> %d bytes, sha256 %s -> %s", a.Size, b.Size, shortSum(a.SHA256), shortSum(b.SHA256))
+	case diff.WhatMode:
+		return fmt.Sprintf("mode %s -> %s", a.Mode, b.Mode)
+	case diff.WhatOwner:
+		return fmt.Sprintf("owner %d/%d -> %d/%d", a.UID, a.GID, b.UID, b.GID)
+	case diff.WhatLink:
+		return fmt.Sprintf("link %s -> %s", names.Quote(a.Link), names.Quote(b.Link))
+	case diff.WhatDevice:
+		return fmt.Sprintf("device %s -> %s", a.Device, b.Device)
+	case diff.WhatHandling:
+		return fmt.Sprintf("handled %s -> %s", handling(a), handling(b))
+	}
+	return what
+}
+
+func handling(r *diff.Record) string {
+	s := r.Kind
+	if r.To != "" {
+		s += " to " + names.Quote(r.To)
+	}
+	if r.Rule != "" {
+		s += " by rule " + r.Rule
+	}
+	return s
+}
+
+// shortSum is enough of a sha256 to tell two apart in a review.
+func shortSum(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s[:min(len(s), 12)]
+}
+
+func findingSubject(f trim.Finding) string {
+	if f.Path == "" {
+		return "[" + f.Check + "] rule " + f.Rule
+	}
+	return "[" + f.Check + "] " + names.Quote(f.Path)
+}
+
+func findingText(f trim.Finding) string {
+	by := "policy " + f.Policy
+	if f.Rule != "" {
+		by = "rule " + f.Rule + " (" + f.Action + ")"
+	}
+	if f.Check == trim.CheckStale {
+		return oneLine(f.Reason)
+	}
+	return names.Text(by) + ": " + oneLine(f.Reason)
+}
+
+func diffSummary(s diff.Summary) string {
+	line := fmt.Sprintf("%d added, %d removed, %d changed; offenders %d new, %d gone; %d deferred and %d forbidden changed",
+		s.Added, s.Removed, s.Changed, s.OffendersNew, s.OffendersGone, s.DeferredChanged, s.ForbiddenChanged)
+	if s.Fails {
+		line += ": the rules care"
+	}
+	return line
+}
+
+// printDiffGitHub annotates what the rules care about (each at its rule's
+// file and line), then one notice with the counts: a bump changes many
+// files, and GitHub shows only the first annotations of a step.
+func printDiffGitHub(w io.Writer, res *diff.Result) {
+	for _, p := range res.Packages {
+		covered := map[string]bool{}
+		for _, f := range p.OffendersNew {
+			covered[f.Path] = true
+			ghAnnotate(w, ghLevel(f.Severity), f.Pos, "new "+f.Check, findingMessage(f))
+		}
+		for _, f := range p.OffendersGone {
+			covered[f.Path] = true
+			ghAnnotate(w, "warning", f.Pos, "gone "+f.Check, findingMessage(f)+" (gone: is the rule stale?)")
+		}
+		for _, f := range p.Files {
+			if !f.Forbidden && !f.Deferred || covered[f.Path] && f.Change != diff.Changed {
+				continue
+			}
+			check := "forbidden-changed"
+			if f.Deferred {
+				check = "deferred-changed"
+			}
+			msg := fmt.Sprintf("%s (package %s): %s", names.Quote(f.Path), names.Quote(p.Package), f.Change)
+			if d := fileDetail(f); d != "" {
+				msg += ": " + d
+			}
+			ghAnnotate(w, "error", f.Pos(), check, msg)
+		}
+	}
+	fmt.Fprintf(w, "::notice title=%s::%s -> %s: %s\n", ghEscapeProperty("rootfs-trim diff"),
+		ghEscapeData(res.Old.Path), ghEscapeData(res.New.Path), ghEscapeData(diffSummary(res.Summary)))
+}
+
+func ghLevel(s rules.Severity) string {
+	switch s {
+	case rules.Error:
+		return "error"
+	case rules.Warning:
+		return "warning"
+	}
+	return "notice"
+}
+
+// ghAnnotate writes one workflow command; file= and line= only where the
+// position is known.
+func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
+	props := ""
+	if pos.File != "" {
+		props = "file=" + ghEscapeProperty(relPath(pos.File))
+		if pos.Line > 0 {
+			props += fmt.Sprintf(",line=%d", pos.Line)
+		}
+		props += ","
+	}
+	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty("rootfs-trim diff ["+check+"]"), ghEscapeData(msg))
+}

@@ -1,0 +1,275 @@
+package diff
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+// Input is one side of an image diff.
+type Input struct {
+	Path string
+	// Owners: who installed what (nil: unknown), as audit takes them.
+	Owners *trim.Owners
+	// OwnersNote says where Owners came from, "" for flags or nothing.
+	OwnersNote string
+}
+
+// Options configures Images.
+type Options struct {
+	Set  *rules.Set
+	Open archive.OpenOptions
+	// Wrap, if set, wraps each input's reader (the CLI's interrupt check).
+	Wrap func(archive.Reader) archive.Reader
+}
+
+// entry is what is kept of one path while the inputs are read: the
+// fields a Record shows, unformatted, and what the rules made of it.
+type entry struct {
+	typ      archive.Type
+	mode     uint32
+	uid, gid int
+	size     int64
+	// link is a symlink's target or the path a hard link names.
+	link string
+	// rdev is a device node's major and minor.
+	rdev [2]uint32
+	// sum is the raw sha256 of the data, hex only in the Result.
+	sum     [sha256.Size]byte
+	hasSum  bool
+	linked  bool // a cpio hard-link member: content is the group's
+	linkKey archive.HardLinkKey
+	// forbid: the policy forbids the path or a rule matches it; deferred:
+	// deferred content; rule: the rule that matched.
+	forbid, deferred bool
+	rule             *rules.Rule
+}
+
+// side is one input, read.
+type side struct {
+	src      Source
+	owners   *trim.Owners
+	entries  map[string]*entry
+	findings []trim.Finding
+	// indexRule maps a deferred copy's path to its rule, from an applied
+	// image's index.
+	indexRule  map[string]*rules.Rule
+	classifier *trim.Classifier
+}
+
+// Images diffs two trees or archives. Each is read once, front to back.
+func Images(opt Options, old, new Input) (*Result, error) {
+	a, err := readSide(opt, old)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readSide(opt, new)
+	if err != nil {
+		return nil, err
+	}
+	// Stale rules are judged per input, as `audit OLD` and `audit NEW`
+	// would: a rule that protects nothing in NEW but did in OLD is a new
+	// stale rule.
+	for _, s := range []*side{a, b} {
+		for _, f := range trim.StaleFindings(opt.Set, []*trim.Classifier{s.classifier}) {
+			f.Input = s.src.Path
+			s.findings = append(s.findings, f)
+		}
+	}
+	var bl builder
+	for p, eb := range b.entries {
+		ea := a.entries[p]
+		if ea == nil {
+			bl.addFile(b, p, File{Change: Added, New: eb.record()}, nil, eb)
+			continue
+		}
+		ra, rb := ea.record(), eb.record()
+		if what := compareRecords(ra, rb); len(what) > 0 {
+			bl.addFile(b, p, File{Change: Changed, What: what, Old: ra, New: rb}, ea, eb)
+		}
+	}
+	for p, ea := range a.entries {
+		if b.entries[p] == nil {
+			bl.addFile(a, p, File{Change: Removed, Old: ea.record()}, ea, nil)
+		}
+	}
+	bl.compareFindings(a.findings, b.findings)
+	return bl.result(a.src, b.src), nil
+}
+
+// addFile files f under its owner on side s (the new side, unless the
+// file was removed).
+func (b *builder) addFile(s *side, path string, f File, old, new *entry) {
+	f.Path = path
+	for _, e := range []*entry{old, new} {
+		if e == nil {
+			continue
+		}
+		f.Forbidden = f.Forbidden || e.forbid
+		f.Deferred = f.Deferred || e.deferred
+		if e.rule != nil {
+			f.Rule, f.pos = e.rule.Name, e.rule.Pos
+		}
+	}
+	if r := s.indexRule[path]; r != nil && f.Rule == "" {
+		f.Rule, f.pos = r.Name, r.Pos
+	}
+	p := b.pkg(s.owner(path))
+	p.Files = append(p.Files, f)
+}
+
+// owner is the package to file path under: an applied image's index
+// names the rule, and so the package, of each deferred copy.
+func (s *side) owner(path string) string {
+	if r := s.indexRule[path]; r != nil {
+		return r.Package
+	}
+	v := &trim.Verdict{Path: path}
+	return v.Owner(s.owners)
+}
+
+func (e *entry) record() *Record {
+	r := &Record{Type: e.typ.String(), Mode: fmt.Sprintf("%04o", e.mode), UID: e.uid, GID: e.gid, Size: e.size, Link: e.link}
+	if e.hasSum {
+		r.SHA256 = hex.EncodeToString(e.sum[:])
+	}
+	if e.typ == archive.TypeChar || e.typ == archive.TypeBlock {
+		r.Device = fmt.Sprintf("%d,%d", e.rdev[0], e.rdev[1])
+	}
+	return r
+}
+
+// readSide reads one input through audit's per-entry step, hashing each
+// entry's data in the same pass.
+func readSide(opt Options, in Input) (*side, error) {
+	src, err := archive.OpenWith(in.Path, opt.Open)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var r archive.Reader = src
+	if opt.Wrap != nil {
+		r = opt.Wrap(src)
+	}
+	kind := "archive"
+	if src.Format.Kind == archive.KindDir {
+		kind = "tree"
+	}
+	s := &side{src: Source{Path: in.Path, Kind: kind, Format: src.Format.String(), Owners: in.OwnersNote},
+		owners: in.Owners, entries: map[string]*entry{}}
+	a := trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners})
+	groups := map[archive.HardLinkKey]*entry{} // the member that carried a cpio group's data
+	h := sha256.New()
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		ent, err := s.readEntry(a, e, r, h)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+		}
+		if ent != nil && ent.linked && (ent.size > 0 || groups[ent.linkKey] == nil) {
+			groups[ent.linkKey] = ent
+		}
+	}
+	s.finish(a, opt.Set, groups)
+	return s, nil
+}
+
+// readEntry records e and hands it to the audit step; nil for a trailer.
+func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
+	h.Reset()
+	data := io.TeeReader(r, h)
+	dec, err := a.Entry(e, data)
+	if err != nil || dec.Skip {
+		return nil, err
+	}
+	if e.Type == archive.TypeRegular {
+		// What the audit step left unread (all but an index).
+		if _, err := io.Copy(h, r); err != nil {
+			return nil, err
+		}
+	}
+	p := dec.Path
+	if p == "" {
+		if p, err = pathx.Clean(e.Name); err != nil {
+			return nil, err
+		}
+	}
+	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size}
+	switch e.Type {
+	case archive.TypeRegular:
+		h.Sum(ent.sum[:0])
+		ent.hasSum = true
+		ent.linkKey, ent.linked = e.LinkKey()
+	case archive.TypeSymlink:
+		ent.link = e.Linkname
+	case archive.TypeHardlink:
+		if ent.link, err = pathx.Clean(e.Linkname); err != nil {
+			ent.link = e.Linkname
+		}
+	case archive.TypeChar, archive.TypeBlock:
+		ent.rdev = [2]uint32{e.RdevMajor, e.RdevMinor}
+	}
+	if v := dec.Verdict; v != nil {
+		ent.forbid = v.Offending() && v.Kept == nil
+		ent.rule = v.Rule
+		ent.deferred = dec.Spec != nil && dec.Spec.LocksContent
+	}
+	if dec.Own {
+		// The index lists every deferred copy and the policy: when it
+		// changes, what the boot step does changes.
+		ent.forbid = true
+	}
+	ent.deferred = ent.deferred || strings.HasPrefix(p, contract.Dir+"/deferred/")
+	// As extraction does, a later entry of the same path wins.
+	s.entries[p] = ent
+	return ent, nil
+}
+
+// finish gives hard links their file's content and takes the findings
+// and the index from the audit step.
+func (s *side) finish(a *trim.Auditor, set *rules.Set, groups map[archive.HardLinkKey]*entry) {
+	for _, ent := range s.entries {
+		switch {
+		case ent.linked:
+			if g := groups[ent.linkKey]; g != nil && g != ent {
+				ent.sum, ent.size = g.sum, g.size
+			}
+		case ent.typ == archive.TypeHardlink:
+			if t := s.entries[ent.link]; t != nil && t.hasSum {
+				ent.sum, ent.hasSum, ent.size = t.sum, true, t.size
+			}
+		}
+	}
+	s.src.Entries = a.Entries
+	s.findings = a.Findings()
+	s.classifier = a.Classifier()
+	if a.Index == nil {
+		return
+	}
+	byName := map[string]*rules.Rule{}
+	for _, r := range set.Rules() {
+		byName[r.Name] = r
+	}
+	s.indexRule = map[string]*rules.Rule{}
+	for _, f := range a.Index.Files {
+		if r := byName[f.Name]; r != nil && f.Kind == contract.Deferred {
+			s.indexRule[f.Source] = r
+		}
+	}
+}
