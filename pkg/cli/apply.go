@@ -279,6 +279,9 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutputName(outPath, out, codec); err != nil {
+		return nil, err
+	}
 	var links *archive.LinkScan
 	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
 		if links, err = scanLinks(inPath, open); err != nil {
