@@ -178,6 +178,10 @@ type planner struct {
 	problems []string
 	claimed  map[string]string // path -> what claims it
 	restored map[string]string // condition tag + destination at boot -> rule
+	// superseded maps a deferred file that is not restored to the one
+	// restored at its path instead (supersededDeferrals); nil until the
+	// first deferral asks.
+	superseded map[*captured]*captured
 }
 
 func (p *planner) claim(path, what string) bool {
@@ -241,7 +245,20 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 	r := c.verdict.Rule
 	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
 	restored := r.RestoredName(c.verdict.Path)
-	key := r.Tag() + " " + restored
+	key := restoreKey(c)
+	if p.superseded == nil {
+		p.superseded = supersededDeferrals(p.caps)
+	}
+	if kept := p.superseded[c]; kept != nil {
+		// Out of /etc like the one kept, recorded as removed.
+		change.Kind, change.Kept = contract.Removed, kept.verdict.Path
+		change.Reason = fmt.Sprintf("not deferred: %s (rule %s) is kept instead; both would be restored as %s for %s at boot, and it is the file already at that path, the one read there",
+			names.Quote(kept.verdict.Path), kept.verdict.Rule.Name, names.Quote(restored), r.Tag())
+		p.dropped = append(p.dropped, change)
+		p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Removed, Name: r.Name, Source: c.verdict.Path,
+			Mode: fmt.Sprintf("%04o", e.Mode), SHA256: sumOf(c, e)})
+		return
+	}
 	if prev, ok := p.restored[key]; ok {
 		p.problems = append(p.problems, fmt.Sprintf("rules %s and %s both restore %s for %s at boot", prev, r.Name, names.Quote(restored), r.Tag()))
 		return
@@ -256,6 +273,55 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		return
 	}
 	p.inject(c, e, change, dest)
+}
+
+// restoreKey is where and when the boot step restores the deferred file
+// c: its condition and its restored path.
+func restoreKey(c *captured) string {
+	r := c.verdict.Rule
+	return r.Tag() + " " + r.RestoredName(c.verdict.Path)
+}
+
+// supersededDeferrals decides between deferred files that rules of one
+// package would restore at one path for one condition: cri-o's
+// 10-crio-bridge.conflist and the 10-crio-bridge.conflist.disabled its
+// later packages ship (restore_as gives it the enabled name back), both
+// left by a package upgrade. The one already at that path is what its
+// reader (libcni) used, so it is restored; each other one maps to it and
+// is taken out of the image, not restored. Files of different packages,
+// or where none (or several) is at the restored path, stay a conflict
+// that placeDeferred refuses.
+func supersededDeferrals(caps []*captured) map[*captured]*captured {
+	groups := map[string][]*captured{}
+	for _, c := range caps {
+		if c.verdict.Rule.Action == rules.Defer {
+			groups[restoreKey(c)] = append(groups[restoreKey(c)], c)
+		}
+	}
+	out := map[*captured]*captured{}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		var live []*captured
+		pkg := g[0].verdict.Rule.Package
+		one := pkg != rules.AnyPackage
+		for _, c := range g {
+			one = one && c.verdict.Rule.Package == pkg
+			if c.verdict.Rule.RestoredName(c.verdict.Path) == c.verdict.Path {
+				live = append(live, c)
+			}
+		}
+		if !one || len(live) != 1 {
+			continue
+		}
+		for _, c := range g {
+			if c != live[0] {
+				out[c] = live[0]
+			}
+		}
+	}
+	return out
 }
 
 func placeRetargeted(p *planner, c *captured, e *archive.Entry, change manifest.Change) {
