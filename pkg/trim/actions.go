@@ -250,13 +250,19 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		p.superseded = supersededDeferrals(p.caps)
 	}
 	if kept := p.superseded[c]; kept != nil {
-		// Out of /etc like the one kept, recorded as removed.
-		change.Kind, change.Kept = contract.Removed, kept.verdict.Path
-		change.Reason = fmt.Sprintf("not deferred: %s (rule %s) is kept instead; both would be restored as %s for %s at boot, and it is the file already at that path, the one read there",
-			names.Quote(kept.verdict.Path), kept.verdict.Rule.Name, names.Quote(restored), r.Tag())
-		p.dropped = append(p.dropped, change)
-		p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Removed, Name: r.Name, Source: c.verdict.Path,
-			Mode: fmt.Sprintf("%04o", e.Mode), SHA256: sumOf(c, e)})
+		p.dropDeferred(c, e, change, kept.verdict.Path, kept.verdict.Rule.Name)
+		return
+	}
+	if f := p.earlierRestore(c); f != nil {
+		// What an earlier apply deferred stays in the image and its
+		// index: the file taken from the restored path is still the one
+		// read there; anything else would have render refuse both.
+		if kept := deferredOriginal(*f); kept == restored && restored != c.verdict.Path && p.rulePackage(f.Name) == r.Package && r.Package != rules.AnyPackage {
+			p.dropDeferred(c, e, change, kept, f.Name+", deferred by an earlier apply")
+			return
+		}
+		p.problems = append(p.problems, fmt.Sprintf("rules %s (deferred by an earlier apply, %s) and %s both restore %s for %s at boot; remove that copy to have %s deferred instead",
+			f.Name, names.Quote(f.Source), r.Name, names.Quote(restored), r.Tag(), names.Quote(c.verdict.Path)))
 		return
 	}
 	if prev, ok := p.restored[key]; ok {
@@ -273,6 +279,52 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		return
 	}
 	p.inject(c, e, change, dest)
+}
+
+// dropDeferred takes a deferred file out of /etc without deferring it,
+// recorded as removed: the file kept (by rule keptBy) is restored at its
+// path instead.
+func (p *planner) dropDeferred(c *captured, e *archive.Entry, change manifest.Change, kept, keptBy string) {
+	r := c.verdict.Rule
+	change.Kind, change.Kept = contract.Removed, kept
+	change.Reason = fmt.Sprintf("not deferred: %s (rule %s) is kept instead; both would be restored as %s for %s at boot, and it is the file already at that path, the one read there",
+		names.Quote(kept), keptBy, names.Quote(r.RestoredName(c.verdict.Path)), r.Tag())
+	p.dropped = append(p.dropped, change)
+	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Removed, Name: r.Name, Source: c.verdict.Path,
+		Mode: fmt.Sprintf("%04o", e.Mode), SHA256: sumOf(c, e)})
+}
+
+// earlierRestore is the record of an earlier apply's deferred copy, still
+// in the image and so kept in the index, that the boot step restores where
+// and when it would restore c: another source (a copy of c's own source is
+// c's record, made again).
+func (p *planner) earlierRestore(c *captured) *contract.IndexFile {
+	if p.old == nil {
+		return nil
+	}
+	r := c.verdict.Rule
+	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
+	when := contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)}
+	for i, f := range p.old.Files {
+		if f.Kind != contract.Deferred || f.Source == dest || f.Dest != r.RestoredName(c.verdict.Path) ||
+			!slices.Equal(f.When.Runtimes, when.Runtimes) || !slices.Equal(f.When.CNIs, when.CNIs) {
+			continue
+		}
+		if keep, _ := deferredCopyKept(f, p.out); keep {
+			return &p.old.Files[i]
+		}
+	}
+	return nil
+}
+
+// rulePackage is the package of the rule called name ("" for none).
+func (p *planner) rulePackage(name string) string {
+	for _, r := range p.set.Rules() {
+		if r.Name == name {
+			return r.Package
+		}
+	}
+	return ""
 }
 
 // restoreKey is where and when the boot step restores the deferred file
