@@ -41,9 +41,7 @@ func (t *tree) openDir(dir string, create bool) (int, error) {
 
 // walkDir is openDir that also hands each directory on the way, the root
 // first, to check (if set) with its name from the root ("/", "/var", ...);
-// an error from check stops the walk. A directory it creates gets mode
-// 0755 whatever the umask: what render makes must pass the checks a later
-// run makes of it (readFileChecked).
+// an error from check stops the walk.
 func (t *tree) walkDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
 	fd, err := unix.Dup(t.fd)
 	if err != nil {
@@ -62,11 +60,7 @@ func (t *tree) walkDir(dir string, create bool, check func(fd int, shown string)
 		const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		next, err := openatRetry(fd, c, flags, 0)
 		if err == unix.ENOENT && create {
-			if err = unix.Mkdirat(fd, c, 0o755); err == nil {
-				if next, err = openatRetry(fd, c, flags, 0); err == nil {
-					err = unix.Fchmod(next, 0o755)
-				}
-			} else if err == unix.EEXIST {
+			if err = unix.Mkdirat(fd, c, 0o755); err == nil || err == unix.EEXIST {
 				next, err = openatRetry(fd, c, flags, 0)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 )
 
 // The choice survives a VM restart: recorded on the persistent disk by a
@@ -157,20 +156,6 @@ func TestChoiceRecordOwnerAndMode(t *testing.T) {
 				t.Fatalf("LoadChoice: ok=%v, err=%v; want %q", ok, err, tc.err)
 			}
 		})
-	}
-}
-
-// What render makes for its record passes the check a later boot makes,
-// whatever the umask.
-func TestRecordDirectoriesPassTheCheck(t *testing.T) {
-	root := appliedImage(t)
-	old := unix.Umask(0o002)
-	defer unix.Umask(old)
-	if _, err := Render(Options{Root: root, Choice: Choice{Runtime: "crio", CNI: "bridge"}, Save: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := LoadChoice(root); err != nil || !ok {
-		t.Fatalf("LoadChoice after render: ok=%v, err=%v", ok, err)
 	}
 }
 
