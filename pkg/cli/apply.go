@@ -228,6 +228,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "warning: %s (package %s): only the fallback rule %s handled it (unreviewed): name it in a package rule [fallback]\n",
 				names.Quote(c.Path), names.Quote(c.Package), names.Text(c.Rule))
 		}
+		if c.Kept != "" {
+			fmt.Fprintf(env.Stderr, "note: %s (rule %s): %s [kept]\n", names.Quote(c.Path), names.Text(c.Rule), names.Text(c.Reason))
+		}
 	}
 	for _, r := range rep.Stale {
 		why := ""
@@ -277,6 +280,9 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 	defer in.Close()
 	out, err := outputFormat(in.Format, format, codec)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOutputName(outPath, out, codec); err != nil {
 		return nil, err
 	}
 	var links *archive.LinkScan

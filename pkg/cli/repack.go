@@ -6,6 +6,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 func init() {
@@ -17,6 +18,8 @@ Streams IN (a cpio newc/crc or tar archive, compressed or not, or a directory)
 into OUT. Without flags OUT has IN's format and compression, and a newc archive
 made by GNU cpio comes out byte for byte. OUT is written to a temporary file
 beside it and renamed into place when complete; a directory OUT must not exist.
+An OUT named for another compression than the one written (.gz, .xz, .zst,
+.lz4 for lz4-legacy, .bz2) is refused.
 
 Formats: newc, crc, tar, dir. Compression: none, gzip, xz (CRC32 check, as the
 kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
@@ -71,6 +74,9 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if !out.Codec.CanWrite() {
 		return usagef("cannot write %s output; choose another --compress", out.Codec)
 	}
+	if err := checkOutputName(outPath, out, *codec); err != nil {
+		return err
+	}
 	return repack(ctx, env, in, outPath, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: open.Backend,
 		Reuse: reuseOutput(env, "repack", matcher, in, out, *level, open.Backend)})
 }
@@ -96,6 +102,35 @@ func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f 
 		return fmt.Errorf("%s: %w", in.Path, err)
 	}
 	return o.Commit()
+}
+
+// checkOutputName refuses an output whose name says another compression
+// than the one about to be written (xz bytes in out.cpio.zst, because the
+// output keeps IN's compression): a build that picks the image by its name
+// would boot, or fail to boot, on what it did not ask for. A name with no
+// compression suffix (rootfs.cpio) says nothing, and a directory has none.
+func checkOutputName(outPath string, out archive.Format, codecFlag string) error {
+	if out.Kind == archive.KindDir {
+		return nil
+	}
+	named, suffix, ok := compress.NamedCodec(outPath)
+	if !ok || named == out.Codec {
+		return nil
+	}
+	from := "as IN"
+	if codecFlag != "" {
+		from = "--compress " + codecFlag
+	}
+	would := out.Codec.String()
+	if out.Codec == compress.None {
+		would = "uncompressed"
+	}
+	hint := "name OUT without " + suffix
+	if named.CanWrite() {
+		hint = fmt.Sprintf("pass --compress %s, or %s", named, hint)
+	}
+	return usagef("OUT %s: its name says %s (%s), but the output would be %s (%s); %s",
+		names.Quote(outPath), named, suffix, would, from, hint)
 }
 
 // scanLinks makes the first of two passes over a tar archive that is being

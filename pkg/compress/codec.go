@@ -148,3 +148,25 @@ func wrapErr(c Codec, err error) error {
 	}
 	return &Error{Codec: c, Err: err}
 }
+
+// suffixCodecs are the file-name suffixes that say a compression. .lz4 is
+// lz4-legacy: Buildroot's rootfs.cpio.lz4 is the frame the kernel reads, so
+// an lz4 frame under that name is an image the kernel cannot unpack.
+var suffixCodecs = []struct {
+	suffix string
+	codec  Codec
+}{{".gz", Gzip}, {".xz", Xz}, {".zst", Zstd}, {".lz4", Lz4Legacy}, {".bz2", Bzip2}}
+
+// NamedCodec returns the codec the suffix of a file name says (case
+// ignored) and that suffix; ok is false for a name with none of them.
+// Only output names are judged by it: what is read is always detected
+// from its content.
+func NamedCodec(name string) (c Codec, suffix string, ok bool) {
+	lower := strings.ToLower(name)
+	for _, s := range suffixCodecs {
+		if strings.HasSuffix(lower, s.suffix) {
+			return s.codec, name[len(name)-len(s.suffix):], true
+		}
+	}
+	return None, "", false
+}

@@ -103,3 +103,31 @@ func TestErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestNamedCodec(t *testing.T) {
+	type res struct {
+		Codec  Codec
+		Suffix string
+		OK     bool
+	}
+	tests := []struct {
+		name string
+		want res
+	}{
+		{"rootfs.cpio.gz", res{Gzip, ".gz", true}},
+		{"out/rootfs.cpio.XZ", res{Xz, ".XZ", true}},
+		{"rootfs.cpio.zst", res{Zstd, ".zst", true}},
+		{"rootfs.cpio.lz4", res{Lz4Legacy, ".lz4", true}},
+		{"rootfs.tar.bz2", res{Bzip2, ".bz2", true}},
+		{"rootfs.cpio", res{None, "", false}},
+		{"rootfs.cpio.zstd", res{None, "", false}},
+		{"gz", res{None, "", false}},
+		{"", res{None, "", false}},
+	}
+	for _, tc := range tests {
+		c, s, ok := NamedCodec(tc.name)
+		if d := cmp.Diff(tc.want, res{c, s, ok}); d != "" {
+			t.Errorf("NamedCodec(%q) (-want +got):\n%s", tc.name, d)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type IndexPolicy struct {
 	Forbid []string `json:"forbid"`
 	Allow  []string `json:"allow,omitempty"`
 	Types  []string `json:"types,omitempty"`
+	// AllowTargets are the symlink targets (patterns, resolved in the
+	// image) that are no violation.
+	AllowTargets []string `json:"allow_targets,omitempty"`
 	// AtBoot is "report" or "remove": what the boot step does with a file
 	// that matches but that it did not write.
 	AtBoot string `json:"at_boot"`

@@ -73,6 +73,11 @@ type Change struct {
 	// Unreviewed: only a fallback rule handled the file (no package rule
 	// names it); apply warned about it.
 	Unreviewed bool `json:"unreviewed,omitempty"`
+	// Kept is, for a deferred file removed instead of deferred, the file
+	// of its package restored at the same path in its place (the one
+	// already at that path).
+	Kept    string `json:"kept,omitempty"`
+	KeptB64 string `json:"kept_b64,omitempty"`
 }
 
 // StaleRule is a rule that protects nothing any more.
@@ -105,7 +110,7 @@ func (m *Manifest) Encode(w io.Writer) error {
 	}
 	for i := range m.Changes {
 		c := &m.Changes[i]
-		c.PathB64, c.ToB64 = names.B64(c.Path), names.B64(c.To)
+		c.PathB64, c.ToB64, c.KeptB64 = names.B64(c.Path), names.B64(c.To), names.B64(c.Kept)
 	}
 	return canon.JSON(w, m)
 }

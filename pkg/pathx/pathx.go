@@ -117,3 +117,18 @@ func SymlinkEscapes(name, target string) bool {
 	}
 	return false
 }
+
+// ResolveLink is where a symlink at name (a cleaned path) pointing at
+// target leads in the image, lexically: an absolute target from the root,
+// a relative one from the link's directory, ".." never above the root (as
+// in the booted system, where / is the root); "." for the root. Other
+// symlinks on the way are not followed.
+func ResolveLink(name, target string) string {
+	if !strings.HasPrefix(target, "/") {
+		target = path.Join("/", path.Dir(name), target)
+	}
+	if t := strings.TrimPrefix(path.Clean("/"+target), "/"); t != "" {
+		return t
+	}
+	return "."
+}

@@ -74,3 +74,21 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+func TestResolveLink(t *testing.T) {
+	tests := []struct{ name, target, want string }{
+		{"etc/systemd/system/docker.service", "/usr/lib/systemd/system/docker.service", "usr/lib/systemd/system/docker.service"},
+		{"etc/systemd/system/docker.service", "../../../usr/lib/systemd/system/docker.service", "usr/lib/systemd/system/docker.service"},
+		{"etc/systemd/system/docker.service", "../../../../../opt/docker.service", "opt/docker.service"},
+		{"etc/systemd/system/docker.service", "/usr/lib/systemd/system/../../../../opt/x", "opt/x"},
+		{"etc/systemd/system/a.service", "b.service", "etc/systemd/system/b.service"},
+		{"etc/systemd/system/a.service", "//dev/./null", "dev/null"},
+		{"x", "..", "."},
+		{"x", "/", "."},
+	}
+	for _, tc := range tests {
+		if got := ResolveLink(tc.name, tc.target); got != tc.want {
+			t.Errorf("ResolveLink(%q, %q) = %q, want %q", tc.name, tc.target, got, tc.want)
+		}
+	}
+}

@@ -36,18 +36,32 @@ var errSymlinkOnPath = errors.New("a parent directory is a symlink or not a dire
 // openDir opens dir (a clean relative name, "." for the root) without
 // following any symlink, creating missing directories when create is set.
 func (t *tree) openDir(dir string, create bool) (int, error) {
+	return t.walkDir(dir, create, nil)
+}
+
+// walkDir is openDir that also hands each directory on the way, the root
+// first, to check (if set) with its name from the root ("/", "/var", ...);
+// an error from check stops the walk.
+func (t *tree) walkDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
 	fd, err := unix.Dup(t.fd)
 	if err != nil {
 		return -1, err
 	}
+	if check != nil {
+		if err := check(fd, "/"); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
 	if dir == "." {
 		return fd, nil
 	}
-	for _, c := range strings.Split(dir, "/") {
-		next, err := openatRetry(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	for i, c := range strings.Split(dir, "/") {
+		const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		next, err := openatRetry(fd, c, flags, 0)
 		if err == unix.ENOENT && create {
 			if err = unix.Mkdirat(fd, c, 0o755); err == nil || err == unix.EEXIST {
-				next, err = openatRetry(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				next, err = openatRetry(fd, c, flags, 0)
 			}
 		}
 		unix.Close(fd)
@@ -58,6 +72,12 @@ func (t *tree) openDir(dir string, create bool) (int, error) {
 			return -1, errSymlinkOnPath
 		default:
 			return -1, err
+		}
+		if check != nil {
+			if err := check(fd, "/"+strings.Join(strings.Split(dir, "/")[:i+1], "/")); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
 		}
 	}
 	return fd, nil
@@ -79,7 +99,13 @@ const maxFileSize = 16 << 20
 // readFile reads the regular file name without following a symlink on the
 // way or at the end. A name that is missing gives fs.ErrNotExist.
 func (t *tree) readFile(name string) ([]byte, error) {
-	dir, err := t.openDir(path.Dir(name), false)
+	return t.readFileChecked(name, nil)
+}
+
+// readFileChecked is readFile that hands every directory on the way and
+// the file itself to check (see walkDir), which may refuse them.
+func (t *tree) readFileChecked(name string, check func(fd int, shown string) error) ([]byte, error) {
+	dir, err := t.walkDir(path.Dir(name), false, check)
 	if err != nil {
 		if err == unix.ENOENT {
 			return nil, os.ErrNotExist
@@ -106,11 +132,61 @@ func (t *tree) readFile(name string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("is not a regular file (%s)", fi.Mode().Type())
 	}
+	if check != nil {
+		if err := check(fd, "/"+name); err != nil {
+			return nil, err
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err == nil && len(data) > maxFileSize {
 		err = fmt.Errorf("is larger than %d bytes", maxFileSize)
 	}
 	return data, err
+}
+
+// ownedBy returns a check for readFileChecked that refuses a file or
+// directory someone other than uid (or root, who can write anything
+// anyway) can have written: another owner, or group or other write
+// permission. A sticky directory owned by root (/tmp) is the exception:
+// others may add to it but not replace what uid or root put there.
+func ownedBy(uid int) func(fd int, shown string) error {
+	return func(fd int, shown string) error {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return &os.PathError{Op: "fstat", Path: shown, Err: err}
+		}
+		var why string
+		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		switch w := st.Mode & 0o022; {
+		case int(st.Uid) != uid && st.Uid != 0:
+			owners := fmt.Sprintf("uid %d (the user running render) or root", uid)
+			if uid == 0 {
+				owners = "root (the user running render)"
+			}
+			why = fmt.Sprintf("is owned by uid %d, not by %s", st.Uid, owners)
+		case w != 0 && !(isDir && st.Mode&unix.S_ISVTX != 0 && st.Uid == 0):
+			who := map[uint32]string{0o020: "its group", 0o002: "others", 0o022: "its group and others"}[w]
+			why = fmt.Sprintf("is writable by %s (mode %04o)", who, st.Mode&0o7777)
+		default:
+			return nil
+		}
+		return &untrustedError{path: shown, why: why, dir: isDir}
+	}
+}
+
+// untrustedError says which file or directory on the way to a record
+// someone else can have written. Its message follows the file's name.
+type untrustedError struct {
+	path, why string
+	dir       bool
+}
+
+func (e *untrustedError) Error() string {
+	what := e.path
+	if !e.dir {
+		what = "it"
+	}
+	return fmt.Sprintf("not trusted: %s %s; only the user running render may be able to write it and every directory above it", what, e.why)
 }
 
 // remove unlinks the file name (never a directory), without following a

@@ -500,6 +500,11 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		for _, t := range p.Types {
 			f.Types = append(f.Types, rules.EntryType(t))
 		}
+		for _, g := range p.AllowTargets {
+			if pat, err := rules.ParsePattern(g); err == nil {
+				f.AllowTargets = append(f.AllowTargets, pat)
+			}
+		}
 		items = append(items, item{p: p, f: f})
 	}
 	policyDirs := map[string]string{}
@@ -523,11 +528,11 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		if d.IsDir() || ours[p] || p == RecordPath {
 			return nil
 		}
-		typ := "file"
+		typ, target := "file", ""
 		if d.Type()&fs.ModeSymlink != 0 {
 			typ = "symlink"
+			target, _ = root.Readlink(p)
 			if name, ok := policyDirs[p]; ok {
-				target, _ := root.Readlink(p)
 				found = append(found, Foreign{Path: p, Policy: name, Link: target})
 				return nil
 			}
@@ -535,7 +540,7 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 			typ = "other"
 		}
 		for _, it := range items {
-			if it.f.Forbids(p, rules.EntryType(typ)) {
+			if it.f.Forbids(p, rules.EntryType(typ), target) {
 				f := Foreign{Path: p, Policy: it.p.Name}
 				if it.p.AtBoot == "remove" && !dryRun {
 					if err := t.remove(p); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 )
 
 // ChoicePath is where render records the last choice, relative to the
@@ -37,14 +38,19 @@ func saveChoice(t *tree, c Choice) error {
 }
 
 // LoadChoice reads the recorded choice beneath root. No record gives
-// ok=false and no error. The record is checked as flags are.
+// ok=false and no error. The record and every directory from root to it
+// must be owned by the caller (or root) and writable by no one else (a
+// sticky directory of root's aside); its values are checked as flags are.
 func LoadChoice(root string) (c Choice, ok bool, err error) {
 	t, err := openTree(root)
 	if err != nil {
 		return Choice{}, false, err
 	}
 	defer t.Close()
-	data, err := t.readFile(ChoicePath)
+	// Whoever can write the record picks the socket crictl and kubeadm
+	// talk to as root: it is read only if no one but this user (root, at
+	// boot) can have written it or a directory above it.
+	data, err := t.readFileChecked(ChoicePath, ownedBy(os.Geteuid()))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Choice{}, false, nil
 	}

@@ -85,6 +85,80 @@ func TestLoadChoice(t *testing.T) {
 	}
 }
 
+// Whoever can write the record picks the socket crictl and kubeadm talk to
+// as root (--cri-socket /home/docker/x.sock): a record, or a directory
+// from the root down to it, owned by someone else or writable by group or
+// others is refused, naming it; a sticky directory of root's is not a way
+// in.
+func TestChoiceRecordOwnerAndMode(t *testing.T) {
+	const nobody = 65534
+	record := `{"version": 1, "runtime": "crio", "cni": "kindnet", "cri_socket": "/home/docker/x.sock"}`
+	tests := []struct {
+		name string
+		// at is the path below the root to change ("" the root, ChoicePath
+		// the record); mode its mode (0: as made), uid its owner (-1: as made).
+		at     string
+		mode   os.FileMode
+		uid    int
+		asRoot bool // needs root: chown, or a directory only root may own
+		err    string
+	}{
+		{"as render writes it", ChoicePath, 0o644, -1, false, ""},
+		{"private", ChoicePath, 0o600, -1, false, ""},
+		{"record group-writable", ChoicePath, 0o664, -1, false, "/var/lib/minikube/rootfs-trim/choice.json: not trusted: it is writable by its group (mode 0664)"},
+		{"record world-writable", ChoicePath, 0o646, -1, false, "not trusted: it is writable by others (mode 0646)"},
+		{"record of another user", ChoicePath, 0o644, nobody, true, "not trusted: it is owned by uid 65534, not by root (the user running render)"},
+		{"directory group-writable", "var/lib/minikube", 0o775, -1, false, "not trusted: /var/lib/minikube is writable by its group (mode 0775)"},
+		{"directory world-writable", "var/lib", 0o777, -1, false, "not trusted: /var/lib is writable by its group and others (mode 0777)"},
+		{"directory of another user", "var/lib/minikube/rootfs-trim", 0o755, nobody, true, "not trusted: /var/lib/minikube/rootfs-trim is owned by uid 65534"},
+		{"root group-writable", "", 0o775, -1, false, "not trusted: / is writable by its group (mode 0775)"},
+		{"sticky, of root", "var", 0o1777, -1, true, ""},
+		{"sticky, of another user", "var", 0o1777, nobody, true, "not trusted: /var is owned by uid 65534"},
+		{"sticky, group-writable only", "var/lib", 0o1775, -1, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.asRoot && os.Geteuid() != 0 {
+				t.Skip("needs root: chown to another user, or a directory that root owns")
+			}
+			root := t.TempDir()
+			os.Chmod(root, 0o755)
+			dir := filepath.Join(root, filepath.Dir(ChoicePath))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, ChoicePath), []byte(record), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at := filepath.Join(root, tc.at)
+			if tc.uid >= 0 {
+				if err := os.Lchown(at, tc.uid, tc.uid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.mode != 0 {
+				m := tc.mode.Perm()
+				if tc.mode&0o1000 != 0 {
+					m |= os.ModeSticky
+				}
+				if err := os.Chmod(at, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, ok, err := LoadChoice(root)
+			if tc.err == "" {
+				if err != nil || !ok || c.CRISocket != "/home/docker/x.sock" {
+					t.Fatalf("LoadChoice: %+v, ok=%v, err=%v; want the record", c, ok, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) || ok {
+				t.Fatalf("LoadChoice: ok=%v, err=%v; want %q", ok, err, tc.err)
+			}
+		})
+	}
+}
+
 // minikube's vocabulary: accepted as minikube accepts it, classed for the
 // rules.
 func TestChoiceVocabulary(t *testing.T) {

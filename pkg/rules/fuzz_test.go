@@ -44,6 +44,9 @@ func FuzzLoad(f *testing.F) {
 				p.Match("etc/cni/net.d/x.conf")
 			}
 		}
+		for _, link := range []string{"/dev/null", "../../../opt/x", ""} {
+			set.ForbiddenBy("etc/systemd/system/x.service", TypeSymlink, link)
+		}
 	})
 }
 

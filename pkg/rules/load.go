@@ -221,10 +221,12 @@ type rawForbid struct {
 	Name   located   `yaml:"name"`
 	Forbid []located `yaml:"forbid"`
 	Allow  []located `yaml:"allow"`
-	Types  []located `yaml:"types"`
-	AtBoot located   `yaml:"at_boot"`
-	Reason located   `yaml:"reason"`
-	Link   located   `yaml:"link"`
+	// AllowTargets are the symlink targets that are no violation.
+	AllowTargets []located `yaml:"allow_targets"`
+	Types        []located `yaml:"types"`
+	AtBoot       located   `yaml:"at_boot"`
+	Reason       located   `yaml:"reason"`
+	Link         located   `yaml:"link"`
 }
 
 type rawKeep struct {
@@ -382,6 +384,10 @@ func (l *loader) forbid(file string, r rawForbid) {
 		default:
 			l.errorf(Pos{file, t.Line}, "policy %s: unknown type %q (want file, symlink, dir or other)", f.Name, t.V)
 		}
+	}
+	f.AllowTargets = l.patterns(pos, "policy "+f.Name+": allow_targets", r.AllowTargets)
+	if len(r.AllowTargets) > 0 && len(f.Types) > 0 && !slices.Contains(f.Types, TypeSymlink) {
+		l.errorf(Pos{file, r.AllowTargets[0].Line}, "policy %s: allow_targets: only a symlink has a target; add symlink to types:", f.Name)
 	}
 	switch r.AtBoot.V {
 	case "", "report":
@@ -713,7 +719,7 @@ func (l *loader) crossCheck() {
 	l.ruleConflicts(rules)
 	for _, a := range rules {
 		if a.Action == Relocate && !strings.HasSuffix(a.To, "/") {
-			if hits := l.set.ForbiddenBy(a.To, TypeFile); len(hits) > 0 {
+			if hits := l.set.ForbiddenBy(a.To, TypeFile, ""); len(hits) > 0 {
 				l.errorf(a.Pos, "rule %s relocates to %s, which policy %s forbids", a.Name, a.To, hits[0].Name)
 			}
 		}
@@ -724,7 +730,7 @@ func (l *loader) crossCheck() {
 			l.errorf(a.Pos, "add %s: already added at %s", a.Path, prev.Pos)
 		}
 		seen[a.Path] = a
-		if hits := l.set.ForbiddenBy(a.Path, TypeFile); len(hits) > 0 {
+		if hits := l.set.ForbiddenBy(a.Path, TypeFile, ""); len(hits) > 0 {
 			l.errorf(a.Pos, "add %s: policy %s forbids that path", a.Path, hits[0].Name)
 		}
 	}

@@ -105,6 +105,10 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"unknown key", map[string]string{"a.yaml": okPolicy + "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    actoin: strip\n    reason: x\n"},
 			[]string{`a.yaml:9: unknown key "actoin"`}},
+		{"allow_targets for files only", map[string]string{"a.yaml": "policy:\n  - name: f\n    forbid: [etc/x]\n    types: [file]\n    allow_targets: [/dev/null]\n    reason: x\n"},
+			[]string{`a.yaml:5: policy f: allow_targets: only a symlink has a target; add symlink to types:`}},
+		{"allow_targets bad glob", map[string]string{"a.yaml": "policy:\n  - name: f\n    forbid: [etc/x]\n    allow_targets: [\"usr/lib**\"]\n    reason: x\n"},
+			[]string{`a.yaml:4: policy f: allow_targets: pattern "usr/lib**"`}},
 		{"missing action", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    reason: x\n"},
 			[]string{`a.yaml:3: rule r: action "": want strip, defer, relocate or retarget`}},
 		{"retarget without to", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: retarget\n    reason: x\n"},
@@ -248,29 +252,45 @@ func TestForbiddenBy(t *testing.T) {
 	}
 	tests := []struct {
 		path string
+		link string // a symlink's target
 		typ  EntryType
 		want []string
 	}{
-		{"etc/cni/net.d/87-podman-bridge.conflist", TypeFile, []string{"cni-configs"}},
-		{"etc/cni/net.d/.keep", TypeFile, nil},
-		{"etc/cni/net.d", TypeDir, nil},
-		{"etc/cni/net.mk", TypeDir, []string{"legacy-cni-dir"}},
-		{"etc/crictl.yaml", TypeFile, []string{"crictl-config"}},
-		{"etc/systemd/system/containerd.service", TypeFile, []string{"units-in-etc"}},
-		{"etc/systemd/system/containerd.service", TypeSymlink, nil},
-		{"etc/systemd/system/multi-user.target.wants/containerd.service", TypeSymlink, nil},
-		{"etc/containerd/config.toml", TypeFile, nil},
-		{"etc/crio/crio.conf.d/02-crio.conf", TypeFile, nil},
-		{"etc/buildkit/buildkitd.toml", TypeFile, nil},
-		{"etc/buildkit/cni.json", TypeFile, []string{"buildkit-cni-config"}},
+		{"etc/cni/net.d/87-podman-bridge.conflist", "", TypeFile, []string{"cni-configs"}},
+		{"etc/cni/net.d/.keep", "", TypeFile, nil},
+		{"etc/cni/net.d", "", TypeDir, nil},
+		{"etc/cni/net.mk", "", TypeDir, []string{"legacy-cni-dir"}},
+		{"etc/crictl.yaml", "", TypeFile, []string{"crictl-config"}},
+		{"etc/systemd/system/containerd.service", "", TypeFile, []string{"units-in-etc"}},
+		{"etc/systemd/system/containerd.service", "", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/multi-user.target.wants/containerd.service", "/opt/containerd.service", TypeSymlink, nil},
+		// A symlink unit in /etc/systemd/system: masks and links into the
+		// image's unit directories only (issue 23).
+		{"etc/systemd/system/docker.service", "/opt/docker.service", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/docker.service", "/usr/local/lib/systemd/system/docker.service", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/docker.service", "../../../opt/docker.service", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/docker.service", "/usr/lib/systemd/system/../../../../opt/docker.service", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/docker.service", "/usr/lib/systemd/system/sub/docker.service", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/docker.service", "docker-real.service", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/multi-user.target", "/home/docker/evil.target", TypeSymlink, []string{"unit-links-in-etc"}},
+		{"etc/systemd/system/docker.service", "/dev/null", TypeSymlink, nil},
+		{"etc/systemd/system/docker.service", "/usr/lib/systemd/system/docker.service", TypeSymlink, nil},
+		{"etc/systemd/system/docker.service", "/lib/systemd/system/docker.service", TypeSymlink, nil},
+		{"etc/systemd/system/dbus-org.freedesktop.network1.service", "../../../usr/lib/systemd/system/systemd-networkd.service", TypeSymlink, nil},
+		{"etc/systemd/system/default.target", "/usr/lib/systemd/system/multi-user.target", TypeSymlink, nil},
+		{"etc/systemd/system/docker.service.d", "/opt/dropins", TypeSymlink, nil},
+		{"etc/containerd/config.toml", "", TypeFile, nil},
+		{"etc/crio/crio.conf.d/02-crio.conf", "", TypeFile, nil},
+		{"etc/buildkit/buildkitd.toml", "", TypeFile, nil},
+		{"etc/buildkit/cni.json", "", TypeFile, []string{"buildkit-cni-config"}},
 	}
 	for _, tc := range tests {
 		var got []string
-		for _, f := range set.ForbiddenBy(tc.path, tc.typ) {
+		for _, f := range set.ForbiddenBy(tc.path, tc.typ, tc.link) {
 			got = append(got, f.Name)
 		}
 		if d := cmp.Diff(tc.want, got); d != "" {
-			t.Errorf("%s (%s) (-want +got):\n%s", tc.path, tc.typ, d)
+			t.Errorf("%s (%s %s) (-want +got):\n%s", tc.path, tc.typ, tc.link, d)
 		}
 	}
 }

@@ -225,7 +225,11 @@ type Forbid struct {
 	Name  string
 	Paths []Pattern
 	Allow []Pattern
-	Types []EntryType // empty: every type but directories
+	// AllowTargets lets a symlink through whose target, resolved in the
+	// image (pathx.ResolveLink), matches one of them: systemd's masks
+	// (-> /dev/null) and aliases into the image's own unit directories.
+	AllowTargets []Pattern
+	Types        []EntryType // empty: every type but directories
 	// RemoveAtBoot lets the boot step remove a matching file that appears
 	// after the image was built; otherwise it only reports it.
 	RemoveAtBoot bool
@@ -374,11 +378,12 @@ func (s *Set) Additions() []*Addition {
 }
 
 // ForbiddenBy returns the policy items that forbid name, a cleaned path of
-// an entry of type t.
-func (s *Set) ForbiddenBy(name string, t EntryType) []*Forbid {
+// an entry of type t; link is a symlink's target as it is written ("" for
+// anything else).
+func (s *Set) ForbiddenBy(name string, t EntryType, link string) []*Forbid {
 	var hits []*Forbid
 	for _, f := range s.Policy {
-		if f.Forbids(name, t) {
+		if f.Forbids(name, t, link) {
 			hits = append(hits, f)
 		}
 	}
@@ -386,9 +391,10 @@ func (s *Set) ForbiddenBy(name string, t EntryType) []*Forbid {
 }
 
 // Forbids reports whether f forbids name, a cleaned path of an entry of
-// type t. apply checks entries with it and render the files it finds in
-// /etc at boot, from the policy the index carries.
-func (f *Forbid) Forbids(name string, t EntryType) bool {
+// type t (link: a symlink's target). apply checks entries with it and
+// render the files it finds in /etc at boot, from the policy the index
+// carries.
+func (f *Forbid) Forbids(name string, t EntryType, link string) bool {
 	if len(f.Types) == 0 {
 		if t == TypeDir {
 			return false
@@ -396,10 +402,10 @@ func (f *Forbid) Forbids(name string, t EntryType) bool {
 	} else if !slices.Contains(f.Types, t) {
 		return false
 	}
-	if !matchAny(f.Paths, name) {
+	if !matchAny(f.Paths, name) || matchAny(f.Allow, name) {
 		return false
 	}
-	return !matchAny(f.Allow, name)
+	return t != TypeSymlink || len(f.AllowTargets) == 0 || !matchAny(f.AllowTargets, pathx.ResolveLink(name, link))
 }
 
 // IsKept reports whether name is a directory the policy keeps.

@@ -178,6 +178,10 @@ type planner struct {
 	problems []string
 	claimed  map[string]string // path -> what claims it
 	restored map[string]string // condition tag + destination at boot -> rule
+	// superseded maps a deferred file that is not restored to the one
+	// restored at its path instead (supersededDeferrals); nil until the
+	// first deferral asks.
+	superseded map[*captured]*captured
 }
 
 func (p *planner) claim(path, what string) bool {
@@ -241,7 +245,26 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 	r := c.verdict.Rule
 	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
 	restored := r.RestoredName(c.verdict.Path)
-	key := r.Tag() + " " + restored
+	key := restoreKey(c)
+	if p.superseded == nil {
+		p.superseded = supersededDeferrals(p.caps)
+	}
+	if kept := p.superseded[c]; kept != nil {
+		p.dropDeferred(c, e, change, kept.verdict.Path, kept.verdict.Rule.Name)
+		return
+	}
+	if f := p.earlierRestore(c); f != nil {
+		// What an earlier apply deferred stays in the image and its
+		// index: the file taken from the restored path is still the one
+		// read there; anything else would have render refuse both.
+		if kept := deferredOriginal(*f); kept == restored && restored != c.verdict.Path && p.rulePackage(f.Name) == r.Package && r.Package != rules.AnyPackage {
+			p.dropDeferred(c, e, change, kept, f.Name+", deferred by an earlier apply")
+			return
+		}
+		p.problems = append(p.problems, fmt.Sprintf("rules %s (deferred by an earlier apply, %s) and %s both restore %s for %s at boot; remove that copy to have %s deferred instead",
+			f.Name, names.Quote(f.Source), r.Name, names.Quote(restored), r.Tag(), names.Quote(c.verdict.Path)))
+		return
+	}
 	if prev, ok := p.restored[key]; ok {
 		p.problems = append(p.problems, fmt.Sprintf("rules %s and %s both restore %s for %s at boot", prev, r.Name, names.Quote(restored), r.Tag()))
 		return
@@ -256,6 +279,101 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		return
 	}
 	p.inject(c, e, change, dest)
+}
+
+// dropDeferred takes a deferred file out of /etc without deferring it,
+// recorded as removed: the file kept (by rule keptBy) is restored at its
+// path instead.
+func (p *planner) dropDeferred(c *captured, e *archive.Entry, change manifest.Change, kept, keptBy string) {
+	r := c.verdict.Rule
+	change.Kind, change.Kept = contract.Removed, kept
+	change.Reason = fmt.Sprintf("not deferred: %s (rule %s) is kept instead; both would be restored as %s for %s at boot, and it is the file already at that path, the one read there",
+		names.Quote(kept), keptBy, names.Quote(r.RestoredName(c.verdict.Path)), r.Tag())
+	p.dropped = append(p.dropped, change)
+	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Removed, Name: r.Name, Source: c.verdict.Path,
+		Mode: fmt.Sprintf("%04o", e.Mode), SHA256: sumOf(c, e)})
+}
+
+// earlierRestore is the record of an earlier apply's deferred copy, still
+// in the image and so kept in the index, that the boot step restores where
+// and when it would restore c: another source (a copy of c's own source is
+// c's record, made again).
+func (p *planner) earlierRestore(c *captured) *contract.IndexFile {
+	if p.old == nil {
+		return nil
+	}
+	r := c.verdict.Rule
+	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
+	when := contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)}
+	for i, f := range p.old.Files {
+		if f.Kind != contract.Deferred || f.Source == dest || f.Dest != r.RestoredName(c.verdict.Path) ||
+			!slices.Equal(f.When.Runtimes, when.Runtimes) || !slices.Equal(f.When.CNIs, when.CNIs) {
+			continue
+		}
+		if keep, _ := deferredCopyKept(f, p.out); keep {
+			return &p.old.Files[i]
+		}
+	}
+	return nil
+}
+
+// rulePackage is the package of the rule called name ("" for none).
+func (p *planner) rulePackage(name string) string {
+	for _, r := range p.set.Rules() {
+		if r.Name == name {
+			return r.Package
+		}
+	}
+	return ""
+}
+
+// restoreKey is where and when the boot step restores the deferred file
+// c: its condition and its restored path.
+func restoreKey(c *captured) string {
+	r := c.verdict.Rule
+	return r.Tag() + " " + r.RestoredName(c.verdict.Path)
+}
+
+// supersededDeferrals decides between deferred files that rules of one
+// package would restore at one path for one condition: cri-o's
+// 10-crio-bridge.conflist and the 10-crio-bridge.conflist.disabled its
+// later packages ship (restore_as gives it the enabled name back), both
+// left by a package upgrade. The one already at that path is what its
+// reader (libcni) used, so it is restored; each other one maps to it and
+// is taken out of the image, not restored. Files of different packages,
+// or where none (or several) is at the restored path, stay a conflict
+// that placeDeferred refuses.
+func supersededDeferrals(caps []*captured) map[*captured]*captured {
+	groups := map[string][]*captured{}
+	for _, c := range caps {
+		if c.verdict.Rule.Action == rules.Defer {
+			groups[restoreKey(c)] = append(groups[restoreKey(c)], c)
+		}
+	}
+	out := map[*captured]*captured{}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		var live []*captured
+		pkg := g[0].verdict.Rule.Package
+		one := pkg != rules.AnyPackage
+		for _, c := range g {
+			one = one && c.verdict.Rule.Package == pkg
+			if c.verdict.Rule.RestoredName(c.verdict.Path) == c.verdict.Path {
+				live = append(live, c)
+			}
+		}
+		if !one || len(live) != 1 {
+			continue
+		}
+		for _, c := range g {
+			if c != live[0] {
+				out[c] = live[0]
+			}
+		}
+	}
+	return out
 }
 
 func placeRetargeted(p *planner, c *captured, e *archive.Entry, change manifest.Change) {

@@ -193,7 +193,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 			return v, nil
 		}
 	}
-	v.Forbidden = c.Set.ForbiddenBy(name, v.Type)
+	v.Forbidden = c.Set.ForbiddenBy(name, v.Type, e.Linkname)
 	if e.Type == archive.TypeSymlink || (len(v.Forbidden) == 0 && len(c.dirLinks) > 0) {
 		c.throughLinks(v, e)
 	}
@@ -381,7 +381,7 @@ func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry) {
 			continue
 		}
 		alias := l.link + "/" + rest
-		if hits := c.Set.ForbiddenBy(alias, v.Type); len(hits) > 0 {
+		if hits := c.Set.ForbiddenBy(alias, v.Type, e.Linkname); len(hits) > 0 {
 			v.Forbidden, v.Alias, v.Through = hits, alias, l.link+" -> "+l.raw
 			return
 		}

@@ -232,7 +232,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 		if own[in.entry.Name] == in.change.SHA256 && in.change.SHA256 != "" {
 			in.unchanged = true
 		}
-		if hits := set.ForbiddenBy(in.entry.Name, EntryType(in.entry.Type)); len(hits) > 0 {
+		if hits := set.ForbiddenBy(in.entry.Name, EntryType(in.entry.Type), in.entry.Linkname); len(hits) > 0 {
 			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", names.Quote(in.entry.Name), hits[0].Name)}}
 		}
 	}
@@ -275,6 +275,9 @@ func indexPolicy(set *rules.Set) []contract.IndexPolicy {
 		}
 		for _, t := range f.Types {
 			p.Types = append(p.Types, string(t))
+		}
+		for _, g := range f.AllowTargets {
+			p.AllowTargets = append(p.AllowTargets, g.String())
 		}
 		out = append(out, p)
 	}

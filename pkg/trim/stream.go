@@ -390,7 +390,7 @@ func (g *guardWriter) WriteHeader(e *archive.Entry) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", errGuard, err)
 		}
-		if hits := g.set.ForbiddenBy(name, EntryType(e.Type)); len(hits) > 0 {
+		if hits := g.set.ForbiddenBy(name, EntryType(e.Type), e.Linkname); len(hits) > 0 {
 			return fmt.Errorf("%w: %s is still in the output, which policy %s forbids", errGuard, names.Quote(name), hits[0].Name)
 		}
 		if g.parentsFirst && name != "." && !g.dirs[path.Dir(name)] {
