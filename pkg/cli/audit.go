@@ -92,6 +92,18 @@ func checkReportFormat(f string) error {
 	return usagef("--format %q: want text, json or github", f)
 }
 
+// auditSchema names audit --format json's JSON Schema,
+// docs/schema/audit.json. Any change to auditReport's fields (a finding's
+// included) changes it.
+const auditSchema = "rootfs-trim/audit/v1"
+
+type auditReport struct {
+	Schema   string         `json:"schema"`
+	Findings []trim.Finding `json:"findings"`
+	Entries  int            `json:"entries"`
+	Owners   []string       `json:"owners,omitempty"`
+}
+
 // notes say where owners came from when the inputs told (the dpkg
 // database): a line each in text, "owners" in JSON.
 func printFindings(w io.Writer, format string, findings []trim.Finding, entries int, notes []string) error {
@@ -101,11 +113,7 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 			findings = []trim.Finding{}
 		}
 		findings = withExactPaths(findings)
-		return canon.JSON(w, struct {
-			Findings []trim.Finding `json:"findings"`
-			Entries  int            `json:"entries"`
-			Owners   []string       `json:"owners,omitempty"`
-		}{findings, entries, notes})
+		return canon.JSON(w, auditReport{auditSchema, findings, entries, notes})
 	case "github":
 		for _, f := range findings {
 			level := f.Severity.String()

@@ -187,6 +187,18 @@ func readShowInfo(path string, versions keyValues) error {
 	return nil
 }
 
+// checkSchema names check --format json's JSON Schema,
+// docs/schema/check.json. Any change to checkReport's fields (a finding's
+// or a summary's included) changes it.
+const checkSchema = "rootfs-trim/check/v1"
+
+type checkReport struct {
+	Schema   string          `json:"schema"`
+	Findings []check.Finding `json:"findings"`
+	Packages []check.Summary `json:"packages"`
+	Failed   bool            `json:"failed"`
+}
+
 func printCheck(w io.Writer, format string, res *check.Result) error {
 	switch format {
 	case "json":
@@ -196,11 +208,10 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		for i := range res.Findings {
 			res.Findings[i].PathB64 = names.B64(res.Findings[i].Path)
 		}
-		return canon.JSON(w, struct {
-			Findings []check.Finding `json:"findings"`
-			Packages []check.Summary `json:"packages"`
-			Failed   bool            `json:"failed"`
-		}{res.Findings, res.Packages, res.Failed()})
+		if res.Packages == nil {
+			res.Packages = []check.Summary{}
+		}
+		return canon.JSON(w, checkReport{checkSchema, res.Findings, res.Packages, res.Failed()})
 	case "github":
 		var plain []trim.Finding
 		for _, f := range res.Findings {
