@@ -248,6 +248,9 @@ func sarifTools(t *testing.T) string {
 // spec's rules and GitHub's ingestion rules (GH1001...) with no error or
 // warning.
 func TestSARIFValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the multitool takes a few seconds a run")
+	}
 	tools := sarifTools(t)
 	tools, err := filepath.Abs(tools)
 	if err != nil {
