@@ -181,7 +181,11 @@ func sarifRuleID(f trim.Finding) string {
 func describeRule(set *rules.Set, id string) sarifRule {
 	for _, r := range set.Rules() {
 		if r.Name == id {
-			return ruleDescriptor(id, "rule "+id+" of package "+r.Package+": "+r.Action.String(), r.Reason, r.Link, r.Pos)
+			of := "of package " + r.Package
+			if r.Package == rules.AnyPackage {
+				of = "for any package"
+			}
+			return ruleDescriptor(id, "rule "+id+" "+of+": "+r.Action.String(), r.Reason, r.Link, r.Pos)
 		}
 	}
 	for _, p := range set.Policy {
