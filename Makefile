@@ -29,6 +29,11 @@ build:
 # and the summary says why).
 KERNEL_CACHE ?= $(if $(shell test -w /var/cache -o -d /var/cache/rootfs-trim-kernel && echo y),/var/cache/rootfs-trim-kernel,$(HOME)/.cache/rootfs-trim-kernel)
 
+# The SARIF tests' schema and validator (test/sarif/fetch-multitool.sh, npm
+# needed; without them those tests skip and the summary says why), cached
+# like the kernel.
+SARIF_CACHE ?= $(if $(shell test -w /var/cache -o -d /var/cache/rootfs-trim-sarif && echo y),/var/cache/rootfs-trim-sarif,$(HOME)/.cache/rootfs-trim-sarif)
+
 # go test -json through test/summary: each package's result line, failed
 # tests' output, each skip with its reason, and "N passed, N failed, N
 # skipped"; the exit status is go test's. test/boot's two systemd VMs take
@@ -40,7 +45,11 @@ test:
 	if [ -z "$$kernel" ] && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then \
 		kernel=$$(test/boot/fetch-kernel.sh "$(KERNEL_CACHE)" | tail -n 1) || kernel=; \
 	fi; \
-	ROOTFS_TRIM_KERNEL=$$kernel bin/test-summary $(GO) test -count=1 -timeout 30m -json $(PKGS)
+	sarif=$${ROOTFS_TRIM_SARIF:-}; \
+	if [ -z "$$sarif" ]; then \
+		sarif=$$(test/sarif/fetch-multitool.sh "$(SARIF_CACHE)" | tail -n 1) || sarif=; \
+	fi; \
+	ROOTFS_TRIM_KERNEL=$$kernel ROOTFS_TRIM_SARIF=$$sarif bin/test-summary $(GO) test -count=1 -timeout 30m -json $(PKGS)
 
 test-short:
 	$(GO) test -short $(PKGS)

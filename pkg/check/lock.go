@@ -19,6 +19,10 @@ import (
 // LockVersion is the lock file format version.
 const LockVersion = 1
 
+// LockSchema names the lock's JSON Schema, docs/schema/lock.json. Any
+// change to the lock's fields changes it (and LockVersion with it).
+const LockSchema = "rootfs-trim/lock/v1"
+
 // maxLockedContent bounds the content kept in the lock: deferred files are
 // small configuration files, and keeping them lets check show a diff when
 // upstream changes one.
@@ -28,6 +32,10 @@ const maxLockedContent = 64 << 10
 // accepted. It is sorted and indented so that a bump's pull request shows a
 // readable diff of it.
 type Lock struct {
+	// Schema is LockSchema; a lock written before the field existed
+	// (rootfs-trim 0.1.0, version 1) has none, and is read as it is:
+	// --update-lock adds it.
+	Schema   string                  `json:"schema"`
 	Version  int                     `json:"version"`
 	Packages map[string]*LockPackage `json:"packages"`
 }
@@ -72,6 +80,9 @@ func ReadLock(path string) (*Lock, error) {
 	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if l.Schema != "" && l.Schema != LockSchema {
+		return nil, fmt.Errorf("%s: lock schema %q, want %q (or none, as before it was recorded)", path, l.Schema, LockSchema)
+	}
 	if l.Version != LockVersion {
 		return nil, fmt.Errorf("%s: lock version %d, want %d", path, l.Version, LockVersion)
 	}
@@ -101,6 +112,7 @@ func (l *Lock) Encode(w io.Writer) error {
 			p.Files[i].PathB64 = names.B64(p.Files[i].Path)
 		}
 	}
+	l.Schema = LockSchema
 	return canon.JSON(w, l) // map keys come out sorted
 }
 

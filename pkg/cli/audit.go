@@ -29,7 +29,7 @@ their package is present are listed as warnings (stale rules). Without
 
 Exit status: 0 when nothing offends, 1 when something does, 2 on error.
 Formats: text (aligned columns), json, github (workflow annotations pointing at
-the rule file and line).
+the rule file and line), sarif (SARIF 2.1.0, for GitHub code scanning).
 `
 
 func runAudit(ctx context.Context, env *Env, args []string) error {
@@ -37,7 +37,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	rulesDir := fs.String("rules", "", "rule `directory`")
 	var own ownershipFlags
 	own.register(fs)
-	format := fs.String("format", "text", "output `format`: text, json or github")
+	format := fs.String("format", "text", "output `format`: text, json, github or sarif")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -72,7 +72,12 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := printFindings(env.Stdout, *format, res.Findings, res.Entries, notes); err != nil {
+	if *format == "sarif" {
+		err = printSARIF(env.Stdout, set, res.Findings, findingMessage)
+	} else {
+		err = printFindings(env.Stdout, *format, res.Findings, res.Entries, notes)
+	}
+	if err != nil {
 		return err
 	}
 	for _, f := range res.Findings {
@@ -86,10 +91,22 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 // checkReportFormat validates the --format of audit and check.
 func checkReportFormat(f string) error {
 	switch f {
-	case "text", "json", "github":
+	case "text", "json", "github", "sarif":
 		return nil
 	}
-	return usagef("--format %q: want text, json or github", f)
+	return usagef("--format %q: want text, json, github or sarif", f)
+}
+
+// auditSchema names audit --format json's JSON Schema,
+// docs/schema/audit.json. Any change to auditReport's fields (a finding's
+// included) changes it.
+const auditSchema = "rootfs-trim/audit/v1"
+
+type auditReport struct {
+	Schema   string         `json:"schema"`
+	Findings []trim.Finding `json:"findings"`
+	Entries  int            `json:"entries"`
+	Owners   []string       `json:"owners,omitempty"`
 }
 
 // notes say where owners came from when the inputs told (the dpkg
@@ -101,11 +118,7 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 			findings = []trim.Finding{}
 		}
 		findings = withExactPaths(findings)
-		return canon.JSON(w, struct {
-			Findings []trim.Finding `json:"findings"`
-			Entries  int            `json:"entries"`
-			Owners   []string       `json:"owners,omitempty"`
-		}{findings, entries, notes})
+		return canon.JSON(w, auditReport{auditSchema, findings, entries, notes})
 	case "github":
 		for _, f := range findings {
 			level := f.Severity.String()

@@ -57,7 +57,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	fs.Var(versions, "version", "package version `NAME=VERSION` (repeatable)")
 	allowMissing := fs.Bool("allow-missing", false, "locked packages absent from the inputs are fine")
 	allowNew := fs.Bool("allow-new", false, "input packages absent from the lock are fine")
-	format := fs.String("format", "text", "output `format`: text, json or github")
+	format := fs.String("format", "text", "output `format`: text, json, github or sarif")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -99,9 +99,12 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *format == "sarif" {
+		placeOnLock(res.Findings, *lockPath)
+	}
 	if *update {
 		if bad := res.Unacceptable(); len(bad.Findings) > 0 {
-			if err := printCheck(env.Stdout, *format, bad); err != nil {
+			if err := printCheck(env.Stdout, *format, set, bad); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "rootfs-trim check: %s not updated: %d file(s) no package rule names (new offenders); name each in a package rule, then update the lock\n", *lockPath, len(bad.Findings))
@@ -121,7 +124,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
-	if err := printCheck(env.Stdout, *format, res); err != nil {
+	if err := printCheck(env.Stdout, *format, set, res); err != nil {
 		return err
 	}
 	if res.Failed() {
@@ -167,6 +170,39 @@ func parseCheckInput(arg, fileList string) (check.Input, error) {
 	return in, nil
 }
 
+// placeOnLock gives check's package-level findings (a package missing
+// from the lock or from the inputs), which have no rule file position,
+// the lock's line for the package, else the line of "packages": GitHub's
+// upload refuses a whole SARIF file when a result has no location, and
+// the lock is what --update-lock changes to settle them.
+func placeOnLock(findings []check.Finding, lockPath string) {
+	data, err := os.ReadFile(lockPath)
+	if err != nil {
+		return // no lock to point at: the result goes without a location
+	}
+	lines := strings.Split(string(data), "\n")
+	lineOf := func(prefix string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	for i := range findings {
+		f := &findings[i]
+		if f.Pos.File != "" || f.Package == "" {
+			continue
+		}
+		key, _ := json.Marshal(f.Package)
+		line := lineOf("    " + string(key) + ": {")
+		if line == 0 {
+			line = max(lineOf(`  "packages": {`), 1)
+		}
+		f.Pos = rules.Pos{File: lockPath, Line: line}
+	}
+}
+
 // readShowInfo takes versions from `make show-info`: {"pkg": {"version": ..}}.
 func readShowInfo(path string, versions keyValues) error {
 	data, err := os.ReadFile(path)
@@ -187,7 +223,19 @@ func readShowInfo(path string, versions keyValues) error {
 	return nil
 }
 
-func printCheck(w io.Writer, format string, res *check.Result) error {
+// checkSchema names check --format json's JSON Schema,
+// docs/schema/check.json. Any change to checkReport's fields (a finding's
+// or a summary's included) changes it.
+const checkSchema = "rootfs-trim/check/v1"
+
+type checkReport struct {
+	Schema   string          `json:"schema"`
+	Findings []check.Finding `json:"findings"`
+	Packages []check.Summary `json:"packages"`
+	Failed   bool            `json:"failed"`
+}
+
+func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) error {
 	switch format {
 	case "json":
 		if res.Findings == nil {
@@ -196,17 +244,21 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		for i := range res.Findings {
 			res.Findings[i].PathB64 = names.B64(res.Findings[i].Path)
 		}
-		return canon.JSON(w, struct {
-			Findings []check.Finding `json:"findings"`
-			Packages []check.Summary `json:"packages"`
-			Failed   bool            `json:"failed"`
-		}{res.Findings, res.Packages, res.Failed()})
-	case "github":
+		if res.Packages == nil {
+			res.Packages = []check.Summary{}
+		}
+		return canon.JSON(w, checkReport{checkSchema, res.Findings, res.Packages, res.Failed()})
+	case "github", "sarif":
+		// Notes (a version changed, a new file a rule handles) are
+		// not annotations, nor code scanning alerts.
 		var plain []trim.Finding
 		for _, f := range res.Findings {
 			if f.Severity != rules.Note {
 				plain = append(plain, f.Finding)
 			}
+		}
+		if format == "sarif" {
+			return printSARIF(w, set, plain, checkResultMessage)
 		}
 		return printFindings(w, "github", plain, 0, nil)
 	}

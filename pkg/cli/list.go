@@ -24,6 +24,18 @@ count). cpio member boundaries (TRAILER!!!) are shown, since several members
 may be concatenated. The first line names the detected format and compression.
 `
 
+// listSchema names list --json's JSON Schema, docs/schema/list.json. Any
+// change to listHead's or listEntry's fields changes it.
+const listSchema = "rootfs-trim/list/v1"
+
+// listHead is what list --json says before its entries.
+type listHead struct {
+	Schema      string `json:"schema"`
+	Path        string `json:"path"`
+	Format      string `json:"format"`
+	Compression string `json:"compression"`
+}
+
 // listEntry is the stable JSON form of an entry.
 type listEntry struct {
 	Name     string `json:"name"`
@@ -122,14 +134,10 @@ func toListEntry(e *archive.Entry) listEntry {
 	}
 }
 
-// listJSON streams {"path":..,"format":..,"compression":..,"entries":[...]}
+// listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...]}
 // without holding the entries in memory.
 func listJSON(w io.Writer, in *archive.Input, r archive.Reader) error {
-	head, _ := json.Marshal(struct {
-		Path        string `json:"path"`
-		Format      string `json:"format"`
-		Compression string `json:"compression"`
-	}{in.Path, in.Format.Kind.String(), in.Format.Codec.String()})
+	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String()})
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
 	for i := 0; ; i++ {
 		e, err := r.Next()

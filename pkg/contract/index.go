@@ -19,9 +19,16 @@ import (
 // IndexVersion is the index format version.
 const IndexVersion = 1
 
+// IndexSchema names the index's JSON Schema, docs/schema/index.json. Any
+// change to the index's fields changes it (and IndexVersion with it).
+const IndexSchema = "rootfs-trim/index/v1"
+
 // Index lists every file the boot step may put into /etc: deferred copies of
 // what packages shipped, and templates.
 type Index struct {
+	// Schema is IndexSchema; an index written before the field existed
+	// (rootfs-trim 0.1.0, version 1) has none, and is read as it is.
+	Schema      string      `json:"schema"`
 	Version     int         `json:"version"`
 	RulesDigest string      `json:"rules_digest"`
 	Files       []IndexFile `json:"files"`
@@ -85,6 +92,7 @@ func (ix *Index) Encode(w io.Writer) error {
 	if ix.Policy == nil {
 		ix.Policy = []IndexPolicy{}
 	}
+	ix.Schema = IndexSchema
 	for i := range ix.Files {
 		f := &ix.Files[i]
 		f.SourceB64, f.DestB64 = names.B64(f.Source), names.B64(f.Dest)
@@ -92,13 +100,18 @@ func (ix *Index) Encode(w io.Writer) error {
 	return canon.JSON(w, ix)
 }
 
-// DecodeIndex reads an index and checks its version.
+// DecodeIndex reads an index and checks its version. It reads what the
+// previous release wrote (no schema field), so that an image built by it
+// still boots with this render.
 func DecodeIndex(r io.Reader) (*Index, error) {
 	var ix Index
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ix); err != nil {
 		return nil, fmt.Errorf("decoding index: %w", err)
+	}
+	if ix.Schema != "" && ix.Schema != IndexSchema {
+		return nil, fmt.Errorf("index schema %q, want %q (or none, as before it was recorded)", ix.Schema, IndexSchema)
 	}
 	if ix.Version != IndexVersion {
 		return nil, fmt.Errorf("index version %d, want %d", ix.Version, IndexVersion)

@@ -2,9 +2,12 @@ package contract
 
 import (
 	"bytes"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Owners in the index go to chown(2) at boot, whose uid_t is 32 bits: a
@@ -65,4 +68,38 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// render reads the index the previous release wrote: no schema field.
+// testdata/index-0.1.0.json is what rootfs-trim 0.1.0 (f29323b) wrote for
+// examples/minikube; written again, it gains only the schema line.
+func TestIndexOfThePreviousRelease(t *testing.T) {
+	old, err := os.ReadFile("testdata/index-0.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := DecodeIndex(bytes.NewReader(old))
+	if err != nil {
+		t.Fatalf("the previous release's index is refused: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := ix.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(string(old), "{\n", "{\n  \"schema\": \""+IndexSchema+"\",\n", 1)
+	if diff := cmp.Diff(want, buf.String()); diff != "" {
+		t.Errorf("re-encoded (-want +got):\n%s", diff)
+	}
+	if _, err := DecodeIndex(&buf); err != nil {
+		t.Errorf("this release's index is refused: %v", err)
+	}
+}
+
+// An index of another schema is refused, naming both: a newer apply's
+// index in an image with this render.
+func TestIndexOfAnotherSchema(t *testing.T) {
+	_, err := DecodeIndex(strings.NewReader(`{"schema": "rootfs-trim/index/v2", "version": 1, "rules_digest": "", "files": [], "policy": []}`))
+	if err == nil || !strings.Contains(err.Error(), `"rootfs-trim/index/v2"`) || !strings.Contains(err.Error(), IndexSchema) {
+		t.Fatalf("err = %v, want one naming both schemas", err)
+	}
 }

@@ -18,9 +18,14 @@ import (
 // Version is the manifest format version; bump it on any incompatible change.
 const Version = 1
 
+// Schema names the manifest's JSON Schema, docs/schema/manifest.json. Any
+// change to the manifest's fields changes it (and Version with it).
+const Schema = "rootfs-trim/manifest/v1"
+
 // Manifest is the record of one apply.
 type Manifest struct {
-	Version int `json:"version"`
+	Schema  string `json:"schema"` // Schema
+	Version int    `json:"version"`
 	// Tool is "rootfs-trim" plus its version.
 	Tool   string `json:"tool"`
 	Input  Target `json:"input"`
@@ -108,6 +113,7 @@ func (m *Manifest) Encode(w io.Writer) error {
 	if m.Stale == nil {
 		m.Stale = []StaleRule{}
 	}
+	m.Schema = Schema
 	for i := range m.Changes {
 		c := &m.Changes[i]
 		c.PathB64, c.ToB64, c.KeptB64 = names.B64(c.Path), names.B64(c.To), names.B64(c.Kept)

@@ -410,3 +410,32 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	}
 	return l.w.Write(p)
 }
+
+// An image built by the previous release boots with this render: its
+// index has no schema field (docs/reference.md), and render writes from it
+// what it writes from this release's.
+func TestRenderIndexOfThePreviousRelease(t *testing.T) {
+	current, previous := appliedImage(t), appliedImage(t)
+	ixPath := filepath.Join(previous, contract.IndexPath)
+	data, err := os.ReadFile(ixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "  \"schema\": \"" + contract.IndexSchema + "\",\n"
+	if !strings.Contains(string(data), line) {
+		t.Fatalf("the index has no %q", line)
+	}
+	if err := os.WriteFile(ixPath, []byte(strings.Replace(string(data), line, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Choice{choice("containerd", "false", ""), choice("crio", "bridge", "10.244.0.0/16")} {
+		for _, root := range []string{current, previous} {
+			if _, err := Render(Options{Root: root, Choice: c}); err != nil {
+				t.Fatalf("%s: %v", root, err)
+			}
+		}
+		if diff := cmp.Diff(snapshot(t, current), snapshot(t, previous)); diff != "" {
+			t.Errorf("%s/%s: rendered from the previous release's index (-this +previous):\n%s", c.Runtime, c.CNI, diff)
+		}
+	}
+}

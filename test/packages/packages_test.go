@@ -24,6 +24,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/schematest"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures' locks (check --update-lock)")
@@ -375,6 +376,12 @@ func runCheck(t *testing.T, root, lock string, stale []string, args ...string) {
 		}
 	}
 	out, code := run(t, append(append(base, "--format", "json"), args...)...)
+	schematest.Validate(t, "check", []byte(out))
+	if data, err := os.ReadFile(lock); err != nil {
+		t.Error(err)
+	} else {
+		schematest.Validate(t, "lock", data)
+	}
 	var r struct {
 		Findings []struct {
 			finding
@@ -452,20 +459,4 @@ func readVersion(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(data))
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t *testing.T) string { return schematest.Root(t) }

@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
+	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+)
+
+// SARIF 2.1.0 (OASIS), the subset rootfs-trim writes: one run, the rules
+// and policy items findings name, a result per finding at the rule file's
+// line. GitHub code scanning reads it (docs/commands.md#sarif).
+
+const (
+	sarifVersion = "2.1.0"
+	sarifSchema  = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	// sarifToolURI is the project's page (Buildroot's Config.in names it).
+	sarifToolURI = "https://github.com/rootfs-trim/rootfs-trim"
+	// sarifFingerprint keys the partial fingerprint that tells findings
+	// at one rule line apart (two packages, two paths).
+	sarifFingerprint = "rootfsTrimFinding/v1"
+)
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name            string      `json:"name"`
+	InformationURI  string      `json:"informationUri"`
+	Version         string      `json:"version"`
+	SemanticVersion string      `json:"semanticVersion,omitempty"`
+	Rules           []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string       `json:"id"`
+	ShortDescription sarifMessage `json:"shortDescription"`
+	FullDescription  sarifMessage `json:"fullDescription"`
+	HelpURI          string       `json:"helpUri,omitempty"`
+	// Help: GitHub code scanning wants it on every rule.
+	Help sarifMessage `json:"help"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifMessage      `json:"message"`
+	Locations           []sarifLocation   `json:"locations,omitempty"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Properties          sarifProperties   `json:"properties"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical          `json:"physicalLocation"`
+	LogicalLocations []sarifLogicalLocation `json:"logicalLocations,omitempty"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+// sarifLogicalLocation is the offending path in the image: the rule file
+// is where to fix it, the image path is what offends.
+type sarifLogicalLocation struct {
+	FullyQualifiedName string `json:"fullyQualifiedName"`
+	Kind               string `json:"kind"`
+}
+
+// sarifProperties are rootfs-trim's own facts about a result.
+type sarifProperties struct {
+	Check   string `json:"check"`
+	Package string `json:"package,omitempty"`
+	Input   string `json:"input,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Action  string `json:"action,omitempty"`
+	Target  string `json:"target,omitempty"`
+}
+
+// printSARIF writes findings as a SARIF log; message gives each result's
+// text (audit's and check's differ).
+func printSARIF(w io.Writer, set *rules.Set, findings []trim.Finding, message func(trim.Finding) string) error {
+	ids := map[string]bool{}
+	for _, f := range findings {
+		ids[sarifRuleID(f)] = true
+	}
+	var ruleList []sarifRule
+	for id := range ids {
+		ruleList = append(ruleList, describeRule(set, id))
+	}
+	sort.Slice(ruleList, func(i, j int) bool { return ruleList[i].ID < ruleList[j].ID })
+	index := map[string]int{}
+	for i, r := range ruleList {
+		index[r.ID] = i
+	}
+	results := make([]sarifResult, 0, len(findings))
+	for _, f := range findings {
+		id := sarifRuleID(f)
+		results = append(results, sarifResult{
+			RuleID: id, RuleIndex: index[id], Level: f.Severity.String(),
+			Message:             sarifMessage{message(f)},
+			Locations:           sarifLocations(f),
+			PartialFingerprints: map[string]string{sarifFingerprint: sarifKey(f, id)},
+			Properties:          sarifProperties{f.Check, f.Package, f.Input, f.Path, f.Action, f.Target},
+		})
+	}
+	if ruleList == nil {
+		ruleList = []sarifRule{}
+	}
+	return canon.JSON(w, sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{
+		Tool: sarifTool{sarifDriver{Name: "rootfs-trim", InformationURI: sarifToolURI, Version: Version,
+			SemanticVersion: Version, Rules: ruleList}},
+		Results: results,
+	}}})
+}
+
+// checkResultMessage is a check finding's SARIF message, as check's text
+// line says it (audit's findingMessage fits only audit's kinds).
+func checkResultMessage(f trim.Finding) string {
+	msg := "[" + f.Check + "] package " + names.Quote(f.Package)
+	if f.Rule != "" {
+		msg += ", rule " + f.Rule
+	}
+	if f.Path != "" {
+		msg += ": " + names.Quote(f.Path)
+	}
+	if f.Input != "" {
+		msg += " (in " + names.Quote(f.Input) + ")"
+	}
+	return msg + ": " + oneLine(f.Reason)
+}
+
+// sarifRuleID is the rule or policy item a finding names (one namespace:
+// rules.Load refuses a name used twice), else check/CHECK, for the
+// package-level findings of check (describeRule prefers a rule or policy
+// item that took such a name).
+func sarifRuleID(f trim.Finding) string {
+	switch {
+	case f.Rule != "":
+		return f.Rule
+	case f.Policy != "":
+		return f.Policy
+	}
+	return "check/" + f.Check
+}
+
+func describeRule(set *rules.Set, id string) sarifRule {
+	for _, r := range set.Rules() {
+		if r.Name == id {
+			of := "of package " + r.Package
+			if r.Package == rules.AnyPackage {
+				of = "for any package"
+			}
+			return ruleDescriptor(id, "rule "+id+" "+of+": "+r.Action.String(), r.Reason, r.Link, r.Pos)
+		}
+	}
+	for _, p := range set.Policy {
+		if p.Name == id {
+			return ruleDescriptor(id, "policy "+id+": files no package may leave in the image", p.Reason, p.Link, p.Pos)
+		}
+	}
+	check := strings.TrimPrefix(id, "check/")
+	full := sarifMessage{"A package-level finding of rootfs-trim check [" + check + "]: see 'check' in rootfs-trim's docs/commands.md."}
+	return sarifRule{ID: id, ShortDescription: sarifMessage{"rootfs-trim check [" + check + "]"}, FullDescription: full, Help: full}
+}
+
+func ruleDescriptor(id, short, reason, link string, pos rules.Pos) sarifRule {
+	d := sarifRule{ID: id, ShortDescription: sarifMessage{short}, FullDescription: sarifMessage{short}, HelpURI: helpURI(link)}
+	help := "Defined at " + relPath(pos.File) + ":" + strconv.Itoa(pos.Line) + "."
+	if r := oneLine(reason); r != "" {
+		d.FullDescription = sarifMessage{r}
+		help = r + "\n\n" + help
+	}
+	if d.HelpURI != "" {
+		help += "\n\nSee " + d.HelpURI
+	}
+	d.Help = sarifMessage{help}
+	return d
+}
+
+// helpURI is a rule's link when it is an absolute URI, as SARIF wants.
+func helpURI(link string) string {
+	if u, err := url.Parse(link); err == nil && u.IsAbs() {
+		return link
+	}
+	return ""
+}
+
+// sarifLocations puts a finding at its rule file's line; one with no
+// position (a package missing from the lock, say) has no location.
+func sarifLocations(f trim.Finding) []sarifLocation {
+	if f.Pos.File == "" {
+		return nil
+	}
+	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{artifactURI(relPath(f.Pos.File))}}}
+	if f.Pos.Line > 0 {
+		loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Pos.Line}
+	}
+	if f.Path != "" {
+		loc.LogicalLocations = []sarifLogicalLocation{{FullyQualifiedName: f.Path, Kind: "resource"}}
+	}
+	return []sarifLocation{loc}
+}
+
+// artifactURI is a relative URI reference for a path under the working
+// directory (GitHub resolves it against the repository's root), a file:
+// URI otherwise.
+func artifactURI(p string) string {
+	u := url.URL{Path: filepath.ToSlash(p)}
+	if filepath.IsAbs(p) {
+		u.Scheme = "file"
+	}
+	return u.String()
+}
+
+// sarifKey identifies a finding across runs: what offends and what
+// handles it, not where the input was read from.
+func sarifKey(f trim.Finding, id string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{f.Check, id, f.Package, f.Path, f.Target}, "\x00")))
+	return hex.EncodeToString(sum[:16])
+}
