@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
-	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
 func init() {
@@ -77,7 +77,14 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		*lockPath = filepath.Join(*rulesDir, "check.lock")
 	}
 	lock, err := check.ReadLock(*lockPath)
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist) && (*update || *allowNew):
+		// The first lock of a rule set, or a check that accepts
+		// packages no lock records yet.
+		lock = check.NewLock()
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("lock %s does not exist (a first lock: --update-lock; packages no lock records yet: --allow-new)", *lockPath)
+	case err != nil:
 		return err
 	}
 	if *showInfo != "" {
@@ -202,18 +209,19 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 			Failed   bool            `json:"failed"`
 		}{res.Findings, res.Packages, res.Failed()})
 	case "github":
-		var plain []trim.Finding
 		for _, f := range res.Findings {
 			if f.Severity != rules.Note {
-				plain = append(plain, f.Finding)
+				ghAnnotation(w, f.Severity, f.Pos, f.Check, checkMessage(f))
 			}
 		}
-		return printFindings(w, "github", plain, 0, nil)
+		return nil
 	}
 	for _, f := range res.Findings {
-		p := names.Quote(f.Path)
-		if p == "" {
-			p = "-"
+		// What is unknown is left out: a package-level finding has no
+		// path, a lock finding no rule file.
+		p := ""
+		if f.Path != "" {
+			p = names.Quote(f.Path) + ": "
 		}
 		where := ""
 		if f.Pos.File != "" {
@@ -226,7 +234,7 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		if f.Rule != "" {
 			subject += ", rule " + f.Rule
 		}
-		fmt.Fprintf(w, "%-7s [%s] %s: %s: %s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
+		fmt.Fprintf(w, "%-7s [%s] %s: %s%s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
 		if f.Diff != "" {
 			// The lines of a file a package ships: escaped like names.
 			for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {
@@ -239,18 +247,60 @@ func printCheck(w io.Writer, format string, res *check.Result) error {
 		if s.Errors > 0 {
 			status = "FAIL"
 		}
-		version := s.Version
-		if s.OldVersion != "" && s.OldVersion != s.Version {
-			version = s.OldVersion + " -> " + s.Version
-		}
-		if version == "" {
-			version = "(no version)"
-		}
 		pkg := names.Quote(s.Package)
 		if len(s.SeenAs) > 0 {
 			pkg += " (as " + names.Text(strings.Join(s.SeenAs, ", ")) + ")"
 		}
-		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(version), s.Files, s.Errors, s.Warnings)
+		fmt.Fprintf(w, "%-4s %s%s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(shownVersion(s)), s.Files, s.Errors, s.Warnings)
 	}
 	return nil
+}
+
+// checkMessage is a check finding as one annotation, each kind in its own
+// words (audit's message says what a rule will do, which a lock finding
+// has no verb for), escaped for a workflow command; a content change
+// carries its diff, one line of the annotation each.
+func checkMessage(f check.Finding) string {
+	pkg := "package " + names.Quote(f.Package)
+	if len(f.SeenAs) > 0 {
+		pkg += " (as " + strings.Join(f.SeenAs, ", ") + ")"
+	}
+	in := ""
+	if f.Input != "" {
+		in = ", in " + names.Quote(f.Input)
+	}
+	reason := oneLine(f.Reason)
+	var msg string
+	switch f.Check {
+	case check.CheckNewOffender:
+		msg = fmt.Sprintf("%s (%s%s): %s", names.Quote(f.Path), pkg, in, reason)
+	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone:
+		msg = fmt.Sprintf("%s (%s, rule %s%s): %s", names.Quote(f.Path), pkg, f.Rule, in, reason)
+	case check.CheckStale, check.CheckStaleWaiver:
+		msg = fmt.Sprintf("rule %s of %s: %s", f.Rule, pkg, reason)
+	default: // missing-package, unlocked-package, version
+		msg = fmt.Sprintf("%s%s: %s", pkg, in, reason)
+	}
+	out := ghEscapeData(msg)
+	if f.Diff != "" {
+		for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {
+			out += "%0A" + ghEscapeData(line)
+		}
+	}
+	return out
+}
+
+// shownVersion is a summary's version, with what is unknown left out:
+// without --show-info or --version the inputs' version is unknown, which is
+// no downgrade to nothing.
+func shownVersion(s check.Summary) string {
+	switch {
+	case s.Version == "" && s.OldVersion == "":
+		return ""
+	case s.Version == "":
+		return " (locked " + s.OldVersion + ")"
+	case s.OldVersion != "" && s.OldVersion != s.Version:
+		return " " + s.OldVersion + " -> " + s.Version
+	}
+	return " " + s.Version
 }
