@@ -143,6 +143,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err := own.check(); err != nil {
 		return err
 	}
+	warnEmptyFileList(env, own.fileList)
 	epoch, err := sourceDateEpoch(env)
 	if err != nil {
 		return err

@@ -56,6 +56,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err := own.check(); err != nil {
 		return err
 	}
+	warnEmptyFileList(env, own.fileList)
 	var inputs []trim.AuditInput
 	var notes []string
 	for _, p := range pos {

@@ -87,6 +87,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	case err != nil:
 		return err
 	}
+	warnEmptyFileList(env, *fileList)
 	if *showInfo != "" {
 		if err := readShowInfo(*showInfo, versions); err != nil {
 			return err
