@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +80,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	case "-h", "-help", "--help", "help":
 		printUsage(env.Stdout)
 		return ExitOK
+	case "--version", "-version":
+		// As other tools take it; the same as the version command.
+		name, args = "version", append([]string{"version"}, args[1:]...)
 	}
 	c, ok := commands[name]
 	if !ok {
@@ -153,12 +157,34 @@ func newFlagSet(env *Env, name, synopsis, help string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "Usage: rootfs-trim %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimSpace(help)+"\n")
-		fs.SetOutput(env.Stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(env.Stderr, fs)
 	}
 	return fs
 }
+
+// printFlags is flag.PrintDefaults with each flag written --name, as the
+// docs and the examples write them (the flag package takes both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if def := f.DefValue; def != "" && def != "false" {
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				def = strconv.Quote(def) // as PrintDefaults does
+			}
+			line += " (default " + def + ")"
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// flagName finds a flag's name in the flag package's messages ("flag
+// provided but not defined: -frob", "invalid value ... for flag -max-size").
+var flagName = regexp.MustCompile(`(:|flag|for) -([A-Za-z])`)
 
 // parseFlags parses args, allowing flags after the positional arguments
 // (people type `list rootfs.cpio --json`).
@@ -173,7 +199,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				usage()
 				return nil, err
 			}
-			return nil, &usageError{err.Error()}
+			// The flag package names a flag -name; the docs and -h
+			// write --name.
+			return nil, &usageError{flagName.ReplaceAllString(err.Error(), "$1 --$2")}
 		}
 		args = fs.Args()
 		if len(args) == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,7 +37,10 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, ExitError, `unknown command "frobnicate"`},
 		{"help", []string{"--help"}, ExitOK, ""},
 		{"command help", []string{"list", "-h"}, ExitOK, "Usage: rootfs-trim list"},
-		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: -frob"},
+		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: --frob\n"},
+		{"bad flag value", []string{"list", "--max-size", "x", "y"}, ExitError, `invalid value "x" for flag --max-size: `},
+		{"version flag", []string{"--version"}, ExitOK, "rootfs-trim " + Version + "\n"},
+		{"version flag with rules", []string{"--version", "--rules", "../../rules"}, ExitOK, "\nrules ../../rules sha256:"},
 		{"missing argument", []string{"list"}, ExitError, "want exactly one ARCHIVE or DIR"},
 		{"missing file", []string{"list", filepath.Join(dir, "nope")}, ExitError, "no such file"},
 		{"garbage", []string{"list", garbage}, ExitError, "unknown archive format"},
@@ -68,6 +72,13 @@ func TestHelpIsComplete(t *testing.T) {
 		code, _, stderr := run(t, nil, name, "-h")
 		if code != ExitOK || !strings.Contains(stderr, "Usage: rootfs-trim "+name) {
 			t.Errorf("%s -h: exit %d:\n%s", name, code, stderr)
+		}
+		// Flags as the docs write them: --flag (they were -flag).
+		_, flags, _ := strings.Cut(stderr, "\nFlags:\n")
+		for _, line := range strings.Split(strings.TrimSuffix(flags, "\n"), "\n") {
+			if !strings.HasPrefix(line, "  --") && !strings.HasPrefix(line, "    \t") {
+				t.Errorf("%s -h: flag line %q, want \"  --flag\" and its usage", name, line)
+			}
 		}
 	}
 }
@@ -108,12 +119,12 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 		_, flags, _ := strings.Cut(help, "\nFlags:\n")
 		for _, line := range strings.Split(flags, "\n") {
 			line = strings.TrimSpace(line)
-			if !strings.HasPrefix(line, "-") {
+			if !strings.HasPrefix(line, "--") {
 				continue
 			}
 			flag := strings.Fields(line)[0]
-			if !strings.Contains(synopsis, "-"+flag) {
-				t.Errorf("README synopsis lacks %s's -%s", name, flag)
+			if !regexp.MustCompile(regexp.QuoteMeta(flag) + `([^a-z-]|$)`).MatchString(synopsis) {
+				t.Errorf("README synopsis lacks %s's %s", name, flag)
 			}
 		}
 	}
@@ -127,8 +138,8 @@ func TestBadFlagIsOneError(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"list", "--frob", "x"}, "rootfs-trim list: flag provided but not defined: -frob\nRun 'rootfs-trim list -h' for usage.\n"},
-		{[]string{"audit", "--max-size", "lots", "x"}, "rootfs-trim audit: invalid value \"lots\" for flag -max-size: want a positive size such as 512M or 32G\nRun 'rootfs-trim audit -h' for usage.\n"},
+		{[]string{"list", "--frob", "x"}, "rootfs-trim list: flag provided but not defined: --frob\nRun 'rootfs-trim list -h' for usage.\n"},
+		{[]string{"audit", "--max-size", "lots", "x"}, "rootfs-trim audit: invalid value \"lots\" for flag --max-size: want a positive size such as 512M or 32G\nRun 'rootfs-trim audit -h' for usage.\n"},
 	} {
 		code, stdout, stderr := run(t, nil, tc.args...)
 		if code != ExitError || stdout != "" {
