@@ -41,7 +41,7 @@ if command -v cpio >/dev/null; then
 	(cd "$out/target" && find . | LC_ALL=C sort | cpio --quiet -o -H newc --reproducible -R 0:0) |
 		gzip -9 -n >"$out/rootfs.cpio.gz"
 else
-	"$bin" repack --format newc --compress gzip "$out/target" "$out/rootfs.cpio.gz"
+	"$bin" repack --archive-format newc --compress gzip "$out/target" "$out/rootfs.cpio.gz"
 fi
 "$bin" list "$out/rootfs.cpio.gz" | grep -E '^#| etc/(cni/net.d/|crictl)'
 
@@ -62,7 +62,7 @@ step "4. audit again: clean"
 step "5. minikube chose cri-o with minikube's own bridge network"
 say "rootfs-trim render (which minikube runs with its choice, and the boot unit again after a restart) writes /etc;" \
 	"here into a scratch root, out/demo/root, unpacked from the trimmed image."
-"$bin" repack --format dir "$out/rootfs-trimmed.cpio.gz" "$out/root"
+"$bin" repack --archive-format dir "$out/rootfs-trimmed.cpio.gz" "$out/root"
 "$bin" render --root "$out/root" --runtime crio --cni bridge --pod-cidr 10.244.0.0/16
 show "$out/root/etc/crictl.yaml"
 say "--- /etc/cni/net.d"; ls -A "$out/root/etc/cni/net.d"

@@ -28,8 +28,8 @@ their package is present are listed as warnings (stale rules). Without
 (var/lib/dpkg/info/*.list) is attributed from it, and a line says so.
 
 Exit status: 0 when nothing offends, 1 when something does, 2 on error.
-Formats: text (aligned columns), json, github (workflow annotations pointing at
-the rule file and line).
+Reports (--report; --format is its old spelling): text (aligned columns),
+json, github (workflow annotations pointing at the rule file and line).
 `
 
 func runAudit(ctx context.Context, env *Env, args []string) error {
@@ -37,7 +37,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	rulesDir := fs.String("rules", "", "rule `directory`")
 	var own ownershipFlags
 	own.register(fs)
-	format := fs.String("format", "text", "output `format`: text, json or github")
+	format := renamedFlag(fs, "report", "format", "text", "report `format`: text, json or github")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -84,13 +84,13 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// checkReportFormat validates the --format of audit and check.
+// checkReportFormat validates the --report of audit and check.
 func checkReportFormat(f string) error {
 	switch f {
 	case "text", "json", "github":
 		return nil
 	}
-	return usagef("--format %q: want text, json or github", f)
+	return usagef("--report %q: want text, json or github", f)
 }
 
 // notes say where owners came from when the inputs told (the dpkg

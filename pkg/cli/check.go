@@ -57,7 +57,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	fs.Var(versions, "version", "package version `NAME=VERSION` (repeatable)")
 	allowMissing := fs.Bool("allow-missing", false, "locked packages absent from the inputs are fine")
 	allowNew := fs.Bool("allow-new", false, "input packages absent from the lock are fine")
-	format := fs.String("format", "text", "output `format`: text, json or github")
+	format := renamedFlag(fs, "report", "format", "text", "report `format`: text, json or github")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -172,7 +172,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			line += " " + arg
 		}
 		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
-		if def := f.DefValue; def != "" && def != "false" {
+		if def := f.DefValue; def != "" && def != "false" && def != "0" {
 			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
 				def = strconv.Quote(def) // as PrintDefaults does
 			}
@@ -213,6 +213,47 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// renamedFlag registers a string flag under name and under its old
+// spelling, which keeps working: audit's and check's --format became
+// --report, apply's and repack's --archive-format, so that one name does
+// not mean a report in two commands and an archive in two others. Giving
+// both is a usage error.
+func renamedFlag(fs *flag.FlagSet, name, old, value, usage string) *string {
+	val, by := value, ""
+	fs.Var(&spelling{val: &val, by: &by, name: name, other: old}, name, usage)
+	fs.Var(&spelling{val: &val, by: &by, name: old, other: name, old: true}, old, "the old spelling of --"+name+" (the same `"+argName(usage)+"`)")
+	return &val
+}
+
+// argName is the `name` a flag's usage gives its argument.
+func argName(usage string) string {
+	_, name, _ := strings.Cut(usage, "`")
+	name, _, _ = strings.Cut(name, "`")
+	return name
+}
+
+// spelling is one of the two names of a renamedFlag.
+type spelling struct {
+	val, by     *string // the value, and the name it was given under
+	name, other string
+	old         bool
+}
+
+func (s *spelling) String() string {
+	if s.val == nil || s.old {
+		return "" // the old spelling shows no default in -h
+	}
+	return *s.val
+}
+
+func (s *spelling) Set(v string) error {
+	if *s.by != "" && *s.by != s.name {
+		return fmt.Errorf("--%s and --%s are one flag (the old and the new spelling): give it once", s.name, s.other)
+	}
+	*s.val, *s.by = v, s.name
+	return nil
 }
 
 // byteSize is a flag value with an optional K, M, G or T suffix (powers of
