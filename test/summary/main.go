@@ -102,11 +102,10 @@ type skip struct{ pkg, test, reason string }
 // longTests are the tests that run for minutes, with what they do and
 // about how long they take on an idle 2-core machine (more on a busy one).
 var longTests = map[string]string{
-	"test/boot TestBootMinikube":         "two minikube VMs under QEMU (unchanged and patched), each through two boots and every runtime: about 5 min of CPU each",
-	"test/boot TestBootRender":           "an applied image booted under QEMU: about 20 s",
-	"test/boot TestBootSplice":           "initrds rewritten by splicing, each booted under QEMU: about 20 s each",
-	"cmd/rootfs-trim TestScripts":        "every command-line scenario (testdata/script): about 2 min",
-	"cmd/rootfs-trim TestREADMEExamples": "examples/demo.sh, then the README's examples: about 1 min",
+	"test/boot TestBootMinikube":  "two minikube VMs under QEMU (unchanged and patched), each through two boots and every runtime: about 5 min of CPU each",
+	"test/boot TestBootRender":    "an applied image booted under QEMU: about 20 s",
+	"test/boot TestBootSplice":    "initrds rewritten by splicing, each booted under QEMU: about 20 s each",
+	"cmd/rootfs-trim TestScripts": "every command-line scenario (testdata/script): about 2 min",
 }
 
 type summary struct {
