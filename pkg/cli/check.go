@@ -44,6 +44,8 @@ waive: reason lowers its findings to warnings.
 changed, so a bump's pull request carries its own reviewed lock diff. It
 refuses (exit 1, lock untouched) while a file no package rule names is in
 the inputs, even one the fallback strips: name it in a package rule first.
+A lock file that does not exist is an error, unless --update-lock (a first
+lock) or --allow-new is given.
 `
 
 func runCheck(ctx context.Context, env *Env, args []string) error {
