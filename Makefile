@@ -3,16 +3,20 @@ GO        ?= go
 BIN       := bin/rootfs-trim
 PKGS      := ./...
 FUZZTIME  ?= 30s
+# make install: as Go and Buildroot users expect (DESTDIR for staging).
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
 STATICCHECK_VERSION := v0.8.2
 # The binary goes into images: static, no cgo, paths and VCS stamps trimmed
 # so that two builds of one commit are byte-identical.
 BUILDFLAGS := -trimpath -buildvcs=false -ldflags='-s -w'
 export CGO_ENABLED := 0
 
-.PHONY: help build test test-short lint fuzz bench demo man clean
+.PHONY: help build install test test-short lint fuzz bench demo man clean
 
 help:
 	@echo 'make build  build bin/rootfs-trim (static)'
+	@echo 'make install  install it as $$(DESTDIR)$$(BINDIR)/rootfs-trim (BINDIR: $$(PREFIX)/bin, PREFIX: /usr/local)'
 	@echo 'make test   run every test, interoperability tests included, and summarise'
 	@echo 'make lint   gofmt, go vet, staticcheck'
 	@echo 'make fuzz   run each fuzz target for FUZZTIME ($(FUZZTIME))'
@@ -21,7 +25,11 @@ help:
 	@echo 'make man    the man page, bin/rootfs-trim.1 (man -l bin/rootfs-trim.1)'
 
 build:
+	@echo '== build $(BIN) (a minute or two on a cold Go cache, seconds after)'
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/rootfs-trim
+
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/rootfs-trim
 
 # The boot test's kernel (test/boot): ROOTFS_TRIM_KERNEL, else /boot's, else
 # the one .ci/run fetched into KERNEL_CACHE, else fetched there the same way
@@ -43,12 +51,14 @@ test:
 	@$(GO) build -o bin/test-summary ./test/summary
 	@kernel=$${ROOTFS_TRIM_KERNEL:-}; \
 	if [ -z "$$kernel" ] && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then \
+		echo '== the boot tests'"'"' kernel: from $(KERNEL_CACHE), else fetched there from Debian (once, under a minute)'; \
 		kernel=$$(test/boot/fetch-kernel.sh "$(KERNEL_CACHE)" | tail -n 1) || kernel=; \
 	fi; \
 	sarif=$${ROOTFS_TRIM_SARIF:-}; \
 	if [ -z "$$sarif" ]; then \
 		sarif=$$(test/sarif/fetch-multitool.sh "$(SARIF_CACHE)" | tail -n 1) || sarif=; \
 	fi; \
+	echo '== go test, every package: about 16 min on 2 idle cores, most of it test/boot'"'"'s VMs; a "..." line names each long test as it starts'; \
 	ROOTFS_TRIM_KERNEL=$$kernel ROOTFS_TRIM_SARIF=$$sarif bin/test-summary $(GO) test -count=1 -timeout 30m -json $(PKGS)
 
 test-short:

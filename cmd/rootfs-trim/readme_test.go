@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,7 +126,12 @@ func TestREADMEExamples(t *testing.T) {
 	if bytes.Contains(out, []byte("\x1b")) {
 		t.Errorf("the demo writes terminal escapes into a pipe:\n%q", out)
 	}
-	for _, want := range []string{"etc/crictl.yaml", "deferred ", "relocated ", "removed ", "clean: nothing offends"} {
+	// Each command the demo runs is shown as a user would type it, to be
+	// copied (it once showed only the outputs).
+	for _, want := range []string{"etc/crictl.yaml", "deferred ", "relocated ", "removed ", "clean: nothing offends",
+		"\n$ bin/rootfs-trim audit --rules rules --packages-file-list examples/minikube/packages-file-list.txt out/demo/rootfs.cpio.gz\n",
+		"\n$ bin/rootfs-trim apply --rules rules --packages-file-list examples/minikube/packages-file-list.txt --manifest out/demo/manifest.json out/demo/rootfs.cpio.gz out/demo/rootfs-trimmed.cpio.gz | grep -v \"^created \"\n",
+		"\n$ bin/rootfs-trim render --root out/demo/root --runtime containerd --cni kindnet\n"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("the demo does not show %q:\n%s", want, out)
 		}
@@ -186,5 +192,37 @@ func TestReadmeExamplesParse(t *testing.T) {
 	}
 	if !matches([]string{"rules rules sha256:…"}, []string{"rules rules sha256:fd23"}) || matches([]string{"a…"}, []string{"a b"}) {
 		t.Error("… does not match a non-blank run, and only that")
+	}
+}
+
+// The README's apt-get line works on a fresh Debian (apt-get update first:
+// a fresh image has no lists), pulls in no GUI (--no-install-recommends:
+// qemu-system-x86 recommends GTK), and installs every package .ci/run does.
+func TestREADMESetUp(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^sudo apt-get ((?:.*\\\n)*.*)$`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no sudo apt-get line")
+	}
+	words := strings.Fields(strings.ReplaceAll(string(m[1]), "\\\n", " "))
+	line := strings.Join(words, " ")
+	if !strings.HasPrefix(line, "update && sudo apt-get install --no-install-recommends ") {
+		t.Errorf("README's apt-get line %q: want sudo apt-get update && sudo apt-get install --no-install-recommends ...", line)
+	}
+	pm := regexp.MustCompile(`(?m)^packages=\(([^)]*)\)`).FindSubmatch(ci)
+	if pm == nil {
+		t.Fatal(".ci/run has no packages=(...) line")
+	}
+	for _, p := range strings.Fields(string(pm[1])) {
+		if !slices.Contains(words, p) {
+			t.Errorf("README's apt-get line lacks %s, which .ci/run installs", p)
+		}
 	}
 }

@@ -69,7 +69,7 @@ func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
 		off += newcHeaderLen
 		magic := string(hdr[:6])
 		if magic != magicNewc && magic != magicCRC {
-			return fail(start, "", "magic %q is not 070701 or 070702", printable(hdr[:6]))
+			return fail(start, "", "magic %s is not 070701 or 070702", printable(hdr[:6]))
 		}
 		var f [13]uint32
 		for i := range f {

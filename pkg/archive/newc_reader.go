@@ -127,13 +127,13 @@ func (cr *CpioReader) next() (*Entry, error) {
 	case magicOldASCII:
 		return nil, &FormatError{Offset: start, Err: errors.New("old portable ASCII cpio (070707) is not supported: the kernel refuses it too; rebuild with -H newc")}
 	default:
-		return nil, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %q: not a newc or crc cpio header", printable(hdr[:6]))}
+		return nil, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %s: not a newc or crc cpio header", printable(hdr[:6]))}
 	}
 	var f [13]uint32
 	for i := range f {
 		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
 		if !ok {
-			return nil, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %q", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
+			return nil, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
 		}
 		f[i] = v
 	}
@@ -160,7 +160,7 @@ func (cr *CpioReader) next() (*Entry, error) {
 	}
 	for _, c := range nameBuf[:namesize-1] {
 		if c == 0 {
-			return nil, &FormatError{Offset: start, Err: fmt.Errorf("name %q contains a NUL byte", printable([]byte(name)))}
+			return nil, &FormatError{Offset: start, Err: fmt.Errorf("name %s contains a NUL byte", printable([]byte(name)))}
 		}
 	}
 
@@ -385,11 +385,12 @@ func allZero(p []byte) bool {
 	return true
 }
 
-// printable quotes bytes from a hostile header safely for an error message.
+// printable quotes bytes from a hostile header safely for an error message,
+// in Go's double-quoted form; callers put it in with %s: %q would escape
+// the escapes again (starts with "hello\\n", for hello and a newline).
 func printable(b []byte) string {
 	if len(b) > 64 {
 		b = b[:64]
 	}
-	q := strconv.Quote(string(b))
-	return q[1 : len(q)-1]
+	return strconv.Quote(string(b))
 }

@@ -211,7 +211,7 @@ func sniffContainer(br *bufio.Reader) (Format, error) {
 			return Format{Kind: KindTar}, nil
 		}
 	}
-	return Format{}, fmt.Errorf("%w: starts with %q", ErrUnknownFormat, printable(head[:min(len(head), 8)]))
+	return Format{}, fmt.Errorf("%w: starts with %s", ErrUnknownFormat, printable(head[:min(len(head), 8)]))
 }
 
 // validV7Checksum recognises pre-POSIX tar headers, which have no magic.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -458,49 +457,4 @@ func ruleOrPolicy(f LockFile) string {
 		return "rule " + f.Rule
 	}
 	return "policy " + f.Policy + ", no rule"
-}
-
-// unifiedDiff is a small line diff (longest common subsequence) in unified
-// format, enough for configuration files.
-func unifiedDiff(aName, bName, a, b string) string {
-	al, bl := splitLines(a), splitLines(b)
-	n, m := len(al), len(bl)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if al[i] == bl[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var body strings.Builder
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && al[i] == bl[j]:
-			body.WriteString(" " + al[i] + "\n")
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			body.WriteString("+" + bl[j] + "\n")
-			j++
-		default:
-			body.WriteString("-" + al[i] + "\n")
-			i++
-		}
-	}
-	return fmt.Sprintf("--- %s\n+++ %s\n@@ -1,%d +1,%d @@\n%s", aName, bName, n, m, body.String())
-}
-
-func splitLines(s string) []string {
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }

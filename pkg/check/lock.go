@@ -65,12 +65,14 @@ type LockFile struct {
 	fallback string
 }
 
-// ReadLock reads a lock file; a missing file is an empty lock.
+// NewLock returns an empty lock: what a first --update-lock starts from.
+func NewLock() *Lock { return &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}} }
+
+// ReadLock reads a lock file. A missing file is an error (wrapping
+// fs.ErrNotExist): taken as an empty lock, a mistyped path would make every
+// package unlocked, and --update-lock would create the mistyped file.
 func ReadLock(path string) (*Lock, error) {
 	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, nil
-	}
 	if err != nil {
 		return nil, err
 	}

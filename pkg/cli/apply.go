@@ -119,7 +119,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	own.register(fs)
 	manifestPath := fs.String("manifest", "", "write the JSON manifest to `FILE`")
 	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
-	format := fs.String("format", "", "output format for IN OUT: newc, crc, tar or dir (default: as IN)")
+	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format` for IN OUT: newc, crc, tar or dir (default: as IN)")
 	codec := fs.String("compress", "", "output compression for IN OUT (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
@@ -143,6 +143,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err := own.check(); err != nil {
 		return err
 	}
+	warnEmptyFileList(env, own.fileList)
 	epoch, err := sourceDateEpoch(env)
 	if err != nil {
 		return err
@@ -163,7 +164,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	var rep *trim.Report
 	if len(pos) == 1 {
 		if *format != "" || *codec != "" {
-			return usagef("--format and --compress need IN and OUT")
+			return usagef("--archive-format and --compress need IN and OUT")
 		}
 		fi, err := os.Stat(pos[0])
 		if err != nil {
@@ -246,7 +247,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 }
 
 // archiveApply is one apply from archive to archive: the paths, the
-// output's --format and --compress and level, the input flags, and the
+// output's --archive-format and --compress and level, the input flags, and the
 // manifest to fill in.
 type archiveApply struct {
 	inPath, outPath string
@@ -369,7 +370,7 @@ func outputFormat(in archive.Format, format, codec string) (archive.Format, erro
 	var err error
 	if format != "" {
 		if out.Kind, err = archive.ParseKind(format); err != nil {
-			return out, usagef("--format: %v", err)
+			return out, usagef("--archive-format: %v", err)
 		}
 	}
 	if codec != "" {

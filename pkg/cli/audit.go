@@ -28,8 +28,9 @@ their package is present are listed as warnings (stale rules). Without
 (var/lib/dpkg/info/*.list) is attributed from it, and a line says so.
 
 Exit status: 0 when nothing offends, 1 when something does, 2 on error.
-Formats: text (aligned columns), json, github (workflow annotations pointing at
-the rule file and line), sarif (SARIF 2.1.0, for GitHub code scanning).
+Reports (--report; --format is its old spelling): text (aligned columns),
+json, github (workflow annotations pointing at the rule file and line), sarif
+(SARIF 2.1.0, for GitHub code scanning).
 `
 
 func runAudit(ctx context.Context, env *Env, args []string) error {
@@ -37,7 +38,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	rulesDir := fs.String("rules", "", "rule `directory`")
 	var own ownershipFlags
 	own.register(fs)
-	format := fs.String("format", "text", "output `format`: text, json, github or sarif")
+	format := renamedFlag(fs, "report", "format", "text", "report `format`: text, json, github or sarif")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -56,6 +57,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err := own.check(); err != nil {
 		return err
 	}
+	warnEmptyFileList(env, own.fileList)
 	var inputs []trim.AuditInput
 	var notes []string
 	for _, p := range pos {
@@ -75,7 +77,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if *format == "sarif" {
 		err = printSARIF(env.Stdout, set, res.Findings, findingMessage)
 	} else {
-		err = printFindings(env.Stdout, *format, res.Findings, res.Entries, notes)
+		err = printFindings(env.Stdout, *format, res, notes, len(inputs))
 	}
 	if err != nil {
 		return err
@@ -88,13 +90,13 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// checkReportFormat validates the --format of audit and check.
+// checkReportFormat validates the --report of audit and check.
 func checkReportFormat(f string) error {
 	switch f {
 	case "text", "json", "github", "sarif":
 		return nil
 	}
-	return usagef("--format %q: want text, json, github or sarif", f)
+	return usagef("--report %q: want text, json, github or sarif", f)
 }
 
 // auditSchema names audit --format json's JSON Schema,
@@ -110,8 +112,11 @@ type auditReport struct {
 }
 
 // notes say where owners came from when the inputs told (the dpkg
-// database): a line each in text, "owners" in JSON.
-func printFindings(w io.Writer, format string, findings []trim.Finding, entries int, notes []string) error {
+// database): a line each in text, "owners" in JSON. With more than one
+// input, the text table says which one each finding is in, as JSON's
+// "input" and the annotations do.
+func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []string, inputs int) error {
+	findings, entries := res.Findings, res.Entries
 	switch format {
 	case "json":
 		if findings == nil {
@@ -121,12 +126,7 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		return canon.JSON(w, auditReport{auditSchema, findings, entries, notes})
 	case "github":
 		for _, f := range findings {
-			level := f.Severity.String()
-			if level == "note" {
-				level = "notice"
-			}
-			fmt.Fprintf(w, "::%s file=%s,line=%d,title=%s::%s\n", level, ghEscapeProperty(relPath(f.Pos.File)), f.Pos.Line,
-				ghEscapeProperty("rootfs-trim ["+f.Check+"]"), ghEscapeData(findingMessage(f)))
+			ghAnnotation(w, f.Severity, f.Pos, f.Check, ghEscapeData(findingMessage(f)))
 		}
 		return nil
 	}
@@ -138,7 +138,11 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		return nil
 	}
 	tw := newColumns(w)
-	fmt.Fprintln(tw, "SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
+	inputCell := func(s string) string { return "" }
+	if inputs > 1 {
+		inputCell = func(s string) string { return s + "\t" }
+	}
+	fmt.Fprintln(tw, inputCell("INPUT")+"SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
 	errs, warns := 0, 0
 	for _, f := range findings {
 		by := "policy " + f.Policy + " (no rule: new offender)"
@@ -154,11 +158,9 @@ func printFindings(w io.Writer, format string, findings []trim.Finding, entries 
 		case trim.CheckDangling:
 			by = "-> " + f.Target
 		}
+		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
-		if p == "" {
-			p = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t[%s]\t%s\n", f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason))
 		if f.Severity == rules.Error {
 			errs++
 		} else {
@@ -208,6 +210,26 @@ func relPath(p string) string {
 		return r
 	}
 	return p
+}
+
+// ghAnnotation writes one workflow command; msg is escaped already
+// (ghEscapeData). A finding with no rule or policy behind it (a package
+// missing from the lock) has no position: GitHub then shows the
+// annotation on the run, which a made-up file=. or line=0 would not.
+func ghAnnotation(w io.Writer, sev rules.Severity, pos rules.Pos, check, msg string) {
+	level := sev.String()
+	if level == "note" {
+		level = "notice"
+	}
+	var props []string
+	if pos.File != "" {
+		props = append(props, "file="+ghEscapeProperty(relPath(pos.File)))
+		if pos.Line > 0 {
+			props = append(props, fmt.Sprintf("line=%d", pos.Line))
+		}
+	}
+	props = append(props, "title="+ghEscapeProperty("rootfs-trim ["+check+"]"))
+	fmt.Fprintf(w, "::%s %s::%s\n", level, strings.Join(props, ","), msg)
 }
 
 // GitHub's workflow command escaping, after names.Text has escaped every

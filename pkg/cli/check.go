@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,8 @@ waive: reason lowers its findings to warnings.
 changed, so a bump's pull request carries its own reviewed lock diff. It
 refuses (exit 1, lock untouched) while a file no package rule names is in
 the inputs, even one the fallback strips: name it in a package rule first.
+A lock file that does not exist is an error, unless --update-lock (a first
+lock) or --allow-new is given.
 `
 
 func runCheck(ctx context.Context, env *Env, args []string) error {
@@ -57,7 +60,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	fs.Var(versions, "version", "package version `NAME=VERSION` (repeatable)")
 	allowMissing := fs.Bool("allow-missing", false, "locked packages absent from the inputs are fine")
 	allowNew := fs.Bool("allow-new", false, "input packages absent from the lock are fine")
-	format := fs.String("format", "text", "output `format`: text, json, github or sarif")
+	format := renamedFlag(fs, "report", "format", "text", "report `format`: text, json, github or sarif")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -77,9 +80,17 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		*lockPath = filepath.Join(*rulesDir, "check.lock")
 	}
 	lock, err := check.ReadLock(*lockPath)
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist) && (*update || *allowNew):
+		// The first lock of a rule set, or a check that accepts
+		// packages no lock records yet.
+		lock = check.NewLock()
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("lock %s does not exist (a first lock: --update-lock; packages no lock records yet: --allow-new)", *lockPath)
+	case err != nil:
 		return err
 	}
+	warnEmptyFileList(env, *fileList)
 	if *showInfo != "" {
 		if err := readShowInfo(*showInfo, versions); err != nil {
 			return err
@@ -248,24 +259,30 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 			res.Packages = []check.Summary{}
 		}
 		return canon.JSON(w, checkReport{checkSchema, res.Findings, res.Packages, res.Failed()})
-	case "github", "sarif":
-		// Notes (a version changed, a new file a rule handles) are
-		// not annotations, nor code scanning alerts.
+	case "sarif":
+		// Notes (a version changed, a new file a rule handles) are not
+		// code scanning alerts, nor annotations.
 		var plain []trim.Finding
 		for _, f := range res.Findings {
 			if f.Severity != rules.Note {
 				plain = append(plain, f.Finding)
 			}
 		}
-		if format == "sarif" {
-			return printSARIF(w, set, plain, checkResultMessage)
+		return printSARIF(w, set, plain, checkResultMessage)
+	case "github":
+		for _, f := range res.Findings {
+			if f.Severity != rules.Note {
+				ghAnnotation(w, f.Severity, f.Pos, f.Check, checkMessage(f))
+			}
 		}
-		return printFindings(w, "github", plain, 0, nil)
+		return nil
 	}
 	for _, f := range res.Findings {
-		p := names.Quote(f.Path)
-		if p == "" {
-			p = "-"
+		// What is unknown is left out: a package-level finding has no
+		// path, a lock finding no rule file.
+		p := ""
+		if f.Path != "" {
+			p = names.Quote(f.Path) + ": "
 		}
 		where := ""
 		if f.Pos.File != "" {
@@ -278,7 +295,7 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 		if f.Rule != "" {
 			subject += ", rule " + f.Rule
 		}
-		fmt.Fprintf(w, "%-7s [%s] %s: %s: %s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
+		fmt.Fprintf(w, "%-7s [%s] %s: %s%s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
 		if f.Diff != "" {
 			// The lines of a file a package ships: escaped like names.
 			for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {
@@ -291,18 +308,60 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 		if s.Errors > 0 {
 			status = "FAIL"
 		}
-		version := s.Version
-		if s.OldVersion != "" && s.OldVersion != s.Version {
-			version = s.OldVersion + " -> " + s.Version
-		}
-		if version == "" {
-			version = "(no version)"
-		}
 		pkg := names.Quote(s.Package)
 		if len(s.SeenAs) > 0 {
 			pkg += " (as " + names.Text(strings.Join(s.SeenAs, ", ")) + ")"
 		}
-		fmt.Fprintf(w, "%-4s %s %s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(version), s.Files, s.Errors, s.Warnings)
+		fmt.Fprintf(w, "%-4s %s%s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(shownVersion(s)), s.Files, s.Errors, s.Warnings)
 	}
 	return nil
+}
+
+// checkMessage is a check finding as one annotation, each kind in its own
+// words (audit's message says what a rule will do, which a lock finding
+// has no verb for), escaped for a workflow command; a content change
+// carries its diff, one line of the annotation each.
+func checkMessage(f check.Finding) string {
+	pkg := "package " + names.Quote(f.Package)
+	if len(f.SeenAs) > 0 {
+		pkg += " (as " + strings.Join(f.SeenAs, ", ") + ")"
+	}
+	in := ""
+	if f.Input != "" {
+		in = ", in " + names.Quote(f.Input)
+	}
+	reason := oneLine(f.Reason)
+	var msg string
+	switch f.Check {
+	case check.CheckNewOffender:
+		msg = fmt.Sprintf("%s (%s%s): %s", names.Quote(f.Path), pkg, in, reason)
+	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone:
+		msg = fmt.Sprintf("%s (%s, rule %s%s): %s", names.Quote(f.Path), pkg, f.Rule, in, reason)
+	case check.CheckStale, check.CheckStaleWaiver:
+		msg = fmt.Sprintf("rule %s of %s: %s", f.Rule, pkg, reason)
+	default: // missing-package, unlocked-package, version
+		msg = fmt.Sprintf("%s%s: %s", pkg, in, reason)
+	}
+	out := ghEscapeData(msg)
+	if f.Diff != "" {
+		for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {
+			out += "%0A" + ghEscapeData(line)
+		}
+	}
+	return out
+}
+
+// shownVersion is a summary's version, with what is unknown left out:
+// without --show-info or --version the inputs' version is unknown, which is
+// no downgrade to nothing.
+func shownVersion(s check.Summary) string {
+	switch {
+	case s.Version == "" && s.OldVersion == "":
+		return ""
+	case s.Version == "":
+		return " (locked " + s.OldVersion + ")"
+	case s.OldVersion != "" && s.OldVersion != s.Version:
+		return " " + s.OldVersion + " -> " + s.Version
+	}
+	return " " + s.Version
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,6 +85,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	case "-h", "-help", "--help", "help":
 		printUsage(env.Stdout)
 		return ExitOK
+	case "--version", "-version":
+		// As other tools take it; the same as the version command.
+		name, args = "version", append([]string{"version"}, args[1:]...)
 	}
 	c, ok := commands[name]
 	if !ok {
@@ -162,13 +166,40 @@ func newFlagSet(env *Env, name, synopsis, help string) *flag.FlagSet {
 		env.describe(name, synopsis, help, fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: rootfs-trim %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimSpace(help)+"\n")
-		fs.SetOutput(env.Stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		fmt.Fprintf(env.Stderr, "Usage: rootfs-trim %s\n\n%s", strings.TrimSpace(name+" "+synopsis), strings.TrimSpace(help)+"\n")
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(env.Stderr, "\nFlags:\n")
+			printFlags(env.Stderr, fs)
+		}
 	}
 	return fs
 }
+
+// printFlags is flag.PrintDefaults with each flag written --name, as the
+// docs and the examples write them (the flag package takes both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if def := f.DefValue; def != "" && def != "false" && def != "0" {
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				def = strconv.Quote(def) // as PrintDefaults does
+			}
+			line += " (default " + def + ")"
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// flagName finds a flag's name in the flag package's messages ("flag
+// provided but not defined: -frob", "invalid value ... for flag -max-size").
+var flagName = regexp.MustCompile(`(:|flag|for) -([A-Za-z])`)
 
 // parseFlags parses args, allowing flags after the positional arguments
 // (people type `list rootfs.cpio --json`).
@@ -183,7 +214,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				usage()
 				return nil, err
 			}
-			return nil, &usageError{err.Error()}
+			// The flag package names a flag -name; the docs and -h
+			// write --name.
+			return nil, &usageError{flagName.ReplaceAllString(err.Error(), "$1 --$2")}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -195,6 +228,47 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// renamedFlag registers a string flag under name and under its old
+// spelling, which keeps working: audit's and check's --format became
+// --report, apply's and repack's --archive-format, so that one name does
+// not mean a report in two commands and an archive in two others. Giving
+// both is a usage error.
+func renamedFlag(fs *flag.FlagSet, name, old, value, usage string) *string {
+	val, by := value, ""
+	fs.Var(&spelling{val: &val, by: &by, name: name, other: old}, name, usage)
+	fs.Var(&spelling{val: &val, by: &by, name: old, other: name, old: true}, old, "the old spelling of --"+name+" (the same `"+argName(usage)+"`)")
+	return &val
+}
+
+// argName is the `name` a flag's usage gives its argument.
+func argName(usage string) string {
+	_, name, _ := strings.Cut(usage, "`")
+	name, _, _ = strings.Cut(name, "`")
+	return name
+}
+
+// spelling is one of the two names of a renamedFlag.
+type spelling struct {
+	val, by     *string // the value, and the name it was given under
+	name, other string
+	old         bool
+}
+
+func (s *spelling) String() string {
+	if s.val == nil || s.old {
+		return "" // the old spelling shows no default in -h
+	}
+	return *s.val
+}
+
+func (s *spelling) Set(v string) error {
+	if *s.by != "" && *s.by != s.name {
+		return fmt.Errorf("--%s and --%s are one flag (the old and the new spelling): give it once", s.name, s.other)
+	}
+	*s.val, *s.by = v, s.name
+	return nil
 }
 
 // byteSize is a flag value with an optional K, M, G or T suffix (powers of

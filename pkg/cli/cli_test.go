@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,7 +37,10 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, ExitError, `unknown command "frobnicate"`},
 		{"help", []string{"--help"}, ExitOK, ""},
 		{"command help", []string{"list", "-h"}, ExitOK, "Usage: rootfs-trim list"},
-		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: -frob"},
+		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: --frob\n"},
+		{"bad flag value", []string{"list", "--max-size", "x", "y"}, ExitError, `invalid value "x" for flag --max-size: `},
+		{"version flag", []string{"--version"}, ExitOK, "rootfs-trim " + Version + "\n"},
+		{"version flag with rules", []string{"--version", "--rules", "../../rules"}, ExitOK, "\nrules ../../rules sha256:"},
 		{"missing argument", []string{"list"}, ExitError, "want exactly one ARCHIVE or DIR"},
 		{"missing file", []string{"list", filepath.Join(dir, "nope")}, ExitError, "no such file"},
 		{"garbage", []string{"list", garbage}, ExitError, "unknown archive format"},
@@ -68,6 +72,16 @@ func TestHelpIsComplete(t *testing.T) {
 		code, _, stderr := run(t, nil, name, "-h")
 		if code != ExitOK || !strings.Contains(stderr, "Usage: rootfs-trim "+name) {
 			t.Errorf("%s -h: exit %d:\n%s", name, code, stderr)
+		}
+		// Flags as the docs write them: --flag (they were -flag).
+		_, flags, hasFlags := strings.Cut(stderr, "\nFlags:\n")
+		if !hasFlags {
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(flags, "\n"), "\n") {
+			if !strings.HasPrefix(line, "  --") && !strings.HasPrefix(line, "    \t") {
+				t.Errorf("%s -h: flag line %q, want \"  --flag\" and its usage", name, line)
+			}
 		}
 	}
 }
@@ -111,12 +125,15 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 		_, flags, _ := strings.Cut(help, "\nFlags:\n")
 		for _, line := range strings.Split(flags, "\n") {
 			line = strings.TrimSpace(line)
-			if !strings.HasPrefix(line, "-") {
+			if !strings.HasPrefix(line, "--") {
 				continue
 			}
 			flag := strings.Fields(line)[0]
-			if !strings.Contains(synopsis, "-"+flag) {
-				t.Errorf("README synopsis lacks %s's -%s", name, flag)
+			if strings.HasPrefix(strings.TrimSpace(after(flags, line)), "the old spelling of ") {
+				continue // docs/commands.md names the old spellings
+			}
+			if !regexp.MustCompile(regexp.QuoteMeta(flag) + `([^a-z-]|$)`).MatchString(synopsis) {
+				t.Errorf("README synopsis lacks %s's %s", name, flag)
 			}
 		}
 	}
@@ -130,8 +147,8 @@ func TestBadFlagIsOneError(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"list", "--frob", "x"}, "rootfs-trim list: flag provided but not defined: -frob\nRun 'rootfs-trim list -h' for usage.\n"},
-		{[]string{"audit", "--max-size", "lots", "x"}, "rootfs-trim audit: invalid value \"lots\" for flag -max-size: want a positive size such as 512M or 32G\nRun 'rootfs-trim audit -h' for usage.\n"},
+		{[]string{"list", "--frob", "x"}, "rootfs-trim list: flag provided but not defined: --frob\nRun 'rootfs-trim list -h' for usage.\n"},
+		{[]string{"audit", "--max-size", "lots", "x"}, "rootfs-trim audit: invalid value \"lots\" for flag --max-size: want a positive size such as 512M or 32G\nRun 'rootfs-trim audit -h' for usage.\n"},
 	} {
 		code, stdout, stderr := run(t, nil, tc.args...)
 		if code != ExitError || stdout != "" {
@@ -245,4 +262,56 @@ func TestColumnsHaveNoTrailingSpaces(t *testing.T) {
 			t.Errorf("trailing space: %q", line)
 		}
 	}
+}
+
+// --report (audit, check) and --archive-format (apply, repack) name what
+// they choose; --format, which meant either, stays the old spelling of each
+// command's own, and the two at once are refused.
+func TestRenamedFlags(t *testing.T) {
+	dir := t.TempDir()
+	example := filepath.Join("..", "..", "examples", "minikube")
+	audit := []string{"audit", "--rules", "../../rules", "--packages-file-list", filepath.Join(example, "packages-file-list.txt")}
+	check := []string{"check", "--rules", "../../rules", "--lock", filepath.Join(example, "check.lock"), "--packages-file-list", filepath.Join(example, "packages-file-list.txt")}
+	target := filepath.Join(example, "target")
+	for _, tc := range []struct {
+		args       []string // before the flag
+		name, old  string
+		value      string
+		rest       func(n int) []string // after it; n tells the runs apart
+		want       int
+		wantOutput string
+	}{
+		{audit, "report", "format", "json", func(int) []string { return []string{target} }, ExitFindings, `"check": "offender"`},
+		{check, "report", "format", "github", func(int) []string { return []string{target} }, ExitOK, ""},
+		{[]string{"repack"}, "archive-format", "format", "tar", func(n int) []string {
+			return []string{target, filepath.Join(dir, fmt.Sprintf("out%d.tar", n))}
+		}, ExitOK, ""},
+		{[]string{"apply", "--rules", "../../rules", "--quiet"}, "archive-format", "format", "dir", func(n int) []string {
+			return []string{filepath.Join(dir, "out0.tar"), filepath.Join(dir, fmt.Sprintf("tree%d", n))}
+		}, ExitOK, ""},
+	} {
+		cmd := tc.args[0]
+		code, newOut, errOut := run(t, nil, append(append(tc.args, "--"+tc.name, tc.value), tc.rest(0)...)...)
+		if code != tc.want || !strings.Contains(newOut, tc.wantOutput) {
+			t.Errorf("%s --%s %s: exit %d, stdout %q, stderr %q", cmd, tc.name, tc.value, code, newOut, errOut)
+		}
+		code, oldOut, errOut := run(t, nil, append(append(tc.args, "--"+tc.old, tc.value), tc.rest(1)...)...)
+		if code != tc.want || oldOut != newOut {
+			t.Errorf("%s --%s %s: exit %d, stderr %q, stdout differs from --%s's:\n%s", cmd, tc.old, tc.value, code, errOut, tc.name, cmp.Diff(newOut, oldOut))
+		}
+		code, _, errOut = run(t, nil, append(append(tc.args, "--"+tc.name, tc.value, "--"+tc.old, tc.value), tc.rest(2)...)...)
+		if want := fmt.Sprintf("--%s and --%s are one flag (the old and the new spelling): give it once", tc.old, tc.name); code != ExitError || !strings.Contains(errOut, want) {
+			t.Errorf("%s with both spellings: exit %d, stderr %q, want %q", cmd, code, errOut, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out0.tar")); err != nil {
+		t.Error(err)
+	}
+}
+
+// after returns the line that follows line in text.
+func after(text, line string) string {
+	_, rest, _ := strings.Cut(text, line+"\n")
+	first, _, _ := strings.Cut(rest, "\n")
+	return first
 }

@@ -42,8 +42,7 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 	var own diffOwners
 	own.register(fs)
 	fs.StringVar(&own.oldFileList, "old-packages-file-list", "", "OLD's packages-file-list.txt when OLD is another build (default: --packages-file-list's)")
-	report := fs.String("report", "text", "report `format`: text, json or github")
-	fs.StringVar(report, "format", "text", "the old spelling of --report")
+	report := renamedFlag(fs, "report", "format", "text", "report `format`: text, json or github")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

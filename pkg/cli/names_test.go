@@ -171,8 +171,8 @@ func TestHostileNamesShown(t *testing.T) {
 	wantAll(t, "audit --format json", exactNames(t, objects(t, "findings", decodeJSON(t, "audit", out)["findings"]), "path"), dir)
 
 	lock := filepath.Join(t.TempDir(), "check.lock")
-	// Against no lock yet, every file is a finding.
-	code, out, errOut = run(t, env, "check", "--rules", rulesDir, "--lock", lock, "--format", "json", "p="+tree)
+	// Against no lock yet (new packages allowed), every file is a finding.
+	code, out, errOut = run(t, env, "check", "--rules", rulesDir, "--lock", lock, "--allow-new", "--format", "json", "p="+tree)
 	if code != ExitOK && code != ExitFindings {
 		t.Fatalf("check --format json: exit %d: %s", code, errOut)
 	}

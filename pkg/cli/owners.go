@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -23,4 +28,28 @@ func (o *ownershipFlags) ownersFor(input string, open archive.OpenOptions) (owne
 		return trim.NewOwners(), "", nil
 	}
 	return db.Owners, db.Describe(names.Quote(input)), nil
+}
+
+// warnEmptyFileList warns when a --packages-file-list lists no file: every
+// owner would be "unknown", which no rule matches, so a truncated or wrong
+// list would pass silently. Only the lines up to the first one are read.
+func warnEmptyFileList(env *Env, path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return // the command reports it when it reads the list
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			return
+		}
+	}
+	if sc.Err() == nil {
+		fmt.Fprintf(env.Stderr, "warning: --packages-file-list %s lists no files: every file's package is unknown\n", names.Quote(path))
+	}
 }

@@ -26,8 +26,8 @@ kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
 `
 
 func runRepack(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "repack", "[--format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
-	format := fs.String("format", "", "output format: newc, crc, tar or dir (default: as IN)")
+	fs := newFlagSet(env, "repack", "[--archive-format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
+	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar or dir (default: as IN)")
 	codec := fs.String("compress", "", "output compression (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
 	maxSize := maxSizeFlag(fs)
@@ -57,7 +57,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	out := in.Format
 	if *format != "" {
 		if out.Kind, err = archive.ParseKind(*format); err != nil {
-			return usagef("--format: %v", err)
+			return usagef("--archive-format: %v", err)
 		}
 	}
 	if *codec != "" {

@@ -60,7 +60,7 @@ func TestSchemaCheckCatchesChanges(t *testing.T) {
 	type missing struct {
 		Schema   string `json:"schema"`
 		Findings []struct {
-			Input string `json:"input,omitempty"`
+			Package string `json:"package,omitempty"`
 		} `json:"findings"`
 	}
 	s := schematest.Schema(t, "audit")
@@ -69,7 +69,7 @@ func TestSchemaCheckCatchesChanges(t *testing.T) {
 		want []string
 	}{
 		"added field":   {reflect.TypeFor[extra](), []string{`field Extra ("extra") is not in the schema`}},
-		"missing field": {reflect.TypeFor[missing](), []string{`property "entries" is not a field`, `property "package" is not a field`, `"input" is omitted when empty, but the schema requires it`}},
+		"missing field": {reflect.TypeFor[missing](), []string{`property "entries" is not a field`, `property "severity" is not a field`, `"package" is omitted when empty, but the schema requires it`}},
 	} {
 		got := strings.Join(schematest.Fields(tc.typ, s), "\n")
 		for _, w := range tc.want {

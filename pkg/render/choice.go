@@ -10,6 +10,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,6 +71,20 @@ func (c *Choice) CIDR() string {
 	return DefaultPodCIDR
 }
 
+// minikubeWords are the --cni values minikube's cni.New (pkg/minikube/cni/
+// cni.go) switches on; anything else it takes as a manifest path
+// (NewCustom).
+var minikubeWords = []string{"", "auto", "false", "true", "kindnet", "bridge", "calico", "cilium", "flannel"}
+
+// classOnly reports whether v is a class the rules use (contract.CNIs:
+// none, custom) that is not a minikube value. minikube would take it for
+// a manifest path, and so would render, writing for a custom CNI what the
+// user meant as none; the minikube patch passes --cni as the user typed it,
+// so the words a user may have read in the rules are refused instead.
+func classOnly(v string) bool {
+	return slices.Contains(contract.CNIs, v) && !slices.Contains(minikubeWords, v)
+}
+
 // Validate checks every value for its kind. It refuses only what minikube
 // itself refuses (cni.New: a --cni value that names no CNI and no file),
 // and "auto", which only minikube can resolve.
@@ -84,6 +99,8 @@ func (c *Choice) Validate() error {
 	switch {
 	case c.CNI == "" || c.CNI == "auto":
 		problems = append(problems, fmt.Sprintf("--cni %q: minikube resolves auto from the driver, the node count and the Kubernetes version (cni.chooseDefault), which the node cannot know; pass the CNI minikube chose: false, kindnet, bridge, calico, cilium, flannel or the manifest path", c.CNI))
+	case classOnly(c.CNI):
+		problems = append(problems, fmt.Sprintf("--cni %q: that is the rules' name for a class of CNI, not a minikube --cni value: minikube's word for no CNI is false, and a CNI the cluster installs is given as its manifest path", c.CNI))
 	case strings.ContainsRune(c.CNI, 0):
 		problems = append(problems, fmt.Sprintf("--cni %q: not a CNI name and not a path", c.CNI))
 	}

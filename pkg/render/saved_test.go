@@ -3,10 +3,13 @@ package render
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // The choice survives a VM restart: recorded on the persistent disk by a
@@ -184,6 +187,33 @@ func TestChoiceVocabulary(t *testing.T) {
 		c.CRISocket = "/var/run/dockershim.sock"
 		if c.Socket() != "/var/run/dockershim.sock" {
 			t.Errorf("%s: --cri-socket not used", rt)
+		}
+	}
+}
+
+// The rules' class words that minikube does not use (none, custom) are
+// refused, saying minikube's word, not taken as a manifest path: --cni none
+// once rendered a custom CNI and left the runtime's bridge deferred. Every
+// other class word is a minikube value of that class; a manifest whose
+// name only looks like one stays a manifest.
+func TestClassWordsRefused(t *testing.T) {
+	for _, cls := range contract.CNIs {
+		c := Choice{Runtime: "crio", CNI: cls}
+		err := c.Validate()
+		if slices.Contains(minikubeWords, cls) {
+			if err != nil || c.Class() != cls {
+				t.Errorf("--cni %s: class %q, error %v; want class %s", cls, c.Class(), err, cls)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "minikube's word for no CNI is false") {
+			t.Errorf("--cni %s: error %v, want a refusal naming false", cls, err)
+		}
+	}
+	for _, manifest := range []string{"./none", "none.yaml", "custom.yaml", "/etc/none"} {
+		c := Choice{Runtime: "crio", CNI: manifest}
+		if err := c.Validate(); err != nil || c.Class() != ClassCustom {
+			t.Errorf("--cni %s: class %q, error %v; want a custom manifest", manifest, c.Class(), err)
 		}
 	}
 }

@@ -271,7 +271,7 @@ func (l *loader) file(name string, data []byte) {
 		return
 	}
 	if err != nil {
-		l.yamlError(name, err)
+		l.yamlError(name, data, err)
 		return
 	}
 	var extra yaml.Node
@@ -307,7 +307,9 @@ func (l *loader) file(name string, data []byte) {
 }
 
 // yamlError turns the decoder's "line N: ..." messages into file:line ones.
-func (l *loader) yamlError(name string, err error) {
+// A syntax error's line is yaml.v3's context mark; it is replaced by the
+// problem's (problemLine).
+func (l *loader) yamlError(name string, data []byte, err error) {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		for _, m := range te.Errors {
@@ -315,7 +317,56 @@ func (l *loader) yamlError(name string, err error) {
 		}
 		return
 	}
-	l.lineMessage(name, err.Error())
+	m := err.Error()
+	if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+		context, _ := strconv.Atoi(sm[1])
+		// The context line itself is not shown: for a parser error it is
+		// yaml.v3's 0-based mark (the rules: line for a block whose
+		// first "-" is the line after).
+		m = fmt.Sprintf("line %d: %s", problemLine(data, sm[2], context), sm[2])
+	}
+	l.lineMessage(name, m)
+}
+
+// problemLine finds the line of a syntax error that yaml.v3 reports at the
+// line of its context mark (where the enclosing block starts: the rules:
+// line, for a bad indent 100 lines below). Its parser knows the problem
+// mark too, but parser.fail (decode.go) prefers the context mark and the
+// error keeps neither. So: a second parse. The file's first n lines fail
+// with the same problem once n takes in the mistake, and not before: the
+// smallest such n, found by bisection from the context line (each step one
+// parse), is the problem's line. Only a failed load pays for it.
+func problemLine(data []byte, problem string, context int) int {
+	var ends []int // ends[i]: the offset after line i+1
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	fails := func(n int) bool {
+		var node yaml.Node
+		err := yaml.Unmarshal(data[:ends[n-1]], &node)
+		if err == nil {
+			return false
+		}
+		sm := yamlLine.FindStringSubmatch(err.Error())
+		return sm != nil && sm[2] == problem
+	}
+	lo, hi := max(context, 1), len(ends)
+	if lo > hi || !fails(hi) {
+		return context
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi
 }
 
 func (l *loader) lineMessage(name, m string) {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -383,5 +384,46 @@ func TestActionTableDrivesLoad(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// A YAML syntax error is reported at the line that holds the mistake, not
+// at the start of the block it is in: a bad indent deep in rules/crio.yaml
+// came out as crio.yaml:8, the rules: line.
+func TestYAMLSyntaxErrorLine(t *testing.T) {
+	crio, err := os.ReadFile(filepath.Join("..", "..", "rules", "crio.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(crio), "\n")
+	deep := -1 // the last rule's action: line, indented one space short
+	for i, l := range lines {
+		if strings.HasPrefix(l, "    action: ") {
+			deep = i
+		}
+	}
+	lines[deep] = "   " + strings.TrimSpace(lines[deep])
+	tests := []struct {
+		name, text string
+		want       string
+	}{
+		{"bad indent deep in crio.yaml", strings.Join(lines, "\n"),
+			fmt.Sprintf("crio.yaml:%d: did not find expected '-' indicator", deep+1)},
+		{"unclosed flow sequence", "package: p\nrules:\n  - name: r\n    match: [etc/x,\n    action: strip\n    reason: x\n",
+			"crio.yaml:5: did not find expected ',' or ']'"},
+		{"a tab for an indent", "package: p\nrules:\n  - name: r\n    match: [etc/x]\n\taction: strip\n",
+			"crio.yaml:5: found character that cannot start any token"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "crio.yaml"), []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to say %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // Finding is one offending file, or one stale rule.
 type Finding struct {
-	Input    string         `json:"input"`
+	Input    string         `json:"input,omitempty"`
 	Path     string         `json:"path,omitempty"`
 	PathB64  string         `json:"path_b64,omitempty"` // set for JSON when Path is not UTF-8
 	Type     string         `json:"type,omitempty"`
@@ -22,7 +22,9 @@ type Finding struct {
 	Severity rules.Severity `json:"severity"`
 	Check    string         `json:"check"` // offender, unhandled, stale-rule
 	Reason   string         `json:"reason"`
-	Pos      rules.Pos      `json:"pos"` // the rule or policy item involved
+	// Pos is the rule or policy item involved; none, and left out of
+	// JSON, for a finding about a package as a whole (missing-package).
+	Pos rules.Pos `json:"pos,omitzero"`
 	// Target is a dangling symlink's target, or the new target a
 	// retarget rule gives a symlink.
 	Target string `json:"target,omitempty"`

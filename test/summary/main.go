@@ -99,6 +99,15 @@ type event struct {
 
 type skip struct{ pkg, test, reason string }
 
+// longTests are the tests that run for minutes, with what they do and
+// about how long they take on an idle 2-core machine (more on a busy one).
+var longTests = map[string]string{
+	"test/boot TestBootMinikube":  "two minikube VMs under QEMU (unchanged and patched), each through two boots and every runtime: about 5 min of CPU each",
+	"test/boot TestBootRender":    "an applied image booted under QEMU: about 20 s",
+	"test/boot TestBootSplice":    "initrds rewritten by splicing, each booted under QEMU: about 20 s each",
+	"cmd/rootfs-trim TestScripts": "every command-line scenario (testdata/script): about 2 min",
+}
+
 type summary struct {
 	w      io.Writer
 	prefix string
@@ -155,6 +164,12 @@ func (s *summary) add(e event) {
 		return
 	}
 	switch e.Action {
+	case "run":
+		if what, ok := longTests[s.short(e.Package)+" "+e.Test]; ok {
+			// Said as it starts: go test -json shows nothing of a test
+			// until it ends, and these take minutes.
+			fmt.Fprintf(s.w, "... %s %s: %s\n", s.short(e.Package), e.Test, what)
+		}
 	case "output":
 		s.buf(key).WriteString(e.Output)
 	case "pass":

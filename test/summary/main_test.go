@@ -11,7 +11,8 @@ import (
 
 // A go test -json stream as Go 1.26 writes it (trimmed to the events that
 // matter): a pass, a skip with its reason, a failed subtest, a package that
-// does not build, and a package whose TestMain fails outside any test.
+// does not build, a long test (said as it starts: make test was once
+// silent for minutes), and a package whose TestMain fails outside any test.
 const stream = `{"Action":"start","Package":"m/a"}
 {"Action":"run","Package":"m/a","Test":"TestOK"}
 {"Action":"output","Package":"m/a","Test":"TestOK","Output":"=== RUN   TestOK\n"}
@@ -38,6 +39,11 @@ const stream = `{"Action":"start","Package":"m/a"}
 {"Action":"start","Package":"m/b"}
 {"Action":"output","Package":"m/b","Output":"FAIL\tm/b [build failed]\n"}
 {"Action":"fail","Package":"m/b","Elapsed":0,"FailedBuild":"m/b [m/b.test]"}
+{"Action":"start","Package":"m/test/boot"}
+{"Action":"run","Package":"m/test/boot","Test":"TestBootMinikube"}
+{"Action":"run","Package":"m/test/boot","Test":"TestBootMinikube/patched"}
+{"Action":"skip","Package":"m/test/boot","Test":"TestBootMinikube/patched","Elapsed":0}
+{"Action":"pass","Package":"m/test/boot","Test":"TestBootMinikube","Elapsed":0}
 {"Action":"start","Package":"m/c"}
 {"Action":"output","Package":"m/c","Output":"setup: no fixture\n"}
 {"Action":"output","Package":"m/c","Output":"FAIL\tm/c\t0.00s\n"}
@@ -58,15 +64,17 @@ FAIL	m/a	0.01s
 # m/b [m/b.test]
 b/x_test.go:3:1: syntax error
 FAIL	m/b [build failed]
+... test/boot TestBootMinikube: two minikube VMs under QEMU (unchanged and patched), each through two boots and every runtime: about 5 min of CPU each
 setup: no fixture
 FAIL	m/c	0.00s
 
-Skipped (1):
+Skipped (2):
   a TestBoot: boot_test.go:234: no readable kernel in /boot
+  test/boot TestBootMinikube/patched: (no reason given)
 
 Failed packages: a, b (build failed), c
 
-1 passed, 4 failed, 1 skipped
+2 passed, 4 failed, 2 skipped
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
@@ -84,10 +92,10 @@ func TestExitStatus(t *testing.T) {
 		wantCode int
 		wantEnd  string
 	}{
-		{"cat " + events + "; exit 1", 1, "\n1 passed, 4 failed, 1 skipped\n"},
-		{"cat " + events + "; exit 3", 3, "\n1 passed, 4 failed, 1 skipped\n"},
+		{"cat " + events + "; exit 1", 1, "\n2 passed, 4 failed, 2 skipped\n"},
+		{"cat " + events + "; exit 3", 3, "\n2 passed, 4 failed, 2 skipped\n"},
 		// A failure in the stream fails the run even if go test said 0.
-		{"cat " + events, 1, "\n1 passed, 4 failed, 1 skipped\n"},
+		{"cat " + events, 1, "\n2 passed, 4 failed, 2 skipped\n"},
 		{`echo '{"Action":"pass","Package":"m/a","Test":"TestOK"}'`, 0, "\n1 passed, 0 failed, 0 skipped\n"},
 	} {
 		var stdout, stderr strings.Builder
