@@ -397,6 +397,11 @@ func TestTarSparse(t *testing.T) {
 			entries, data := readTar(t, in)
 			sparse := map[string]string{}
 			for _, e := range entries {
+				// Offset is where the entry's first header block is, past
+				// the sparse data before it.
+				if e.Offset+512 > int64(len(in)) || string(in[e.Offset+257:e.Offset+262]) != "ustar" {
+					t.Errorf("%s: no header at offset %d", e.Name, e.Offset)
+				}
 				if f := e.Format.(*TarFormat); f.Sparse != nil {
 					sparse[e.Name] = f.Sparse.Format
 					if f.Sparse.Stored >= e.Size {
