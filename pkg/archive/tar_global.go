@@ -88,7 +88,10 @@ func globalRole(k string) int {
 // newTarGlobal checks a global header read at off and returns it.
 func newTarGlobal(h *tar.Header, off int64, raw []byte) (*TarGlobal, error) {
 	g := &TarGlobal{Name: h.Name, Offset: off, Records: maps.Clone(h.PAXRecords)}
-	if raw != nil {
+	if size, ok := tarNumeric(raw[min(124, len(raw)):min(136, len(raw))]); ok && len(raw) >= tarBlockSize &&
+		raw[156] == tar.TypeXGlobalHeader && int64(len(raw)) == tarBlockSize+size {
+		// Only the header itself: an extended header archive/tar read
+		// before it (and dropped) would, copied, apply to the next entry.
 		// Padded: archive/tar reads the padding with the next header.
 		g.raw = make([]byte, roundBlock(int64(len(raw))))
 		copy(g.raw, raw)

@@ -516,3 +516,33 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))
 	return len(p), nil
 }
+
+// TestTarGlobalAfterExtendedHeader: archive/tar drops an extended header
+// that a global header follows; the global header is then written anew,
+// not copied with the extended header before it, which GNU tar would apply
+// to the next entry.
+func TestTarGlobalAfterExtendedHeader(t *testing.T) {
+	xattr := buildTar(t, []tarItem{{hdr: tar.Header{Name: "x", Typeflag: tar.TypeReg, Mode: 0o644,
+		PAXRecords: map[string]string{"SCHILY.xattr.user.stray": "v"}}}})
+	if xattr[156] != tar.TypeXHeader {
+		t.Fatalf("archive/tar wrote no extended header first: %q", xattr[156])
+	}
+	rest := buildTar(t, []tarItem{
+		{hdr: tar.Header{Name: "pax_global_header", Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": "c0ffee"}}},
+		{hdr: tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644}},
+	})
+	in := append(append([]byte{}, xattr[:1024]...), rest...)
+	entries, _ := readTar(t, in)
+	if len(entries) != 1 || entries[0].Format.(*TarFormat).Header.PAXRecords["SCHILY.xattr.user.stray"] != "" {
+		t.Fatalf("read %d entries, records %v", len(entries), entries[0].Format.(*TarFormat).Header.PAXRecords)
+	}
+	out := copyTar(t, in, KindTar, nil)
+	if bytes.Contains(out, []byte("stray")) {
+		t.Errorf("the dropped extended header was copied:\n%q", out)
+	}
+	h, err := tar.NewReader(bytes.NewReader(out)).Next()
+	mustDo(t, err)
+	if h.Typeflag != tar.TypeXGlobalHeader || h.PAXRecords["comment"] != "c0ffee" {
+		t.Errorf("first header %q %v, want the global header", h.Typeflag, h.PAXRecords)
+	}
+}
