@@ -538,7 +538,7 @@ func TestTarGlobalAfterExtendedHeader(t *testing.T) {
 	}
 	out := copyTar(t, in, KindTar, nil)
 	if bytes.Contains(out, []byte("stray")) {
-		t.Errorf("the dropped extended header was copied:\n%q", out)
+		t.Error("the extended header archive/tar dropped was copied into the output")
 	}
 	h, err := tar.NewReader(bytes.NewReader(out)).Next()
 	mustDo(t, err)
