@@ -233,6 +233,8 @@ type TarWriter struct {
 	skip    bool // current entry is not written (trailer)
 	// global is the PAX global header last written.
 	global *TarGlobal
+	// sparse is set while a sparse entry's data is written.
+	sparse *sparseOut
 }
 
 // NewTarWriter returns a Writer producing a tar stream on w. format is used
@@ -245,6 +247,9 @@ func NewTarWriter(w io.Writer, format tar.Format) *TarWriter {
 // WriteHeader starts a new entry. TypeTrailer entries (cpio member
 // boundaries) are ignored; sockets cannot be stored in tar and are an error.
 func (w *TarWriter) WriteHeader(e *Entry) error {
+	if err := w.endSparse(); err != nil {
+		return err
+	}
 	if w.discard > 0 {
 		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
 	}
@@ -264,6 +269,9 @@ func (w *TarWriter) WriteHeader(e *Entry) error {
 	}
 	if err := w.writeGlobal(e); err != nil {
 		return err
+	}
+	if sp := sparseToWrite(e, h); sp != nil {
+		return w.writeSparse(e, h, sp)
 	}
 	err = w.tw.WriteHeader(h)
 	if err != nil && h.Format != w.format && h.Format != tar.FormatUnknown {
@@ -327,8 +335,8 @@ func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
 		flag = h.Typeflag
 		mode |= h.Mode &^ PermMask
 		if flag == tar.TypeGNUSparse {
-			// archive/tar cannot write a sparse map (golang/go#22735):
-			// the data goes out expanded, as a plain file.
+			// Not written sparse (writeSparse did not take it): the data
+			// goes out expanded, as a plain file.
 			flag = tar.TypeReg
 		}
 	}
@@ -383,6 +391,9 @@ func truncSecond(t time.Time) time.Time {
 
 // Write writes data of the current entry.
 func (w *TarWriter) Write(p []byte) (int, error) {
+	if w.sparse != nil {
+		return w.sparse.write(w.out, p)
+	}
 	if w.skip || w.discard > 0 || len(p) == 0 {
 		if int64(len(p)) > w.discard {
 			return 0, fmt.Errorf("tar %q: %w", w.name, tar.ErrWriteTooLong)
@@ -397,8 +408,21 @@ func (w *TarWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// endSparse finishes the sparse entry being written, if any.
+func (w *TarWriter) endSparse() error {
+	if w.sparse == nil {
+		return nil
+	}
+	s := w.sparse
+	w.sparse = nil
+	return s.end(w.out)
+}
+
 // Close writes the tar footer. It does not close the underlying writer.
 func (w *TarWriter) Close() error {
+	if err := w.endSparse(); err != nil {
+		return err
+	}
 	if w.discard > 0 {
 		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
 	}

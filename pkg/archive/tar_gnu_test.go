@@ -371,9 +371,9 @@ var sparseArchivers = []struct {
 }
 
 // TestTarSparse: a sparse file in each form is read as its holes expanded,
-// and GNU tar, bsdtar and GNU cpio read the same content back from what
-// rootfs-trim writes (tar: expanded, since archive/tar cannot write a
-// sparse map; newc has no holes).
+// written back to tar sparse (PAX 1.0, the same map), and GNU tar, bsdtar
+// and GNU cpio read the same content back from what rootfs-trim writes
+// (newc has no holes: expanded).
 func TestTarSparse(t *testing.T) {
 	requireGNUTar(t)
 	requireTool(t, "bsdtar")
@@ -416,6 +416,17 @@ func TestTarSparse(t *testing.T) {
 				t.Errorf("holey: read %d bytes, not the file's %d", len(data["holey"]), len(holey))
 			}
 			out := copyTar(t, in, KindTar, nil)
+			// Written back sparse, as PAX 1.0, storing what the input stored.
+			back, _ := readTar(t, out)
+			for i, e := range back {
+				was, is := entries[i].Format.(*TarFormat).Sparse, e.Format.(*TarFormat).Sparse
+				if (was == nil) != (is == nil) || is != nil && (is.Format != "pax-1.0" || is.Stored != was.Stored || !cmp.Equal(is.Map, was.Map)) {
+					t.Errorf("%s: written %+v, read %+v", e.Name, is, was)
+				}
+			}
+			if len(out) > 64<<10 {
+				t.Errorf("rewrite of %d bytes, holes and all", len(out))
+			}
 			for _, tool := range []string{"tar", "bsdtar"} {
 				if diff := cmp.Diff(want, extracted(t, out, tool, true)); diff != "" {
 					t.Errorf("%s -x of the rewrite (-source +extracted):\n%s", tool, diff)
