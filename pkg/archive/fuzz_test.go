@@ -43,28 +43,69 @@ func FuzzTarReader(f *testing.F) {
 		r := NewTarReader(bytes.NewReader(in))
 		const budget = 1 << 20
 		r.holes = &limitReader{left: budget, max: budget}
-		w := NewTarWriter(io.Discard, tar.FormatUnknown)
+		var out bytes.Buffer
+		w := NewTarWriter(&out, tar.FormatUnknown)
+		var read []tarFuzzEntry
+		whole := true // every entry read was written, data and all
 		for {
 			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
 				return
 			}
 			if tf := e.Format.(*TarFormat); tf.Sparse != nil && (tf.Sparse.Stored < 0 || tf.Sparse.Stored > e.Size) {
 				t.Fatalf("%q: %d bytes stored of %d", e.Name, tf.Sparse.Stored, e.Size)
 			}
-			if w.WriteHeader(e) == nil {
-				n, err := io.Copy(w, r)
-				if err == nil && e.Type == TypeRegular && n != e.Size {
-					t.Fatalf("%q: read %d bytes of %d", e.Name, n, e.Size)
-				}
-			} else {
-				io.Copy(io.Discard, r)
-			}
 			if c, err := pathx.Clean(e.Name); err == nil {
 				if strings.HasPrefix(c, "/") || c == ".." || strings.HasPrefix(c, "../") {
 					t.Fatalf("pathx.Clean(%q) = %q escapes the root", e.Name, c)
 				}
 			}
+			if !whole || w.WriteHeader(e) != nil {
+				whole = false
+				io.Copy(io.Discard, r)
+				continue
+			}
+			var data bytes.Buffer
+			n, err := io.Copy(io.MultiWriter(w, &data), r)
+			if err != nil {
+				whole = false
+				continue
+			}
+			if e.Type == TypeRegular && n != e.Size {
+				t.Fatalf("%q: read %d bytes of %d", e.Name, n, e.Size)
+			}
+			read = append(read, tarFuzzEntry{e.Name, e.Type, data.String()})
+		}
+		if !whole || w.Close() != nil {
+			return
+		}
+		// What was written whole reads back the same: names, types, data.
+		back := NewTarReader(bytes.NewReader(out.Bytes()))
+		for i := 0; ; i++ {
+			e, err := back.Next()
+			if err == io.EOF && i == len(read) {
+				return
+			}
+			if err != nil || i >= len(read) {
+				t.Fatalf("reading back entry %d of %d: %v", i, len(read), err)
+			}
+			data, err := io.ReadAll(back)
+			if err != nil {
+				t.Fatalf("reading back %q: %v", e.Name, err)
+			}
+			if got := (tarFuzzEntry{e.Name, e.Type, string(data)}); got != read[i] {
+				t.Fatalf("entry %d read back as %q %s (%d bytes), written as %q %s (%d bytes)",
+					i, got.name, got.typ, len(got.data), read[i].name, read[i].typ, len(read[i].data))
+			}
 		}
 	})
+}
+
+type tarFuzzEntry struct {
+	name string
+	typ  Type
+	data string
 }
