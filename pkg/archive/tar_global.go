@@ -180,13 +180,8 @@ func (g *TarGlobal) apply(h *tar.Header) ([]string, error) {
 			if h.PAXRecords == nil {
 				h.PAXRecords = map[string]string{}
 			}
+			// archive/tar writes it from PAXRecords; Xattrs is deprecated.
 			h.PAXRecords[k] = v
-			if x, ok := strings.CutPrefix(k, "SCHILY.xattr."); ok {
-				if h.Xattrs == nil { //lint:ignore SA1019 archive/tar still reads and writes it
-					h.Xattrs = map[string]string{} //lint:ignore SA1019 as above
-				}
-				h.Xattrs[x] = v //lint:ignore SA1019 as above
-			}
 			h.Format = tar.FormatPAX
 		} else {
 			setGlobalField(h, k, v)

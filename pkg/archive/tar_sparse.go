@@ -306,8 +306,11 @@ func sparseRecords(e *Entry, h *tar.Header) map[string]string {
 			recs[k] = v
 		}
 	}
-	for k, v := range h.Xattrs { //lint:ignore SA1019 archive/tar still reads and writes it
-		recs["SCHILY.xattr."+k] = v
+	//lint:ignore SA1019 a caller may have set only Xattrs, which archive/tar still writes
+	for k, v := range h.Xattrs {
+		if _, ok := recs["SCHILY.xattr."+k]; !ok {
+			recs["SCHILY.xattr."+k] = v
+		}
 	}
 	if t := h.ModTime; t.Nanosecond() != 0 || t.Unix() < 0 || t.Unix() > maxOctal(12) {
 		recs["mtime"] = paxTime(t)
