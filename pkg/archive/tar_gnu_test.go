@@ -516,9 +516,11 @@ func TestTarSparseToNewcStreams(t *testing.T) {
 	if cw.n < size {
 		t.Fatalf("newc of %d bytes, want over %d", cw.n, size)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+	alloc := after.TotalAlloc - before.TotalAlloc
+	if alloc > 16<<20 {
 		t.Errorf("allocated %d bytes to expand %d bytes of holes", alloc, size)
 	}
+	t.Logf("%d bytes allocated for %d bytes of newc", alloc, cw.n)
 }
 
 type countWriter struct{ n int64 }
