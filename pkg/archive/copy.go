@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -374,8 +373,7 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 // fromTar reports whether e came from a TarReader, whose hard links name
 // their target by path.
 func fromTar(e *Entry) bool {
-	h, ok := e.Format.(*tar.Header)
-	return ok && h != nil
+	return tarHeaderOf(e) != nil
 }
 
 type eofReader struct{}

@@ -133,8 +133,9 @@ type Entry struct {
 	Offset int64
 
 	// Format holds what a same-format writer needs to reproduce the entry
-	// exactly (tar's PAX records, user and group names, header format). It is
-	// never needed to interpret the entry.
+	// exactly: for tar a *TarFormat (the header with its PAX records, user
+	// and group names and header format; the PAX global header in effect;
+	// whether it was sparse). It is never needed to interpret the entry.
 	Format any
 }
 

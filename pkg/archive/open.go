@@ -150,7 +150,8 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	var src io.Reader = &limitReader{r: dr, left: maxSize, max: maxSize}
+	lim := &limitReader{r: dr, left: maxSize, max: maxSize}
+	var src io.Reader = lim
 	if opt.Tap != nil {
 		src = &tapReader{r: src, tap: opt.Tap}
 	}
@@ -168,7 +169,9 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	in := &Input{Format: format, counter: counter, decomp: dr}
 	switch format.Kind {
 	case KindTar:
-		in.Reader = NewTarReader(br)
+		tr := NewTarReader(br)
+		tr.holes = lim
+		in.Reader = tr
 	default:
 		in.Reader = NewCpioReader(br)
 	}
@@ -259,6 +262,17 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
 	return n, err
+}
+
+// charge counts n bytes a reader made up (a sparse file's holes) as if they
+// had come out of the decompressor.
+func (l *limitReader) charge(n int64) error {
+	if n > l.left {
+		l.left = 0
+		return fmt.Errorf("%w (--max-size %d bytes): a sparse bomb, or raise --max-size", ErrTooLarge, l.max)
+	}
+	l.left -= n
+	return nil
 }
 
 type tapReader struct {

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strings"
 	"time"
 )
 
 // tarBlockSize is the unit in which tar pads headers and data.
 const tarBlockSize = 512
 
-// TarReader reads a tar stream (USTAR, PAX or GNU) as entries.
+// TarReader reads a tar stream (USTAR, PAX or GNU) as entries. PAX global
+// headers and GNU sparse files are read as GNU tar reads them: a global
+// header's records are defaults for the entries after it, a sparse file's
+// data is its holes expanded (see tar_global.go and tar_sparse.go).
 type TarReader struct {
 	tr  *tar.Reader
 	cnt *tarCounter
@@ -24,36 +26,73 @@ type TarReader struct {
 	// false before the first entry and after a failed Next.
 	cur    string
 	active bool
+	// global is the PAX global header in effect, nil before the first.
+	global *TarGlobal
+	// sparse is set while the current entry is a sparse file, whose holes
+	// Read charges to holes.
+	sparse bool
+	holes  expandBudget
 }
 
-// NewTarReader returns a Reader over the tar stream r.
+// expandBudget is charged with bytes a reader makes up rather than reads
+// (a sparse file's holes), so that they count against --max-size as
+// decompressed bytes do.
+type expandBudget interface {
+	charge(n int64) error
+}
+
+// NewTarReader returns a Reader over the tar stream r. The holes of its
+// sparse files are not limited; OpenWith's reader charges them to
+// OpenOptions.MaxSize.
 func NewTarReader(r io.Reader) *TarReader {
 	cnt := &tarCounter{r: r}
 	return &TarReader{tr: tar.NewReader(cnt), cnt: cnt}
 }
 
-// Next returns the next entry. Its Format holds the *tar.Header as read, so
-// that a tar writer can reproduce user and group names, PAX records (xattrs),
-// access and change times and the header format.
+// Next returns the next entry. Its Format is a *TarFormat holding the
+// *tar.Header as read, so that a tar writer can reproduce user and group
+// names, PAX records (xattrs), access and change times and the header
+// format, and the global header and sparse map behind the entry.
 func (r *TarReader) Next() (*Entry, error) {
-	r.active = false
-	off := r.next
-	h, err := r.tr.Next()
-	if err == io.EOF {
-		return nil, io.EOF
+	r.active, r.sparse = false, false
+	for {
+		off := r.next
+		r.cnt.record(off)
+		h, err := r.tr.Next()
+		rec := r.cnt.stop()
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tar: reading header at offset %d: %w", off, err)
+		}
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			g, err := newTarGlobal(h, off, rec)
+			if err != nil {
+				return nil, err
+			}
+			// archive/tar reads the records' padding with the next header.
+			r.global, r.next = g, roundBlock(r.cnt.n)
+			continue
+		}
+		f := &TarFormat{Header: h, Global: r.global}
+		if f.FromGlobal, err = r.global.apply(h); err != nil {
+			return nil, err
+		}
+		e, err := entryFromTarHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		e.Format, e.Offset = f, off
+		var dataStart, stored int64
+		f.Sparse, dataStart, stored, err = sparseLayout(h, rec, off, r.cnt.n, e.Size)
+		if err != nil {
+			return nil, err
+		}
+		r.next = dataStart + roundBlock(stored)
+		r.cur, r.active, r.sparse = e.Name, true, f.Sparse != nil
+		return e, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("tar: reading header at offset %d: %w", off, err)
-	}
-	e, err := entryFromTarHeader(h)
-	if err != nil {
-		return nil, err
-	}
-	e.Offset = off
-	dataStart := r.cnt.n
-	r.next = dataStart + roundBlock(e.Size)
-	r.cur, r.active = e.Name, true
-	return e, nil
 }
 
 // Read reads the data of the current entry.
@@ -61,23 +100,71 @@ func (r *TarReader) Read(p []byte) (int, error) {
 	if !r.active {
 		return 0, io.EOF
 	}
+	before := r.cnt.n
 	n, err := r.tr.Read(p)
 	if err != nil && err != io.EOF {
 		err = fmt.Errorf("tar %q: reading data: %w", r.cur, err)
 	}
+	if r.sparse && r.holes != nil {
+		// What came out beyond what was read is hole.
+		if made := int64(n) - (r.cnt.n - before); made > 0 {
+			if cerr := r.holes.charge(made); cerr != nil {
+				return 0, fmt.Errorf("tar %q: expanding its holes: %w", r.cur, cerr)
+			}
+		}
+	}
 	return n, err
 }
 
-// tarCounter counts the bytes archive/tar consumes, for Entry.Offset.
+// tarCounter counts the bytes archive/tar consumes, for Entry.Offset, and
+// keeps those of the headers Next reads, where a sparse file's layout is.
 type tarCounter struct {
 	r io.Reader
 	n int64
+	// from is where the kept bytes start (the header's offset: what Next
+	// reads before it is the previous entry's data, skipped); on is set
+	// during Next.
+	from int64
+	on   bool
+	kept []byte
+	// over is set when the headers outgrew maxKeptHeaders.
+	over bool
 }
+
+// maxKeptHeaders bounds the header bytes kept for one entry. archive/tar
+// takes up to 1 MiB of PAX records and 1 MiB of each GNU long name; only
+// a sparse file's map could need more.
+const maxKeptHeaders = 4 << 20
 
 func (c *tarCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if c.on && n > 0 {
+		b := p[:n]
+		if skip := c.from - c.n; skip > 0 {
+			b = b[min(skip, int64(n)):]
+		}
+		if len(c.kept)+len(b) > maxKeptHeaders {
+			c.over = true
+		} else {
+			c.kept = append(c.kept, b...)
+		}
+	}
 	c.n += int64(n)
 	return n, err
+}
+
+func (c *tarCounter) record(from int64) {
+	c.from, c.on, c.kept, c.over = from, true, c.kept[:0], false
+}
+
+// stop ends the recording; the bytes are valid until the next record, nil
+// when they outgrew maxKeptHeaders.
+func (c *tarCounter) stop() []byte {
+	c.on = false
+	if c.over {
+		return nil
+	}
+	return c.kept
 }
 
 func roundBlock(n int64) int64 {
@@ -85,39 +172,27 @@ func roundBlock(n int64) int64 {
 }
 
 // tarTypes maps the tar type flags we understand to entry types. Anything
-// else (GNU sparse, volume and multi-volume headers, dump dirs, global
-// headers) carries meaning we cannot represent in an Entry, so it is refused
-// instead of being rewritten into something different.
+// else (volume and multi-volume headers, dump dirs) carries meaning we
+// cannot represent in an Entry, so it is refused instead of being rewritten
+// into something different. archive/tar itself consumes PAX extended and
+// global headers and GNU long names, and expands sparse files.
 var tarTypes = map[byte]Type{
-	tar.TypeReg:     TypeRegular,
-	'\x00':          TypeRegular, // tar.TypeRegA: pre-POSIX regular files
-	tar.TypeCont:    TypeRegular, // POSIX: "treat as a regular file"
-	tar.TypeDir:     TypeDir,
-	tar.TypeSymlink: TypeSymlink,
-	tar.TypeLink:    TypeHardlink,
-	tar.TypeChar:    TypeChar,
-	tar.TypeBlock:   TypeBlock,
-	tar.TypeFifo:    TypeFifo,
+	tar.TypeReg:       TypeRegular,
+	'\x00':            TypeRegular, // tar.TypeRegA: pre-POSIX regular files
+	tar.TypeCont:      TypeRegular, // POSIX: "treat as a regular file"
+	tar.TypeGNUSparse: TypeRegular, // its data is its holes expanded
+	tar.TypeDir:       TypeDir,
+	tar.TypeSymlink:   TypeSymlink,
+	tar.TypeLink:      TypeHardlink,
+	tar.TypeChar:      TypeChar,
+	tar.TypeBlock:     TypeBlock,
+	tar.TypeFifo:      TypeFifo,
 }
 
 func entryFromTarHeader(h *tar.Header) (*Entry, error) {
 	t, ok := tarTypes[h.Typeflag]
 	if !ok {
-		what := fmt.Sprintf("unsupported entry type %q", h.Typeflag)
-		switch h.Typeflag {
-		case tar.TypeGNUSparse:
-			what = "GNU sparse files are not supported"
-		case tar.TypeXGlobalHeader:
-			// Its records apply to every later entry, and archive/tar does
-			// not merge them in: skipping it would silently change them.
-			what = "PAX global headers are not supported"
-		}
-		return nil, fmt.Errorf("tar %q: %s", h.Name, what)
-	}
-	for k := range h.PAXRecords {
-		if strings.HasPrefix(k, "GNU.sparse.") {
-			return nil, fmt.Errorf("tar %q: PAX sparse files are not supported", h.Name)
-		}
+		return nil, fmt.Errorf("tar %q: unsupported entry type %q", h.Name, h.Typeflag)
 	}
 	e := &Entry{
 		Name:    h.Name,
@@ -127,8 +202,7 @@ func entryFromTarHeader(h *tar.Header) (*Entry, error) {
 		GID:     h.Gid,
 		ModTime: h.ModTime,
 		// tar has no link count; hard links are TypeHardlink entries.
-		Nlink:  1,
-		Format: h,
+		Nlink: 1,
 	}
 	switch t {
 	case TypeRegular:
@@ -150,24 +224,32 @@ func entryFromTarHeader(h *tar.Header) (*Entry, error) {
 // TarWriter writes entries as a tar stream.
 type TarWriter struct {
 	tw     *tar.Writer
+	out    io.Writer // tw's, for a PAX global header copied as it was read
 	format tar.Format
 	name   string // current entry, for errors
 	// discard counts data bytes of a non-regular entry that tar has no room
 	// for (the entry's Size as given); they are accepted and dropped.
 	discard int64
 	skip    bool // current entry is not written (trailer)
+	// global is the PAX global header last written.
+	global *TarGlobal
+	// sparse is set while a sparse entry's data is written.
+	sparse *sparseOut
 }
 
 // NewTarWriter returns a Writer producing a tar stream on w. format is used
 // for entries whose Format does not carry a *tar.Header with a format of its
 // own; tar.FormatUnknown lets archive/tar pick the smallest that fits.
 func NewTarWriter(w io.Writer, format tar.Format) *TarWriter {
-	return &TarWriter{tw: tar.NewWriter(w), format: format}
+	return &TarWriter{tw: tar.NewWriter(w), out: w, format: format}
 }
 
 // WriteHeader starts a new entry. TypeTrailer entries (cpio member
 // boundaries) are ignored; sockets cannot be stored in tar and are an error.
 func (w *TarWriter) WriteHeader(e *Entry) error {
+	if err := w.endSparse(); err != nil {
+		return err
+	}
 	if w.discard > 0 {
 		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
 	}
@@ -184,6 +266,12 @@ func (w *TarWriter) WriteHeader(e *Entry) error {
 	h, err := tarHeaderFromEntry(e, w.format)
 	if err != nil {
 		return err
+	}
+	if err := w.writeGlobal(e); err != nil {
+		return err
+	}
+	if sp := sparseToWrite(e, h); sp != nil {
+		return w.writeSparse(e, h, sp)
 	}
 	err = w.tw.WriteHeader(h)
 	if err != nil && h.Format != w.format && h.Format != tar.FormatUnknown {
@@ -224,7 +312,7 @@ func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
 	}
 	h := &tar.Header{}
 	sameType := false
-	if base, ok := e.Format.(*tar.Header); ok && base != nil {
+	if base := tarHeaderOf(e); base != nil {
 		*h = *base
 		h.PAXRecords = maps.Clone(base.PAXRecords)
 		// Deprecated, but archive/tar still fills it and merges it back.
@@ -246,6 +334,11 @@ func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
 		// bits old archivers put above the permission bits.
 		flag = h.Typeflag
 		mode |= h.Mode &^ PermMask
+		if flag == tar.TypeGNUSparse {
+			// Not written sparse (writeSparse did not take it): the data
+			// goes out expanded, as a plain file.
+			flag = tar.TypeReg
+		}
 	}
 	h.Typeflag = flag
 	h.Name = e.Name
@@ -298,6 +391,9 @@ func truncSecond(t time.Time) time.Time {
 
 // Write writes data of the current entry.
 func (w *TarWriter) Write(p []byte) (int, error) {
+	if w.sparse != nil {
+		return w.sparse.write(w.out, p)
+	}
 	if w.skip || w.discard > 0 || len(p) == 0 {
 		if int64(len(p)) > w.discard {
 			return 0, fmt.Errorf("tar %q: %w", w.name, tar.ErrWriteTooLong)
@@ -312,8 +408,21 @@ func (w *TarWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// endSparse finishes the sparse entry being written, if any.
+func (w *TarWriter) endSparse() error {
+	if w.sparse == nil {
+		return nil
+	}
+	s := w.sparse
+	w.sparse = nil
+	return s.end(w.out)
+}
+
 // Close writes the tar footer. It does not close the underlying writer.
 func (w *TarWriter) Close() error {
+	if err := w.endSparse(); err != nil {
+		return err
+	}
 	if w.discard > 0 {
 		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
 	}

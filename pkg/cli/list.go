@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -22,6 +25,9 @@ and mode (setuid, setgid, sticky), uid/gid, size or device numbers, mtime (UTC),
 name exactly as stored, symlink target, and hard-link group (inode and link
 count). cpio member boundaries (TRAILER!!!) are shown, since several members
 may be concatenated. The first line names the detected format and compression.
+A tar PAX global header is shown as a line of its own before the entries it
+applies to, and an entry that took a field from it says which; a sparse file
+shows its expanded size and how many bytes the archive stores.
 `
 
 // listSchema names list --json's JSON Schema, docs/schema/list.json. Any
@@ -57,6 +63,43 @@ type listEntry struct {
 	RdevMinor   uint32 `json:"rdev_minor"`
 	Offset      int64  `json:"offset"`
 	Pad         int64  `json:"pad,omitempty"`
+	// PAXGlobal: on the first entry after each tar PAX global header.
+	PAXGlobal *listGlobal `json:"pax_global,omitempty"`
+	// FromGlobal: the PAX keywords the entry took from the global header.
+	FromGlobal []string    `json:"from_global,omitempty"`
+	Sparse     *listSparse `json:"sparse,omitempty"`
+}
+
+type listGlobal struct {
+	Name    string            `json:"name"`
+	Offset  int64             `json:"offset"`
+	Records map[string]string `json:"records"`
+}
+
+type listSparse struct {
+	Format string `json:"format"`
+	Stored int64  `json:"stored"`
+}
+
+// tarGlobalShown tells, entry by entry, when a new PAX global header
+// applies: the listing shows it once, before the first entry under it.
+type tarGlobalShown struct{ last *archive.TarGlobal }
+
+func (s *tarGlobalShown) next(e *archive.Entry) *archive.TarGlobal {
+	f, ok := e.Format.(*archive.TarFormat)
+	if !ok || f.Global == nil || f.Global == s.last {
+		return nil
+	}
+	s.last = f.Global
+	return f.Global
+}
+
+func formatGlobal(g *archive.TarGlobal) string {
+	line := fmt.Sprintf("-- PAX global header %s at offset %d:", names.Quote(g.Name), g.Offset)
+	for _, k := range slices.Sorted(maps.Keys(g.Records)) {
+		line += " " + names.Quote(k+"="+g.Records[k])
+	}
+	return line
 }
 
 func runList(ctx context.Context, env *Env, args []string) error {
@@ -90,6 +133,7 @@ func listTo(w io.Writer, in *archive.Input, r archive.Reader, asJSON bool) error
 		return listJSON(w, in, r)
 	}
 	fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
+	var globals tarGlobalShown
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -97,6 +141,9 @@ func listTo(w io.Writer, in *archive.Input, r archive.Reader, asJSON bool) error
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if g := globals.next(e); g != nil {
+			fmt.Fprintln(w, formatGlobal(g))
 		}
 		fmt.Fprintln(w, formatEntry(e))
 	}
@@ -121,17 +168,35 @@ func formatEntry(e *archive.Entry) string {
 	if _, ok := e.LinkKey(); ok {
 		line += fmt.Sprintf("  [hard link: inode %d, %d links]", e.Inode, e.Nlink)
 	}
+	if f, ok := e.Format.(*archive.TarFormat); ok {
+		if f.Sparse != nil {
+			line += fmt.Sprintf("  [sparse %s: %d bytes stored]", f.Sparse.Format, f.Sparse.Stored)
+		}
+		if len(f.FromGlobal) > 0 {
+			line += "  [from the PAX global header: " + strings.Join(f.FromGlobal, ", ") + "]"
+		}
+	}
 	return line
 }
 
-func toListEntry(e *archive.Entry) listEntry {
-	return listEntry{
+func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
+	l := listEntry{
 		Name: e.Name, NameB64: names.B64(e.Name), Type: e.Type.String(), Mode: fmt.Sprintf("%04o", e.Mode),
 		UID: e.UID, GID: e.GID, Size: e.Size, MTime: e.ModTime.UTC().Format(time.RFC3339Nano),
 		Linkname: e.Linkname, LinknameB64: names.B64(e.Linkname), Inode: e.Inode, Nlink: e.Nlink,
 		DevMajor: e.DevMajor, DevMinor: e.DevMinor, RdevMajor: e.RdevMajor, RdevMinor: e.RdevMinor,
 		Offset: e.Offset, Pad: e.Pad,
 	}
+	if g != nil {
+		l.PAXGlobal = &listGlobal{Name: g.Name, Offset: g.Offset, Records: g.Records}
+	}
+	if f, ok := e.Format.(*archive.TarFormat); ok {
+		l.FromGlobal = f.FromGlobal
+		if f.Sparse != nil {
+			l.Sparse = &listSparse{Format: f.Sparse.Format, Stored: f.Sparse.Stored}
+		}
+	}
+	return l
 }
 
 // listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...]}
@@ -139,6 +204,7 @@ func toListEntry(e *archive.Entry) listEntry {
 func listJSON(w io.Writer, in *archive.Input, r archive.Reader) error {
 	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String()})
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
+	var globals tarGlobalShown
 	for i := 0; ; i++ {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -148,7 +214,7 @@ func listJSON(w io.Writer, in *archive.Input, r archive.Reader) error {
 			fmt.Fprintln(w, "]}")
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		b, _ := json.Marshal(toListEntry(e))
+		b, _ := json.Marshal(toListEntry(e, globals.next(e)))
 		if i > 0 {
 			w.Write([]byte(","))
 		}
