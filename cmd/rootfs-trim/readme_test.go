@@ -226,3 +226,16 @@ func TestREADMESetUp(t *testing.T) {
 		}
 	}
 }
+
+// The README is a front door: what does not fit in a screenful or five
+// belongs in docs/ (issue 24 set the bound).
+func TestREADMEIsShort(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const most = 250
+	if n := bytes.Count(readme, []byte("\n")); n > most {
+		t.Errorf("README.md has %d lines, want at most %d: link the details from docs/", n, most)
+	}
+}
