@@ -83,6 +83,13 @@ func (r *Resolver) Canonical(dir, target string) string {
 	return r.tree.Canonical(dir, target)
 }
 
+// Lstat says what is at the clean path p now, as lstat(2) would in the
+// unpacked tree: its type and, for a symlink, its target.
+func (r *Resolver) Lstat(p string) (Type, string, bool) {
+	n, ok := r.tree.nodes[p]
+	return n.typ, n.target, ok
+}
+
 func (r *Resolver) checkTar(e *Entry) error {
 	name, err := pathx.Clean(e.Name)
 	if err != nil {
