@@ -55,6 +55,9 @@ type LockFile struct {
 	// names it, but a file only the fallback handles is locked and
 	// reported as a new offender, unreviewed.
 	fallback string
+	// seenAs says where the booted system sees the file when that is not
+	// its path (Verdict.Alias), for the finding.
+	seenAs string
 }
 
 // ReadLock reads a lock file; a missing file is an empty lock.

@@ -124,6 +124,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 		r = wrap(src)
 	}
 	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
+	d.SetInput(src.Format.Kind)
 	var found []Finding
 	for {
 		e, err := r.Next()
