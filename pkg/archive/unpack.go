@@ -3,6 +3,7 @@ package archive
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"path"
 	"strings"
 
@@ -47,7 +48,7 @@ type Resolver struct {
 	// ErrAmbiguousParent): the state of each path that is not a directory
 	// at this point of the stream, a symlink staying one under a later
 	// directory entry (GNU tar keeps a symlink to a directory).
-	tar map[string]Type
+	tar map[pathKey]Type
 }
 
 // NewResolver returns the resolver for an input of kind k. cpio and trees
@@ -58,7 +59,7 @@ type Resolver struct {
 func NewResolver(k Kind) *Resolver {
 	r := &Resolver{tree: *NewKernelTree()}
 	if !k.IsCpio() && k != KindDir {
-		r.tar = map[string]Type{}
+		r.tar = map[pathKey]Type{}
 	}
 	return r
 }
@@ -86,7 +87,7 @@ func (r *Resolver) Canonical(dir, target string) string {
 // Lstat says what is at the clean path p now, as lstat(2) would in the
 // unpacked tree: its type and, for a symlink, its target.
 func (r *Resolver) Lstat(p string) (Type, string, bool) {
-	n, ok := r.tree.nodes[p]
+	n, ok := r.tree.node(p)
 	return n.typ, n.target, ok
 }
 
@@ -99,19 +100,19 @@ func (r *Resolver) checkTar(e *Entry) error {
 		if name[i] != '/' {
 			continue
 		}
-		if t, ok := r.tar[name[:i]]; ok {
+		if t, ok := r.tar[r.tree.key(name[:i])]; ok {
 			what := "a " + t.String()
-			if n := r.tree.nodes[name[:i]]; t == TypeSymlink && n.typ == TypeSymlink {
+			if n, _ := r.tree.node(name[:i]); t == TypeSymlink && n.typ == TypeSymlink {
 				what = "a symlink (" + names.Quote(name[:i]) + " -> " + names.Quote(n.target) + ")"
 			}
 			return fmt.Errorf("%s above it is %s at this point of the stream: %w", names.Quote(name[:i]), what, ErrAmbiguousParent)
 		}
 	}
-	switch {
+	switch k := r.tree.key(name); {
 	case e.Type != TypeDir:
-		r.tar[name] = e.Type
-	case r.tar[name] != TypeSymlink:
-		delete(r.tar, name)
+		r.tar[k] = e.Type
+	case r.tar[k] != TypeSymlink:
+		delete(r.tar, k)
 	}
 	return nil
 }
@@ -146,13 +147,30 @@ const maxSymlinks = 40
 // order the kernel unpacks them: the tree stays, only the hard-link groups
 // reset at each trailer.
 type KernelTree struct {
-	nodes map[string]knode // by the path where it is; "." is the root
-	links map[linkKey]string
+	// nodes are by the path where each is, "." the root, keyed by two
+	// seeded hashes of it: a table with no pointers costs the garbage
+	// collector nothing to scan, and an archive of 10^6 entries has two
+	// (the input's, and the output check's) of 24 bytes a slot. Names
+	// cannot be chosen to collide without the seeds, and 128 bits leave
+	// chance collisions out of reach.
+	nodes   map[pathKey]kstat
+	targets map[pathKey]string // the symlinks'
+	seeds   [2]maphash.Seed
+	links   map[linkKey]string
+	// names, when set (tests), keeps each node's path.
+	names map[pathKey]string
+}
+
+type pathKey [2]uint64
+
+type kstat struct {
+	typ  Type
+	kids uint32 // a directory's entries
 }
 
 type knode struct {
 	typ    Type
-	kids   int32  // a directory's entries
+	kids   uint32
 	target string // a symlink's
 }
 
@@ -164,7 +182,24 @@ type linkKey struct {
 
 // NewKernelTree returns the tree of an empty rootfs.
 func NewKernelTree() *KernelTree {
-	return &KernelTree{nodes: map[string]knode{".": {typ: TypeDir}}}
+	t := &KernelTree{nodes: map[pathKey]kstat{}, targets: map[pathKey]string{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	t.nodes[t.key(".")] = kstat{typ: TypeDir}
+	return t
+}
+
+func (t *KernelTree) key(p string) pathKey {
+	return pathKey{maphash.String(t.seeds[0], p), maphash.String(t.seeds[1], p)}
+}
+
+// node is what is at the clean path p.
+func (t *KernelTree) node(p string) (knode, bool) {
+	k := t.key(p)
+	st, ok := t.nodes[k]
+	n := knode{typ: st.typ, kids: st.kids}
+	if ok && st.typ == TypeSymlink {
+		n.target = t.targets[k]
+	}
+	return n, ok
 }
 
 // Add unpacks e as the kernel does and returns where it landed. A name
@@ -190,7 +225,12 @@ func (t *KernelTree) Add(e *Entry) Landing {
 	// for the names that meet a symlink or nothing.
 	parent, full := path.Dir(name), name
 	var via []string
-	if n, ok := t.nodes[parent]; !ok || n.typ != TypeDir {
+	pk := t.key(parent)
+	if n, ok := t.nodes[pk]; ok && n.typ == TypeDir {
+		if t.addNew(e, name, pk, n) {
+			return Landing{Path: name}
+		}
+	} else {
 		dir, ok := t.walk(".", parent, false, &via)
 		if !ok {
 			return Landing{}
@@ -203,10 +243,36 @@ func (t *KernelTree) Add(e *Entry) Landing {
 	return Landing{}
 }
 
+// addNew is Add's common case, in as few table operations as it takes: a
+// name that is new in its directory (pk, whose node is parent), made as
+// it is. It reports false, having changed nothing, for anything else.
+func (t *KernelTree) addNew(e *Entry, name string, pk pathKey, parent kstat) bool {
+	switch e.Type {
+	case TypeDir:
+	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
+		if e.Nlink > 1 {
+			return false
+		}
+	default:
+		return false
+	}
+	k := t.key(name)
+	if _, ok := t.nodes[k]; ok {
+		return false
+	}
+	t.nodes[k] = kstat{typ: e.Type}
+	parent.kids++
+	t.nodes[pk] = parent
+	if t.names != nil {
+		t.names[k] = name
+	}
+	return true
+}
+
 // make does for e at full what do_name, do_symlink and maybe_link do, and
 // reports whether e is there afterwards.
 func (t *KernelTree) make(e *Entry, name, full string) bool {
-	cur, exists := t.nodes[full]
+	cur, exists := t.node(full)
 	if e.Type == TypeSymlink {
 		// clean_path(collected, 0): whatever is there goes, if it can.
 		if !t.remove(full) || e.Linkname == "" {
@@ -221,7 +287,7 @@ func (t *KernelTree) make(e *Entry, name, full string) bool {
 	if old, ok := t.earlier(e, name); ok {
 		return t.link(old, full)
 	}
-	cur, exists = t.nodes[full]
+	cur, exists = t.node(full)
 	switch e.Type {
 	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
 		if exists {
@@ -273,7 +339,7 @@ func (t *KernelTree) link(old, full string) bool {
 	if !ok {
 		return false
 	}
-	n, ok := t.nodes[join(dir, path.Base(old))]
+	n, ok := t.node(join(dir, path.Base(old)))
 	if !ok || n.typ == TypeDir {
 		return false
 	}
@@ -283,27 +349,44 @@ func (t *KernelTree) link(old, full string) bool {
 
 // remove is clean_path's rmdir or unlink; it reports whether full is free.
 func (t *KernelTree) remove(full string) bool {
-	n, ok := t.nodes[full]
+	k := t.key(full)
+	n, ok := t.nodes[k]
 	if !ok {
 		return true
 	}
 	if n.typ == TypeDir && n.kids > 0 {
 		return false
 	}
-	delete(t.nodes, full)
-	t.count(path.Dir(full), -1)
+	delete(t.nodes, k)
+	delete(t.targets, k)
+	if t.names != nil {
+		delete(t.names, k)
+	}
+	t.count(path.Dir(full), false)
 	return true
 }
 
 func (t *KernelTree) add(full string, n knode) {
-	t.nodes[full] = n
-	t.count(path.Dir(full), 1)
+	k := t.key(full)
+	t.nodes[k] = kstat{typ: n.typ}
+	if n.typ == TypeSymlink {
+		t.targets[k] = n.target
+	}
+	if t.names != nil {
+		t.names[k] = full
+	}
+	t.count(path.Dir(full), true)
 }
 
-func (t *KernelTree) count(dir string, d int32) {
-	if n, ok := t.nodes[dir]; ok {
-		n.kids += d
-		t.nodes[dir] = n
+func (t *KernelTree) count(dir string, up bool) {
+	k := t.key(dir)
+	if n, ok := t.nodes[k]; ok {
+		if up {
+			n.kids++
+		} else {
+			n.kids--
+		}
+		t.nodes[k] = n
 	}
 }
 
@@ -330,7 +413,7 @@ func (t *KernelTree) walk(base, p string, lax bool, via *[]string) (string, bool
 			continue
 		}
 		next := join(cur, comp)
-		n, ok := t.nodes[next]
+		n, ok := t.node(next)
 		switch {
 		case !ok && lax:
 			cur = next

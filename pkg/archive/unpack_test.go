@@ -3,7 +3,9 @@ package archive
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,7 +104,7 @@ var resolverCases = []struct {
 func TestKernelTree(t *testing.T) {
 	for _, tc := range resolverCases {
 		t.Run(tc.name, func(t *testing.T) {
-			tree := NewKernelTree()
+			tree := named(NewKernelTree())
 			var l Landing
 			for _, s := range tc.entries {
 				l = tree.Add(u(s))
@@ -177,12 +179,13 @@ func TestCanonical(t *testing.T) {
 // landing is a node.
 func checkTree(t *testing.T, tree *KernelTree) {
 	t.Helper()
-	kids := map[string]int32{}
-	for p, n := range tree.nodes {
-		if p == "." {
-			continue
-		}
-		parent, ok := tree.nodes[path.Dir(p)]
+	if len(tree.names) != len(tree.nodes)-1 {
+		t.Fatalf("%d nodes, %d of them named", len(tree.nodes), len(tree.names))
+	}
+	kids := map[string]uint32{}
+	for _, p := range tree.names {
+		n, _ := tree.node(p)
+		parent, ok := tree.node(path.Dir(p))
 		if !ok || parent.typ != TypeDir {
 			t.Fatalf("%s: its parent is %+v (%v)", p, parent, ok)
 		}
@@ -191,11 +194,17 @@ func checkTree(t *testing.T, tree *KernelTree) {
 			t.Fatalf("%s: a symlink with no target", p)
 		}
 	}
-	for p, n := range tree.nodes {
-		if n.typ == TypeDir && n.kids != kids[p] {
+	for _, p := range append([]string{"."}, slices.Collect(maps.Values(tree.names))...) {
+		if n, _ := tree.node(p); n.typ == TypeDir && n.kids != kids[p] {
 			t.Fatalf("%s: counts %d entries, has %d", p, n.kids, kids[p])
 		}
 	}
+}
+
+// named returns a tree that keeps its nodes' paths, for checkTree.
+func named(tree *KernelTree) *KernelTree {
+	tree.names = map[pathKey]string{}
+	return tree
 }
 
 // FuzzResolver: any stream of entries keeps the tree's invariants; every
@@ -211,6 +220,7 @@ func FuzzResolver(f *testing.F) {
 			k = KindTar
 		}
 		r := NewResolver(k)
+		named(&r.tree)
 		for len(in) > 0 && len(r.tree.nodes) < 500 {
 			var e *Entry
 			e, in = fuzzEntry(in)
@@ -233,7 +243,7 @@ func FuzzResolver(f *testing.F) {
 			if l.Path != path.Clean(l.Path) || strings.HasPrefix(l.Path, "/") || l.Path == ".." || strings.HasPrefix(l.Path, "../") {
 				t.Fatalf("%q lands at %q", e.Name, l.Path)
 			}
-			if _, ok := r.tree.nodes[l.Path]; !ok {
+			if _, ok := r.tree.node(l.Path); !ok {
 				t.Fatalf("%q lands at %q, where nothing is", e.Name, l.Path)
 			}
 			if c := r.Canonical(path.Dir(l.Path), e.Linkname); strings.HasPrefix(c, "/") || c == ".." || strings.HasPrefix(c, "../") {
@@ -278,4 +288,21 @@ func fuzzEntry(in []byte) (*Entry, []byte) {
 		e.Type, e.Nlink, e.Inode = TypeChar, 2, 9
 	}
 	return e, in
+}
+
+// BenchmarkResolver: one entry of a flat directory of a million, as in
+// TestMillionEntries (cmd/rootfs-trim).
+func BenchmarkResolver(b *testing.B) {
+	r := NewResolver(KindCpio)
+	r.Resolve(&Entry{Name: "d", Type: TypeDir})
+	names := make([]string, 1<<20)
+	for i := range names {
+		names[i] = fmt.Sprintf("d/%07d", i)
+	}
+	e := &Entry{Type: TypeRegular, Nlink: 1}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		e.Name = names[i%len(names)]
+		r.Resolve(e)
+	}
 }
