@@ -3,6 +3,7 @@ package trim
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +144,25 @@ func TestGuardResolvesTheOutput(t *testing.T) {
 		Options{Set: set, Owners: NewOwners(), Input: archive.KindCpio}, nil)
 	if !errors.Is(err, errGuard) || !strings.Contains(err.Error(), "lands at etc/cni/net.d/00-evil.conflist (x -> etc/cni/net.d)") {
 		t.Fatalf("apply: %v", err)
+	}
+}
+
+// TestDirLinksStayFew: an input that repeats a symlink at a directory the
+// policy's paths lie in keeps one link to resolve each later entry
+// through, the last, not one per repetition (each entry is matched
+// against every remembered link).
+func TestDirLinksStayFew(t *testing.T) {
+	c := NewClassifier(shippedRules(t), nil)
+	for i := range 1000 {
+		if _, err := c.Classify(aliasEntry(fmt.Sprintf("l etc/cni /opt/evil%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := c.Classify(aliasEntry("f opt/evil999/net.d/a.conflist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.dirLinks) != 1 || v.Alias != "etc/cni/net.d/a.conflist" {
+		t.Errorf("%d links remembered; alias %q", len(c.dirLinks), v.Alias)
 	}
 }

@@ -364,6 +364,19 @@ func (c *Classifier) present(p *rules.Package) bool {
 	return false
 }
 
+// noteDirLink remembers l; a later link at the same path takes its place,
+// as it does in the image, so that the list stays as short as the
+// policy's directories are few, however many links an input repeats.
+func (c *Classifier) noteDirLink(l dirLink) {
+	for i := range c.dirLinks {
+		if c.dirLinks[i].link == l.link {
+			c.dirLinks[i] = l
+			return
+		}
+	}
+	c.dirLinks = append(c.dirLinks, l)
+}
+
 // throughLinks finds what the booted system sees that the entry's own path
 // hides. A symlink at a directory the policy's paths lie in (etc/cni ->
 // ../opt/evilcni) is itself a finding, under the policy items it would let
@@ -381,7 +394,7 @@ func (c *Classifier) present(p *rules.Package) bool {
 func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry, at string) {
 	if e.Type == archive.TypeSymlink {
 		if hits := c.policyDirs[at]; len(hits) > 0 {
-			c.dirLinks = append(c.dirLinks, dirLink{link: at, raw: e.Linkname})
+			c.noteDirLink(dirLink{link: at, raw: e.Linkname})
 			if len(v.Forbidden) == 0 {
 				v.Forbidden = hits
 			}
