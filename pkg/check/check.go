@@ -217,6 +217,7 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 	}
 	// check reads package trees, not applied images: no path is apply's own.
 	d := trim.NewDecider(opt.Set, owners, nil)
+	d.SetInput(src.Format.Kind)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -248,6 +249,9 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		}
 		if len(v.Forbidden) > 0 {
 			lf.Policy = v.Forbidden[0].Name
+		}
+		if v.Alias != "" {
+			lf.seenAs = fmt.Sprintf("the booted system sees it as %s, through the symlink %s", names.Quote(v.Alias), v.Through)
 		}
 		var content []byte
 		switch e.Type {
@@ -325,6 +329,9 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			base.Reason = "violates policy " + f.Policy + " and no rule of package " + s.name + " handles it"
 			if f.fallback != "" {
 				base.Reason += " (only the fallback rule " + f.fallback + ")"
+			}
+			if f.seenAs != "" {
+				base.Reason += ": " + f.seenAs
 			}
 			res.add(Finding{Finding: base})
 			continue

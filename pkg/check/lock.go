@@ -63,6 +63,9 @@ type LockFile struct {
 	// names it, but a file only the fallback handles is locked and
 	// reported as a new offender, unreviewed.
 	fallback string
+	// seenAs says where the booted system sees the file when that is not
+	// its path (Verdict.Alias), for the finding.
+	seenAs string
 }
 
 // NewLock returns an empty lock: what a first --update-lock starts from.

@@ -304,6 +304,7 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 	}
 	defer o.Abort()
 	r, stop := withProgress(env, quiet, "apply "+inPath, in, withContext(ctx, in))
+	opt.Input = in.Format.Kind
 	rep, err := trim.ApplyStream(o, out.Kind, r, opt, links)
 	stop()
 	if err != nil {

@@ -167,7 +167,7 @@ func readSide(opt Options, in Input) (*side, error) {
 	}
 	s := &side{src: Source{Path: in.Path, Kind: kind, Format: src.Format.String(), Owners: in.OwnersNote},
 		owners: in.Owners, entries: map[string]*entry{}}
-	a := trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners})
+	a := trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners}, src.Format.Kind)
 	groups := map[archive.HardLinkKey]*entry{} // the member that carried a cpio group's data
 	h := sha256.New()
 	for {

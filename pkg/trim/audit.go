@@ -118,7 +118,7 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 	if wrap != nil {
 		r = wrap(src)
 	}
-	a := NewAuditor(set, in)
+	a := NewAuditor(set, in, src.Format.Kind)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {

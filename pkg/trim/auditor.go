@@ -22,9 +22,12 @@ type Auditor struct {
 	Index *contract.Index
 }
 
-// NewAuditor returns the audit of in, which the caller reads.
-func NewAuditor(set *rules.Set, in AuditInput) *Auditor {
-	return &Auditor{d: NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true}), input: in.Path}
+// NewAuditor returns the audit of in, which the caller reads; kind is the
+// input's format, which says where each entry lands (archive.Resolver).
+func NewAuditor(set *rules.Set, in AuditInput, kind archive.Kind) *Auditor {
+	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
+	d.SetInput(kind)
+	return &Auditor{d: d, input: in.Path}
 }
 
 // Entry audits e, whose data the caller has not read yet: data is read

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -34,8 +35,10 @@ type Verdict struct {
 	Kept *rules.Keep
 	// Through is set when the policy forbids the entry at another path,
 	// the one the booted system sees it at through an in-tree directory
-	// symlink ("etc/cni -> ../opt/evilcni"); Alias is that path. For the
-	// symlink itself Through is the link and Alias empty.
+	// symlink ("etc/cni -> ../opt/evilcni"), or where its consumer puts it
+	// (in x/, x -> etc/cni/net.d, x/a.conflist, the kernel makes the file
+	// in etc/cni/net.d); Alias is that path. For the symlink itself
+	// Through is the link and Alias empty.
 	Through, Alias string
 }
 
@@ -117,10 +120,14 @@ type Classifier struct {
 	// resolved in the image.
 	policyDirs map[string][]*rules.Forbid
 	dirLinks   []dirLink
+
+	// view follows the input as its consumer unpacks it (archive.Resolver):
+	// where each entry lands, and where a link's target leads.
+	view *archive.Resolver
 }
 
 type dirLink struct {
-	link, raw, target string
+	link, raw string
 }
 
 type strippedDir struct {
@@ -133,7 +140,7 @@ func NewClassifier(set *rules.Set, owners *Owners) *Classifier {
 	if owners == nil {
 		owners = NewOwners()
 	}
-	c := &Classifier{Set: set, Owners: owners, matched: map[*rules.Rule]int{}}
+	c := &Classifier{Set: set, Owners: owners, matched: map[*rules.Rule]int{}, view: archive.NewResolver(0)}
 	c.rulePaths = map[string]bool{}
 	c.policyDirs = map[string][]*rules.Forbid{}
 	for _, f := range set.Policy {
@@ -162,6 +169,12 @@ func NewClassifier(set *rules.Set, owners *Owners) *Classifier {
 	return c
 }
 
+// SetInput says what the entries come from, before the first: a tar
+// stream is refused where tar extractors disagree on where an entry lands,
+// and everything is matched where the kernel's unpacker puts it
+// (archive.NewResolver). Without it, both.
+func (c *Classifier) SetInput(k archive.Kind) { c.view = archive.NewResolver(k) }
+
 // EntryType maps an archive type onto the types a policy can name.
 func EntryType(t archive.Type) rules.EntryType {
 	switch t {
@@ -184,6 +197,10 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("entry %q: %w", e.Name, err)
 	}
+	land, err := c.view.Resolve(e)
+	if err != nil {
+		return nil, fmt.Errorf("entry %s: %w", names.Quote(e.Name), err)
+	}
 	v := &Verdict{Path: name, Type: EntryType(e.Type)}
 	for _, d := range c.strippedDirs {
 		if strings.HasPrefix(name, d.prefix) {
@@ -194,8 +211,17 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 		}
 	}
 	v.Forbidden = c.Set.ForbiddenBy(name, v.Type, e.Linkname)
+	at := name
+	if land.Path != "" {
+		at = land.Path
+	}
+	if len(v.Forbidden) == 0 && at != name {
+		if hits := c.Set.ForbiddenBy(at, v.Type, e.Linkname); len(hits) > 0 {
+			v.Forbidden, v.Alias, v.Through = hits, at, strings.Join(land.Via, ", ")
+		}
+	}
 	if e.Type == archive.TypeSymlink || (len(v.Forbidden) == 0 && len(c.dirLinks) > 0) {
-		c.throughLinks(v, e)
+		c.throughLinks(v, e, at)
 	}
 	// Owners matter only to an entry that a rule or the policy names: a
 	// few in a tree of tens of thousands, where the lookups were a
@@ -338,34 +364,41 @@ func (c *Classifier) present(p *rules.Package) bool {
 	return false
 }
 
+// noteDirLink remembers l; a later link at the same path takes its place,
+// as it does in the image, so that the list stays as short as the
+// policy's directories are few, however many links an input repeats.
+func (c *Classifier) noteDirLink(l dirLink) {
+	for i := range c.dirLinks {
+		if c.dirLinks[i].link == l.link {
+			c.dirLinks[i] = l
+			return
+		}
+	}
+	c.dirLinks = append(c.dirLinks, l)
+}
+
 // throughLinks finds what the booted system sees that the entry's own path
 // hides. A symlink at a directory the policy's paths lie in (etc/cni ->
 // ../opt/evilcni) is itself a finding, under the policy items it would let
-// files bypass, and is remembered; an entry beneath a remembered link's
-// target is matched against the policy at the path the link gives it
-// (opt/evilcni/net.d/x.conflist is /etc/cni/net.d/x.conflist at boot).
+// files bypass, and is remembered; an entry beneath where a remembered
+// link's target leads is matched against the policy at the path the link
+// gives it (opt/evilcni/net.d/x.conflist is /etc/cni/net.d/x.conflist at
+// boot). at is where the entry lands (archive.Resolver).
 //
-// Targets resolve in the image: an absolute one from its root, a relative
-// one from the link's directory, never above the root; other symlinks on
-// the way are not followed. Entries under a target that came before the
-// link are not matched again (a stream is read once), but the link itself
-// is always reported, so the run stops either way.
-func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry) {
+// Targets resolve in the image as path lookup does when the entry comes:
+// an absolute one from its root, a relative one from the link's
+// directory, never above the root, through the symlinks on the way.
+// Entries under a target that came before the link are not matched again
+// (a stream is read once), but the link itself is always reported, so the
+// run stops either way.
+func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry, at string) {
 	if e.Type == archive.TypeSymlink {
-		if hits := c.policyDirs[v.Path]; len(hits) > 0 {
-			t := e.Linkname
-			if !path.IsAbs(t) {
-				t = path.Join("/", path.Dir(v.Path), t)
-			}
-			t = strings.TrimPrefix(path.Clean("/"+t), "/")
-			if t == "" {
-				t = "."
-			}
-			c.dirLinks = append(c.dirLinks, dirLink{link: v.Path, raw: e.Linkname, target: t})
+		if hits := c.policyDirs[at]; len(hits) > 0 {
+			c.noteDirLink(dirLink{link: at, raw: e.Linkname})
 			if len(v.Forbidden) == 0 {
 				v.Forbidden = hits
 			}
-			v.Through = v.Path + " -> " + e.Linkname
+			v.Through = at + " -> " + e.Linkname
 			return
 		}
 	}
@@ -373,9 +406,10 @@ func (c *Classifier) throughLinks(v *Verdict, e *archive.Entry) {
 		return
 	}
 	for _, l := range c.dirLinks {
-		rest, ok := strings.CutPrefix(v.Path, l.target+"/")
-		if l.target == "." {
-			rest, ok = v.Path, true
+		target := c.view.Canonical(path.Dir(l.link), l.raw)
+		rest, ok := strings.CutPrefix(at, target+"/")
+		if target == "." {
+			rest, ok = at, true
 		}
 		if !ok {
 			continue

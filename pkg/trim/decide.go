@@ -77,6 +77,11 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	}
 	if d.own != nil && e.Type == archive.TypeRegular {
 		if name, err := pathx.Clean(e.Name); err == nil && d.own[name] {
+			// Not classified, but unpacked all the same: later entries
+			// land where it, too, is in the way.
+			if _, err := d.view.Resolve(e); err != nil {
+				return Decision{}, fmt.Errorf("entry %s: %w", names.Quote(e.Name), err)
+			}
 			return Decision{Own: true, Path: name}, nil
 		}
 	}

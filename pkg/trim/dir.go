@@ -111,6 +111,7 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	defer r.Close()
 
 	d := NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set))
+	d.SetInput(archive.KindDir)
 	d.Strict = opt.Strict
 	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
 	own := map[string]string{}

@@ -34,6 +34,10 @@ type Options struct {
 	// Strict ignores fallback rules: a forbidden file no package rule
 	// handles stops the run (apply --strict).
 	Strict bool
+	// Input is the input's format, which says where its consumer puts each
+	// entry (Classifier.SetInput); 0 takes the strictest view of both tar
+	// and cpio.
+	Input archive.Kind
 }
 
 // Report is what an apply did.
@@ -79,8 +83,9 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 		own: map[string]string{},
 	}
 	a.d.Strict = opt.Strict
+	a.d.SetInput(opt.Input)
 	defer a.cleanup()
-	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio()}
+	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio(), view: archive.NewResolver(dest)}
 	err := archive.Copy(guard, a, archive.CopyOptions{Decide: a.decide, Dest: dest, Links: links})
 	if err != nil {
 		return nil, err
@@ -370,21 +375,29 @@ func removedOf(changes []manifest.Change) []manifest.Change {
 }
 
 // guardWriter re-checks what apply actually writes, independently of the
-// decisions that led there: nothing the policy forbids and, for cpio (the
-// initramfs), every parent directory before its children, since the kernel
-// drops orphans silently. Package tarballs often have no directory entries
-// at all, so tar output is not held to that.
+// decisions that led there: nothing the policy forbids, at its name or
+// where the output's consumer puts it (what apply drops can let a later
+// symlink replace a directory that was not empty in the input), no tar
+// entry beneath a symlink, and, for cpio (the initramfs), every parent
+// directory before its children, since the kernel drops orphans silently.
+// Package tarballs often have no directory entries at all, so tar output
+// is not held to that.
 type guardWriter struct {
 	archive.Writer
 	set          *rules.Set
 	dirs         map[string]bool
 	parentsFirst bool
 	entries      int
+	view         *archive.Resolver
 }
 
 var errGuard = errors.New("output check failed")
 
 func (g *guardWriter) WriteHeader(e *archive.Entry) error {
+	land, err := g.view.Resolve(e)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", errGuard, names.Quote(e.Name), err)
+	}
 	if e.Type != archive.TypeTrailer {
 		name, err := pathx.Clean(e.Name)
 		if err != nil {
@@ -392,6 +405,11 @@ func (g *guardWriter) WriteHeader(e *archive.Entry) error {
 		}
 		if hits := g.set.ForbiddenBy(name, EntryType(e.Type), e.Linkname); len(hits) > 0 {
 			return fmt.Errorf("%w: %s is still in the output, which policy %s forbids", errGuard, names.Quote(name), hits[0].Name)
+		}
+		if at := land.Path; at != "" && at != name {
+			if hits := g.set.ForbiddenBy(at, EntryType(e.Type), e.Linkname); len(hits) > 0 {
+				return fmt.Errorf("%w: %s lands at %s (%s), which policy %s forbids", errGuard, names.Quote(name), names.Quote(at), strings.Join(land.Via, ", "), hits[0].Name)
+			}
 		}
 		if g.parentsFirst && name != "." && !g.dirs[path.Dir(name)] {
 			return fmt.Errorf("%w: %s is written before its parent directory", errGuard, names.Quote(name))

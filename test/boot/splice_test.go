@@ -17,7 +17,9 @@ import (
 // bit, legacy lz4 and multi-block xz with whole blocks copied and a few
 // compressed anew. The kernel must unpack every entry as GNU cpio extracts
 // it from the same image. Only the unpacked rootfs is checked: what the
-// guest's render does is TestBootRender's.
+// guest's render does is TestBootRender's. The gzip image boots with a
+// second segment whose entries land elsewhere than at their names
+// (alias_test.go).
 func TestBootSplice(t *testing.T) {
 	fx := newBootFixture(t)
 	work := fx.work
@@ -73,8 +75,20 @@ func TestBootSplice(t *testing.T) {
 			writeFile(t, asGz, runFilter(t, spliced, []string{"gzip", "-1", "-n", "-c"}))
 			want := archiveManifest(t, asGz, filepath.Join(work, tc.name+"-extracted"))
 
-			r := fx.boot(t, image, "boot and poweroff")
+			// The gzip image gets a second segment (issue 23) whose
+			// entries the kernel makes elsewhere than at their names:
+			// the image's own entries are unpacked first and compared as
+			// for the others.
+			booted := image
+			if tc.name == "gzip" {
+				booted = appendAliasSegment(t, image)
+				checkAliasTools(t, fx, booted)
+			}
+			r := fx.boot(t, booted, "boot and poweroff")
 			checkUnpacked(t, want, r.lines(t, "manifest"))
+			if booted != image {
+				checkAliasGuest(t, booted, r.lines(t, "manifest"))
+			}
 		})
 	}
 }
