@@ -9,6 +9,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/diff"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/schematest"
 )
@@ -39,6 +40,7 @@ func TestSchemasMatchTypes(t *testing.T) {
 		{"manifest", reflect.TypeFor[manifest.Manifest](), manifest.Schema},
 		{"index", reflect.TypeFor[contract.Index](), contract.IndexSchema},
 		{"lock", reflect.TypeFor[check.Lock](), check.LockSchema},
+		{"diff", reflect.TypeFor[diff.Result](), diff.Schema},
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			schematest.CheckFields(t, tc.typ, tc.schema)
@@ -122,6 +124,10 @@ func TestOutputsValidate(t *testing.T) {
 		{"check", []string{"check", "--rules", exampleRules, "--lock", filepath.Join(exampleRules, "check.lock"), "--packages-file-list", fileList,
 			"--format", "json", target}, "", ExitOK},
 		{"lock", []string{"check", "--rules", exampleRules, "--lock", lock, "--update-lock", "--packages-file-list", fileList, target}, lock, ExitOK},
+		// The source tree against what apply made of it: files moved,
+		// offenders gone; and two manifests.
+		{"diff", []string{"diff", "--rules", exampleRules, "--packages-file-list", fileList, "--report", "json", target, out}, "", ExitFindings},
+		{"diff", []string{"diff", "--report", "json", mf, mf}, "", ExitOK},
 	}
 	for _, st := range steps {
 		code, stdout, stderr := run(t, nil, st.args...)

@@ -19,9 +19,10 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
-// Schema is the version of the JSON document (Result); bump it on any
-// incompatible change.
-const Schema = 1
+// Schema names diff --report json's JSON Schema, docs/schema/diff.json,
+// as the other documents name theirs (docs/reference.md): any change to
+// Result's fields changes it.
+const Schema = "rootfs-trim/diff/v1"
 
 // What a file change can be.
 const (
@@ -127,7 +128,7 @@ type Summary struct {
 
 // Result is the whole diff, and diff's JSON document.
 type Result struct {
-	Schema   int       `json:"schema"`
+	Schema   string    `json:"schema"`
 	Old      Source    `json:"old"`
 	New      Source    `json:"new"`
 	Packages []Package `json:"packages"`
