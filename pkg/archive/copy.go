@@ -15,12 +15,20 @@ type Action uint8
 const (
 	Keep Action = iota
 	Drop
+	// Take drops the entry from the copy and hands its data to
+	// CopyOptions.Take: for a transform that keeps what it takes out
+	// (apply spools a relocated file, hashes a stripped one).
+	Take
 )
 
 // CopyOptions configures Copy.
 type CopyOptions struct {
 	// Decide is asked once for every entry except trailers. Nil keeps all.
 	Decide func(*Entry) (Action, error)
+	// Take is given the data of each entry Decide takes, as soon as Decide
+	// has said so, before the copy reads on; what it leaves unread is
+	// skipped. The copy then goes on as for a dropped entry.
+	Take func(e *Entry, data io.Reader) error
 	// Dest is the kind of the destination: it decides how hard links are
 	// expressed (cpio: shared inode, data on the last member; tar: data on
 	// the first, then links by name).
@@ -108,7 +116,14 @@ func (c *copier) decide(e *Entry) (Action, error) {
 	if c.opt.Decide == nil {
 		return Keep, nil
 	}
-	return c.opt.Decide(e)
+	act, err := c.opt.Decide(e)
+	if err != nil || act != Take {
+		return act, err
+	}
+	if err := c.opt.Take(e, c.src); err != nil {
+		return 0, err
+	}
+	return Drop, nil
 }
 
 func (c *copier) handle(e *Entry) error {

@@ -177,6 +177,7 @@ type planner struct {
 	dropped  []manifest.Change
 	problems []string
 	claimed  map[string]string // path -> what claims it
+	ours     map[string]string // path -> sha256 an earlier apply wrote there
 	restored map[string]string // condition tag + destination at boot -> rule
 	// superseded maps a deferred file that is not restored to the one
 	// restored at its path instead (supersededDeferrals); nil until the

@@ -15,8 +15,6 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
@@ -42,35 +40,98 @@ import (
 // Cancelling ctx stops the run while it is still reading and deciding, when
 // nothing has changed yet; once writing has begun the run finishes, so the
 // tree is never left half-applied by an interrupt.
+//
+// It reads (treeApply.read, every entry through the collector), plans
+// (treeApply.plan) and commits (treeApply.commit, in journal.go).
 func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Report, error) {
+	t, err := openTreeApply(root)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	if err := t.read(ctx, opt); err != nil {
+		return nil, err
+	}
+	if err := t.plan(dryRun); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(t.changes, func(i, j int) bool { return t.changes[i].Path < t.changes[j].Path })
+	rep := &Report{Changes: t.changes, Stale: t.d.Stale(), Entries: t.entries}
+	if dryRun {
+		return rep, nil
+	}
+	rep.Resumed = t.resumed != nil
+	rep.OutEntries = rep.Entries // recounted by callers that need it
+	if err := t.commit(); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// treeApply is one run of ApplyDir on the tree at root.
+type treeApply struct {
+	root    string
+	fsRoot  *os.Root
+	id      treeID
+	jf      *journalFile
+	resumed *journal // a killed run's, to finish; nil if none
+	// staleJournal: the journal found is another tree's.
+	staleJournal bool
+	// leftover are the temporary names the killed run wrote files under;
+	// leftovers those of them the tree has.
+	leftover  map[string]bool
+	leftovers []string
+
+	*collector // nil until read
+	out        *dirTree
+	namesOnly  bool // listed without an lstat per entry
+	// planned is what this run may touch, for the check of a journal: the
+	// paths the decisions take, what the tree's index records, what the
+	// plan writes.
+	planned  map[string]bool
+	removals []*removal
+	epoch    time.Time
+	inj      []*injection
+}
+
+// openTreeApply opens the tree at root and the journal a killed run may
+// have left beside it.
+func openTreeApply(root string) (*treeApply, error) {
 	fsRoot, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer fsRoot.Close()
-	id, err := identify(root)
-	if err != nil {
+	t := &treeApply{root: root, fsRoot: fsRoot, leftover: map[string]bool{}, planned: map[string]bool{}}
+	if t.id, err = identify(root); err != nil {
+		fsRoot.Close()
 		return nil, err
 	}
-	jf, err := openJournal(root)
-	if err != nil {
+	if t.jf, err = openJournal(root); err != nil {
+		fsRoot.Close()
 		return nil, err
 	}
-	defer jf.Close()
-	resumed, staleJournal, err := jf.read(id)
-	if err != nil {
+	if t.resumed, t.staleJournal, err = t.jf.read(t.id); err != nil {
+		t.close()
 		return nil, err
 	}
-	// What this run may touch, for the check of a journal: the paths the
-	// decisions take, what the tree's index records, what the plan writes.
-	planned := map[string]bool{}
-	leftover := map[string]bool{}
-	if resumed != nil {
-		for _, t := range resumed.Temps {
-			leftover[t] = true
+	if t.resumed != nil {
+		for _, tmp := range t.resumed.Temps {
+			t.leftover[tmp] = true
 		}
 	}
-	var leftovers []string
+	return t, nil
+}
+
+func (t *treeApply) close() {
+	if t.collector != nil {
+		t.collector.close()
+	}
+	t.jf.Close()
+	t.fsRoot.Close()
+}
+
+// read takes every entry of the tree through the collector.
+func (t *treeApply) read(ctx context.Context, opt Options) error {
 	// Only the entries a rule touches need an lstat when no other entry's
 	// mtime matters: the rest of the tree is read from its directory
 	// listings, like `find -type f` (make bench: apply-dir). Without
@@ -78,8 +139,36 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	// tree, which needs every entry's. A target that an earlier apply
 	// trimmed (its index is there) usually needs nothing written, so it is
 	// listed by name and the mtimes are read only if something must be.
-	_, indexErr := fsRoot.Lstat(contract.IndexPath)
-	namesOnly := opt.Epoch != nil || indexErr == nil
+	_, indexErr := t.fsRoot.Lstat(contract.IndexPath)
+	t.namesOnly = opt.Epoch != nil || indexErr == nil
+	r, opt, err := openListing(t.root, opt, t.namesOnly)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	t.collector = newCollector(opt, archive.KindDir)
+	t.inTree = true
+	t.out = &dirTree{outSet: t.collector.out, root: t.fsRoot}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := t.entry(r, e); err != nil {
+			return err
+		}
+	}
+}
+
+// openListing opens the tree at root for reading while Buildroot's file list
+// is parsed (opt.LoadOwners), and returns opt with its owners.
+func openListing(root string, opt Options, namesOnly bool) (*archive.DirReader, Options, error) {
 	type loaded struct {
 		owners *Owners
 		err    error
@@ -101,132 +190,63 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 			if r != nil {
 				r.Close()
 			}
-			return nil, l.err
+			return nil, opt, l.err
 		}
 		opt.Owners = l.owners
 	}
 	if err != nil {
-		return nil, err
+		return nil, opt, err
 	}
-	defer r.Close()
+	return r, opt, nil
+}
 
-	d := NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set))
-	d.SetInput(archive.KindDir)
-	d.Strict = opt.Strict
-	out := &dirTree{outSet: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}}, root: fsRoot}
-	own := map[string]string{}
-	var oldIndex *contract.Index
-	var caps []*captured
-	var removals []*removal
-	var offenders []Finding
-	rep := &Report{}
-	newest := time.Time{}
-	defer func() {
-		for _, c := range caps {
-			c.data.Close()
-		}
-	}()
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		rep.Entries++
-		if e.ModTime.After(newest) {
-			newest = e.ModTime
-		}
-		name, err := pathx.Clean(e.Name)
-		if err != nil {
-			return nil, err
-		}
-		if leftover[name] {
-			// A file the killed run was writing; it is written again.
-			leftovers = append(leftovers, name)
-			continue
-		}
-		if e.Type == archive.TypeSymlink {
-			// Its target, for the links an apply leaves dangling.
-			if err := r.Stat(e); err != nil {
-				return nil, err
-			}
-		}
-		dec, err := d.Decide(e)
-		if err != nil {
-			return nil, err
-		}
-		if dec.Skip {
-			continue
-		}
-		if dec.Own || dec.Spec != nil {
-			planned[name] = true
-		}
-		if dec.Own {
-			if err := r.Stat(e); err != nil {
-				return nil, err
-			}
-			f, err := d.takeOwn(name, r)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
-			}
-			own[name] = f.sum
-			if f.index != nil {
-				oldIndex = f.index
-			}
-			continue
-		}
-		v := dec.Verdict
-		if v.Unhandled() {
-			offenders = append(offenders, findingFor(v, opt.Owners))
-		}
-		if dec.Spec != nil {
-			if err := r.Stat(e); err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case dec.Spec != nil && !dec.Spec.Moves:
-			ch := changeFor(e, v, opt.Owners)
-			ch.Kind = dec.Spec.Kind
-			if e.Type == archive.TypeRegular && e.Size > 0 {
-				sp, err := newSpool(r)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
-				}
-				ch.SHA256 = sp.sum
-				sp.Close()
-			}
-			rep.Changes = append(rep.Changes, ch)
-			if !v.Inherited {
-				removals = append(removals, &removal{path: name, dir: e.Type == archive.TypeDir})
-			}
-		case dec.Spec != nil:
-			if e.Type == archive.TypeDir {
-				return nil, fmt.Errorf("%s: rule %s cannot %s a directory", names.Quote(name), v.Rule.Name, v.Rule.Action)
-			}
-			sp, err := newSpool(r)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
-			}
-			caps = append(caps, &captured{entry: e, verdict: v, data: sp})
-			if !dec.Spec.InPlace {
-				removals = append(removals, &removal{path: name})
-			}
-		default:
-			if e.Type == archive.TypeDir {
-				out.dirs[name] = true
-			} else {
-				out.files[name] = true
-			}
+// entry takes one entry of the tree: the collector decides it and takes
+// what its action needs (the entry's metadata read first, when the tree
+// is listed by name); what a rule takes out is removed at the end.
+func (t *treeApply) entry(r *archive.DirReader, e *archive.Entry) error {
+	t.note(e)
+	name, err := pathx.Clean(e.Name)
+	if err != nil {
+		return err
+	}
+	if t.leftover[name] {
+		// A file the killed run was writing; it is written again.
+		t.leftovers = append(t.leftovers, name)
+		return nil
+	}
+	if e.Type == archive.TypeSymlink {
+		// Its target, for the links an apply leaves dangling.
+		if err := r.Stat(e); err != nil {
+			return err
 		}
 	}
-	if len(offenders) > 0 {
-		return nil, &OffenderError{Offenders: offenders}
+	dec, err := t.decide(e)
+	if err != nil || dec.Skip {
+		return err
+	}
+	if dec.Own || dec.Spec != nil {
+		t.planned[name] = true
+		if err := r.Stat(e); err != nil {
+			return err
+		}
+	}
+	var data io.Reader
+	if t.wantsData(dec, e) {
+		data = r
+	}
+	if err := t.take(dec, e, data); err != nil {
+		return err
+	}
+	if spec := dec.Spec; spec != nil && (spec.Moves && !spec.InPlace || !spec.Moves && !dec.Verdict.Inherited) {
+		t.removals = append(t.removals, &removal{path: name, dir: e.Type == archive.TypeDir})
+	}
+	return nil
+}
+
+// plan lays out what the run writes, once the tree is read.
+func (t *treeApply) plan(dryRun bool) error {
+	if err := t.offenders(); err != nil {
+		return err
 	}
 	// Listed by name, the mtimes of all but the entries a rule touched are
 	// unknown: the plan is made without them, and made again with the
@@ -234,154 +254,38 @@ func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Repo
 	// plan depends on the epoch.
 	// A killed run has bumped the mtimes of the directories it changed:
 	// its journal keeps the epoch it worked with.
-	epoch := newest
-	switch {
-	case opt.Epoch != nil:
-		epoch = *opt.Epoch
-	case resumed != nil:
-		epoch = resumed.epoch()
+	t.epoch = t.collector.epoch()
+	if t.opt.Epoch == nil && t.resumed != nil {
+		t.epoch = t.resumed.epoch()
 	}
-	lazyEpoch := opt.Epoch == nil && resumed == nil && namesOnly
-	for _, p := range indexPaths(oldIndex) {
-		planned[p] = true
+	lazyEpoch := t.opt.Epoch == nil && t.resumed == nil && t.namesOnly
+	for _, p := range indexPaths(t.old) {
+		t.planned[p] = true
 	}
-	redoEarlierApply(caps, out, oldIndex)
-	plan := func() ([]*injection, []manifest.Change, error) {
-		return planInjections(planInput{set: opt.Set, caps: caps, removed: removedOf(rep.Changes), out: out, epoch: epoch.UTC(),
-			owners: opt.Owners, own: own, old: oldIndex, active: d.Active})
-	}
-	inj, dropped, err := plan()
+	redoEarlierApply(t.caps, t.out, t.old)
+	inj, dropped, err := t.collector.plan(t.out, t.epoch)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if lazyEpoch && !dryRun && writesAny(inj) {
-		if epoch, err = newestMtime(root); err != nil {
-			return nil, err
-		}
-		if inj, dropped, err = plan(); err != nil {
-			return nil, err
-		}
-	}
-	if resumed != nil {
-		for _, in := range inj {
-			planned[in.entry.Name] = true
-		}
-		if err := resumed.checkPlanned(jf.path, planned, opt.Set); err != nil {
-			return nil, err
-		}
-	}
-	rep.Changes = append(rep.Changes, dropped...)
-	rep.Changes = append(rep.Changes, danglingChanges(d)...)
-	for _, in := range inj {
-		if !in.unchanged {
-			rep.Changes = append(rep.Changes, in.change)
-		}
-	}
-	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
-	rep.Stale = d.Stale()
-	if dryRun {
-		return rep, nil
-	}
-	rep.Resumed = resumed != nil
-	rep.OutEntries = rep.Entries // recounted by callers that need it
-	var writes []*injection
-	for _, in := range inj {
-		if !in.unchanged {
-			writes = append(writes, in)
-		}
-	}
-	if len(writes) == 0 && len(removals) == 0 && resumed == nil {
-		// Apply's own directory for / goes too if a kill left it empty.
-		if staleJournal || jf.private != "" && jf.dir != nil {
-			if err := jf.remove(); err != nil {
-				return nil, err
-			}
-		}
-		return rep, nil
-	}
-	// The index last: a rerun that finds it finds every copy it lists.
-	sort.SliceStable(writes, func(i, j int) bool {
-		return writes[i].entry.Name != contract.IndexPath && writes[j].entry.Name == contract.IndexPath
-	})
-
-	j := &journal{Version: journalVersion, Dev: id.dev, Ino: id.ino, BtimeNs: id.btimeNs, EpochNs: epoch.UnixNano(), Dirs: map[string]int64{}}
-	if resumed != nil {
-		// What the killed run saw before it changed anything stands.
-		j.EpochNs, j.Dirs, j.Temps = resumed.EpochNs, resumed.Dirs, resumed.Temps
-	}
-	for _, in := range writes {
-		if in.entry.Type == archive.TypeDir {
-			if _, ok := j.Dirs[in.entry.Name]; !ok {
-				j.Dirs[in.entry.Name] = in.entry.ModTime.UnixNano()
-			}
-		} else if t := tempName(in.entry.Name); !leftover[t] {
-			j.Temps = append(j.Temps, t)
-		}
-	}
-	keep := func(dir string) error {
-		if _, ok := j.Dirs[dir]; ok {
-			return nil
-		}
-		fi, err := fsRoot.Lstat(dir)
-		if err != nil {
+		if t.epoch, err = newestMtime(t.root); err != nil {
 			return err
 		}
-		j.Dirs[dir] = fi.ModTime().UnixNano()
-		return nil
-	}
-	for _, in := range writes {
-		if err := keep(path.Dir(in.entry.Name)); err != nil {
-			return nil, err
+		if inj, dropped, err = t.collector.plan(t.out, t.epoch); err != nil {
+			return err
 		}
 	}
-	for _, rm := range removals {
-		if err := keep(path.Dir(rm.path)); err != nil {
-			return nil, err
+	if t.resumed != nil {
+		for _, in := range inj {
+			t.planned[in.entry.Name] = true
+		}
+		if err := t.resumed.checkPlanned(t.jf.path, t.planned, t.opt.Set); err != nil {
+			return err
 		}
 	}
-	for _, t := range leftovers {
-		if err := keep(path.Dir(t)); err != nil {
-			return nil, err
-		}
-	}
-	w := &treeWriter{root: fsRoot}
-	w.step()
-	if err := jf.write(j); err != nil {
-		return nil, err
-	}
-	for _, t := range leftovers {
-		w.step()
-		if err := fsRoot.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("removing %s: %w", names.Quote(t), err)
-		}
-	}
-	for _, in := range writes {
-		if err := w.write(in); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", names.Quote(in.entry.Name), err)
-		}
-	}
-	for _, rm := range removals {
-		if err := w.remove(rm.path); err != nil {
-			return nil, fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
-		}
-	}
-	dirs := make([]string, 0, len(j.Dirs))
-	for d := range j.Dirs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, d := range dirs {
-		w.step()
-		t := time.Unix(0, j.Dirs[d])
-		if err := fsRoot.Chtimes(d, t, t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	w.step()
-	if err := jf.remove(); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	t.added(dropped, inj)
+	t.inj = inj
+	return nil
 }
 
 // redoEarlierApply lets the plan redo what an earlier apply did, when the

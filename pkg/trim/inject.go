@@ -66,153 +66,163 @@ type tree interface {
 // A package's additions are made only when active(package) says the
 // package is in the image.
 func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
-	p := &planner{planInput: in, claimed: map[string]string{}, restored: map[string]string{}}
-	set, out, owners, own, epoch := in.set, in.out, in.owners, in.own, in.epoch
-	p.index = &contract.Index{Version: contract.IndexVersion, RulesDigest: set.Digest, Policy: indexPolicy(set)}
-	index := p.index
-	claimed, claim := p.claimed, p.claim
-	ours := map[string]string{} // path -> sha256 an earlier apply wrote there
-	if in.old != nil {
-		for _, f := range in.old.Files {
-			ours[f.Source] = f.SHA256
-			// What an action did stays recorded as its row says; what
-			// apply writes itself is written again below.
-			spec := specOfKind(f.Kind)
-			if spec == nil {
-				continue
-			}
-			keep, claim := spec.KeepOnReapply(f, out)
-			if keep {
-				index.Files = append(index.Files, f)
-			}
-			if claim {
-				claimed[f.Source] = "an earlier apply"
-			}
-		}
-	}
+	p := &planner{planInput: in, claimed: map[string]string{}, restored: map[string]string{}, ours: map[string]string{}}
+	p.index = &contract.Index{Version: contract.IndexVersion, RulesDigest: in.set.Digest, Policy: indexPolicy(in.set)}
+	p.keepEarlier()
 	for _, c := range in.removed {
-		index.Files = append(index.Files, contract.IndexFile{Kind: c.Kind, Name: c.Rule, Source: c.Path,
+		p.index.Files = append(p.index.Files, contract.IndexFile{Kind: c.Kind, Name: c.Rule, Source: c.Path,
 			Mode: c.Mode, SHA256: c.SHA256})
 	}
-	// checkOwn decides about a path of the second group that the input
-	// already has: the same content, or what an earlier apply wrote, is
-	// ours to write again; anything else belongs to a package.
-	checkOwn := func(path string, data []byte, what string) bool {
-		have, ok := own[path]
-		if !ok {
-			return true
-		}
-		if have == digest.Bytes(data) || have == ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
-			return true
-		}
-		p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(owners, path))))
-		return false
-	}
-
 	// What moved: each action's writer (actions.go) places it.
 	for _, c := range in.caps {
-		change := changeFor(c.entry, c.verdict, owners)
+		change := changeFor(c.entry, c.verdict, in.owners)
 		change.Size, change.SHA256 = c.data.size, c.data.sum
 		spec := Actions[c.verdict.Rule.Action]
 		change.Kind = spec.Kind
 		spec.place(p, c, c.entry.Clone(), change)
 	}
-
-	for _, a := range set.Additions() {
-		if !in.active(a.Package) {
-			continue
-		}
-		if out.exists(a.Path) {
-			p.problems = append(p.problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(owners, a.Path))))
-			continue
-		}
-		if !claim(a.Path, "add at "+a.Pos.String()) {
-			continue
-		}
-		// What the rules held when loaded, read beneath their directory.
-		data := a.Data
-		if !checkOwn(a.Path, data, fmt.Sprintf("add %s (%s)", a.Path, a.Pos)) {
-			continue
-		}
-		index.Files = append(index.Files, contract.IndexFile{Kind: contract.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
-			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: digest.Bytes(data)})
-		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, epoch, manifest.Change{
-			Kind: contract.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
-	}
-
-	// Templates belong to a whole image; a single package's tree or tarball
-	// (--package) gets none.
-	templates := set.Templates
-	if owners.Fixed != "" {
-		templates = nil
-	}
-	for _, t := range templates {
-		dest := contract.TemplateDir + "/" + t.Name + ".tmpl"
-		if out.exists(t.Dest) || claimed[t.Dest] != "" {
-			p.problems = append(p.problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
-			continue
-		}
-		if !claim(dest, "template "+t.Name) {
-			continue
-		}
-		data := t.Data
-		p.written = append(p.written, fileInjection(dest, data, 0o644, epoch, manifest.Change{
-			Kind: contract.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
-		index.Files = append(index.Files, contract.IndexFile{
-			Kind: contract.Template, Name: t.Name, Source: dest, Dest: t.Dest,
-			When: contract.Condition{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
-			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: digest.Bytes(data),
-		})
-	}
+	p.addFiles()
+	p.addTemplates()
 	// Deferred copies whose destination is still in the image would be
 	// shadowed or clobbered at boot: refuse them like templates.
-	for _, f := range index.Files {
-		if f.Kind == contract.Deferred && out.exists(f.Dest) {
+	for _, f := range p.index.Files {
+		if f.Kind == contract.Deferred && in.out.exists(f.Dest) {
 			p.problems = append(p.problems, fmt.Sprintf("deferred %s: the image still holds %s", names.Quote(f.Source), names.Quote(f.Dest)))
 		}
 	}
-
-	index.Files = dedupIndex(index.Files)
-	if len(index.Files) > 0 {
-		var buf bytes.Buffer
-		if err := index.Encode(&buf); err != nil {
-			return nil, nil, err
-		}
-		if claim(contract.IndexPath, "the index") {
-			p.written = append(p.written, fileInjection(contract.IndexPath, buf.Bytes(), 0o644, epoch, manifest.Change{
-				Kind: contract.Added, Path: contract.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
-		}
+	if err := p.addIndex(); err != nil {
+		return nil, nil, err
 	}
 	if len(p.problems) > 0 {
 		sort.Strings(p.problems)
 		return nil, nil, &PlanError{Problems: p.problems}
 	}
+	inj, err := p.layout()
+	if err != nil {
+		return nil, nil, err
+	}
+	return inj, p.dropped, nil
+}
 
-	// Parents first, as the kernel needs; the first group creates the
-	// missing ones for both.
-	byName := func(l []*injection) {
-		sort.Slice(l, func(i, j int) bool { return l[i].entry.Name < l[j].entry.Name })
+// keepEarlier carries over an earlier apply's index (old): what an action
+// did stays recorded as its row says, and may keep its path claimed; what
+// apply writes itself is written again, and ours remembers what that
+// apply wrote where.
+func (p *planner) keepEarlier() {
+	if p.old == nil {
+		return
 	}
-	inj, written := p.inj, p.written
-	byName(inj)
-	byName(written)
-	var withParents []*injection
-	made := map[string]bool{}
-	for _, in := range append(append([]*injection{}, inj...), written...) {
-		var missing []string
-		for d := path.Dir(in.entry.Name); d != "." && !out.isDir(d) && !made[d]; d = path.Dir(d) {
-			if out.exists(d) {
-				return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: parent %s exists and is not a directory", names.Quote(in.entry.Name), names.Quote(d))}}
-			}
-			missing = append(missing, d)
+	for _, f := range p.old.Files {
+		p.ours[f.Source] = f.SHA256
+		spec := specOfKind(f.Kind)
+		if spec == nil {
+			continue
 		}
-		for i := len(missing) - 1; i >= 0; i-- {
-			made[missing[i]] = true
-			withParents = append(withParents, dirInjection(missing[i], epoch, manifest.Change{
-				Kind: contract.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
+		keep, claim := spec.KeepOnReapply(f, p.out)
+		if keep {
+			p.index.Files = append(p.index.Files, f)
+		}
+		if claim {
+			p.claimed[f.Source] = "an earlier apply"
 		}
 	}
-	withParents = append(withParents, inj...)
+}
+
+// mayWrite decides about a path of the second group that the input
+// already has: the same content, or what an earlier apply wrote, is ours
+// to write again; anything else belongs to a package.
+func (p *planner) mayWrite(path string, data []byte, what string) bool {
+	have, ok := p.own[path]
+	if !ok {
+		return true
+	}
+	if have == digest.Bytes(data) || have == p.ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
+		return true
+	}
+	p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(p.owners, path))))
+	return false
+}
+
+// addFiles adds the rule set's files of the packages in the image.
+func (p *planner) addFiles() {
+	for _, a := range p.set.Additions() {
+		if !p.active(a.Package) {
+			continue
+		}
+		if p.out.exists(a.Path) {
+			p.problems = append(p.problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(p.owners, a.Path))))
+			continue
+		}
+		if !p.claim(a.Path, "add at "+a.Pos.String()) {
+			continue
+		}
+		// What the rules held when loaded, read beneath their directory.
+		data := a.Data
+		if !p.mayWrite(a.Path, data, fmt.Sprintf("add %s (%s)", a.Path, a.Pos)) {
+			continue
+		}
+		p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Added, Name: a.Package, Source: a.Path, Dest: a.Path,
+			Mode: fmt.Sprintf("%04o", a.Mode), SHA256: digest.Bytes(data)})
+		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, p.epoch, manifest.Change{
+			Kind: contract.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
+	}
+}
+
+// addTemplates adds the templates the boot step renders. They belong to
+// a whole image; a single package's tree or tarball (--package) gets none.
+func (p *planner) addTemplates() {
+	if p.owners.Fixed != "" {
+		return
+	}
+	for _, t := range p.set.Templates {
+		dest := contract.TemplateDir + "/" + t.Name + ".tmpl"
+		if p.out.exists(t.Dest) || p.claimed[t.Dest] != "" {
+			p.problems = append(p.problems, fmt.Sprintf("template %s (%s): the image still holds %s, which the boot step is meant to write; strip it with a rule", t.Name, t.Pos, t.Dest))
+			continue
+		}
+		if !p.claim(dest, "template "+t.Name) {
+			continue
+		}
+		data := t.Data
+		p.written = append(p.written, fileInjection(dest, data, 0o644, p.epoch, manifest.Change{
+			Kind: contract.Template, Path: dest, To: t.Dest, Package: "rootfs-trim", Rule: t.Name, Reason: t.Reason}))
+		p.index.Files = append(p.index.Files, contract.IndexFile{
+			Kind: contract.Template, Name: t.Name, Source: dest, Dest: t.Dest,
+			When: contract.Condition{Runtimes: t.When.Runtimes, CNIs: t.When.CNIs},
+			Mode: fmt.Sprintf("%04o", t.Mode), SHA256: digest.Bytes(data),
+		})
+	}
+}
+
+// addIndex adds the index, if it records anything.
+func (p *planner) addIndex() error {
+	p.index.Files = dedupIndex(p.index.Files)
+	if len(p.index.Files) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := p.index.Encode(&buf); err != nil {
+		return err
+	}
+	if p.claim(contract.IndexPath, "the index") {
+		p.written = append(p.written, fileInjection(contract.IndexPath, buf.Bytes(), 0o644, p.epoch, manifest.Change{
+			Kind: contract.Added, Path: contract.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
+	}
+	return nil
+}
+
+// layout orders what apply adds: the first group by name with the
+// directories either group needs, parents first, as the kernel needs;
+// then the second group by name. Nothing added may be what the policy
+// forbids.
+func (p *planner) layout() ([]*injection, error) {
+	byName(p.inj)
+	byName(p.written)
+	withParents, err := p.parents()
+	if err != nil {
+		return nil, err
+	}
+	withParents = append(withParents, p.inj...)
 	byName(withParents)
 	// A directory's link count is 2 and one per subdirectory, all of them
 	// added too: it did not exist before.
@@ -227,16 +237,42 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 			in.entry.Nlink = 2 + subdirs[in.entry.Name]
 		}
 	}
-	withParents = append(withParents, written...)
+	withParents = append(withParents, p.written...)
 	for _, in := range withParents {
-		if own[in.entry.Name] == in.change.SHA256 && in.change.SHA256 != "" {
+		if p.own[in.entry.Name] == in.change.SHA256 && in.change.SHA256 != "" {
 			in.unchanged = true
 		}
-		if hits := set.ForbiddenBy(in.entry.Name, EntryType(in.entry.Type), in.entry.Linkname); len(hits) > 0 {
-			return nil, nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", names.Quote(in.entry.Name), hits[0].Name)}}
+		if hits := p.set.ForbiddenBy(in.entry.Name, EntryType(in.entry.Type), in.entry.Linkname); len(hits) > 0 {
+			return nil, &PlanError{Problems: []string{fmt.Sprintf("%s: would be added, but policy %s forbids it", names.Quote(in.entry.Name), hits[0].Name)}}
 		}
 	}
-	return withParents, p.dropped, nil
+	return withParents, nil
+}
+
+// parents are the directories missing above what apply adds, each
+// before its own.
+func (p *planner) parents() ([]*injection, error) {
+	var dirs []*injection
+	made := map[string]bool{}
+	for _, in := range append(append([]*injection{}, p.inj...), p.written...) {
+		var missing []string
+		for d := path.Dir(in.entry.Name); d != "." && !p.out.isDir(d) && !made[d]; d = path.Dir(d) {
+			if p.out.exists(d) {
+				return nil, &PlanError{Problems: []string{fmt.Sprintf("%s: parent %s exists and is not a directory", names.Quote(in.entry.Name), names.Quote(d))}}
+			}
+			missing = append(missing, d)
+		}
+		for i := len(missing) - 1; i >= 0; i-- {
+			made[missing[i]] = true
+			dirs = append(dirs, dirInjection(missing[i], p.epoch, manifest.Change{
+				Kind: contract.Created, Path: missing[i], Package: "rootfs-trim", Reason: "parent of " + in.entry.Name}))
+		}
+	}
+	return dirs, nil
+}
+
+func byName(l []*injection) {
+	sort.Slice(l, func(i, j int) bool { return l[i].entry.Name < l[j].entry.Name })
 }
 
 // dedupIndex keeps one record per (kind, source, destination), the last:

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -458,3 +460,112 @@ func (j *journal) checkPlanned(name string, planned map[string]bool, set *rules.
 }
 
 func (j *journal) epoch() time.Time { return time.Unix(0, j.EpochNs).UTC() }
+
+// commit makes the planned changes to the tree, each step journaled so
+// that a kill at any point is finished by the next run (see ApplyDir):
+// the journal, then the leftovers of a killed run removed, what the plan
+// writes (the index last), what the rules take out removed, the mtimes of
+// the directories set, and the journal removed.
+func (t *treeApply) commit() error {
+	var writes []*injection
+	for _, in := range t.inj {
+		if !in.unchanged {
+			writes = append(writes, in)
+		}
+	}
+	if len(writes) == 0 && len(t.removals) == 0 && t.resumed == nil {
+		// Apply's own directory for / goes too if a kill left it empty.
+		if t.staleJournal || t.jf.private != "" && t.jf.dir != nil {
+			return t.jf.remove()
+		}
+		return nil
+	}
+	// The index last: a rerun that finds it finds every copy it lists.
+	sort.SliceStable(writes, func(i, j int) bool {
+		return writes[i].entry.Name != contract.IndexPath && writes[j].entry.Name == contract.IndexPath
+	})
+	j, err := t.journalFor(writes)
+	if err != nil {
+		return err
+	}
+	w := &treeWriter{root: t.fsRoot}
+	w.step()
+	if err := t.jf.write(j); err != nil {
+		return err
+	}
+	for _, tmp := range t.leftovers {
+		w.step()
+		if err := t.fsRoot.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", names.Quote(tmp), err)
+		}
+	}
+	for _, in := range writes {
+		if err := w.write(in); err != nil {
+			return fmt.Errorf("writing %s: %w", names.Quote(in.entry.Name), err)
+		}
+	}
+	for _, rm := range t.removals {
+		if err := w.remove(rm.path); err != nil {
+			return fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
+		}
+	}
+	dirs := make([]string, 0, len(j.Dirs))
+	for d := range j.Dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		w.step()
+		mt := time.Unix(0, j.Dirs[d])
+		if err := t.fsRoot.Chtimes(d, mt, mt); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	w.step()
+	return t.jf.remove()
+}
+
+// journalFor is the journal of a run that writes writes: the epoch, the
+// mtime each directory it changes or creates ends with, and the temporary
+// names it writes files under. A killed run's stands: what it saw before
+// it changed anything is what this run finishes.
+func (t *treeApply) journalFor(writes []*injection) (*journal, error) {
+	j := &journal{Version: journalVersion, Dev: t.id.dev, Ino: t.id.ino, BtimeNs: t.id.btimeNs, EpochNs: t.epoch.UnixNano(), Dirs: map[string]int64{}}
+	if r := t.resumed; r != nil {
+		j.EpochNs, j.Dirs, j.Temps = r.EpochNs, r.Dirs, r.Temps
+	}
+	for _, in := range writes {
+		if in.entry.Type == archive.TypeDir {
+			if _, ok := j.Dirs[in.entry.Name]; !ok {
+				j.Dirs[in.entry.Name] = in.entry.ModTime.UnixNano()
+			}
+		} else if tmp := tempName(in.entry.Name); !t.leftover[tmp] {
+			j.Temps = append(j.Temps, tmp)
+		}
+	}
+	keep := func(dir string) error {
+		if _, ok := j.Dirs[dir]; ok {
+			return nil
+		}
+		fi, err := t.fsRoot.Lstat(dir)
+		if err != nil {
+			return err
+		}
+		j.Dirs[dir] = fi.ModTime().UnixNano()
+		return nil
+	}
+	var changed []string
+	for _, in := range writes {
+		changed = append(changed, in.entry.Name)
+	}
+	for _, rm := range t.removals {
+		changed = append(changed, rm.path)
+	}
+	changed = append(changed, t.leftovers...)
+	for _, p := range changed {
+		if err := keep(path.Dir(p)); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
@@ -74,19 +72,23 @@ func (e *OffenderError) Error() string {
 // Nothing is decided from a path alone that needs the whole stream: where a
 // relocation lands depends on what else is in the image, so those entries
 // are captured (spooled) and placed at the end.
+//
+// One way, as u-root's pkg/cpio writes an initramfs on a base archive:
+// archive.Copy reads the input up to its last trailer (a TrailerReader),
+// asks the applier about each entry and hands it the data of what it takes;
+// then come what apply adds, then that trailer (applySource).
 func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
-	a := &streamApplier{
-		src: src,
-		d:   NewDecider(opt.Set, opt.Owners, OwnPaths(opt.Set)),
-		opt: opt,
-		out: outSet{files: map[string]bool{}, dirs: map[string]bool{".": true}},
-		own: map[string]string{},
+	a := &streamApplier{collector: newCollector(opt, opt.Input)}
+	defer a.close()
+	in := &applySource{in: archive.NewTrailerReader(src), add: a.finish}
+	decide := func(e *archive.Entry) (archive.Action, error) {
+		if in.adding {
+			return archive.Keep, nil // what apply adds
+		}
+		return a.decide(e)
 	}
-	a.d.Strict = opt.Strict
-	a.d.SetInput(opt.Input)
-	defer a.cleanup()
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio(), view: archive.NewResolver(dest)}
-	err := archive.Copy(guard, a, archive.CopyOptions{Decide: a.decide, Dest: dest, Links: links})
+	err := archive.Copy(guard, in, archive.CopyOptions{Decide: decide, Take: a.takeData, Dest: dest, Links: links})
 	if err != nil {
 		return nil, err
 	}
@@ -106,203 +108,121 @@ type outSet struct {
 func (o outSet) exists(p string) bool { return o.files[p] || o.dirs[p] }
 func (o outSet) isDir(p string) bool  { return o.dirs[p] }
 
-// streamApplier is an archive.Reader over the input that, after the input's
-// last entry, yields the injected entries before the final trailer; its
-// decide is the per-entry transform Copy asks as it reads each entry.
+// streamApplier is the per-entry transform of a stream apply: Copy asks
+// decide about each input entry before it touches the data, and gives
+// takeData the data of the entries decide takes.
 type streamApplier struct {
-	src     archive.Reader
-	d       *Decider
-	opt     Options
-	out     outSet
-	caps    []*captured
-	changes []manifest.Change
-	entries int
-	newest  time.Time
+	*collector
 	prefix  string // "./" when the input's names carry it
+	sawName bool
 	// maxInode is the highest inode number of an input entry that goes to
 	// the output; what apply adds is numbered above it.
 	maxInode uint64
-	sawName  bool
-	offend   []Finding
-
-	// What an earlier apply wrote, found in the input: see planInjections.
-	own      map[string]string
-	oldIndex *contract.Index
-
-	pending     *archive.Entry // read ahead past a trailer
-	heldTrailer *archive.Entry
-	injected    bool
-	queue       []*injection
-	cur         io.Reader // data of the current injected entry
+	// taking is the decision on the entry decide said to take: Copy hands
+	// over its data next.
+	taking Decision
 }
 
-func (a *streamApplier) cleanup() {
-	for _, c := range a.caps {
-		c.data.Close()
-	}
-}
-
-func (a *streamApplier) Next() (*archive.Entry, error) {
-	a.cur = nil
-	if a.injected {
-		return a.nextInjected()
-	}
-	for {
-		var e *archive.Entry
-		if a.pending != nil {
-			e, a.pending = a.pending, nil
-		} else {
-			var err error
-			e, err = a.src.Next()
-			if err == io.EOF {
-				if err := a.finish(); err != nil {
-					return nil, err
-				}
-				return a.nextInjected()
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		if e.Type == archive.TypeTrailer {
-			// Injections go before the last trailer only; hold each trailer
-			// until we know whether more members follow.
-			if a.heldTrailer != nil {
-				t := a.heldTrailer
-				a.heldTrailer = e
-				return t, nil
-			}
-			a.heldTrailer = e
-			continue
-		}
-		if a.heldTrailer != nil {
-			t := a.heldTrailer
-			a.heldTrailer, a.pending = nil, e
-			return t, nil
-		}
-		return e, nil
-	}
-}
-
-// decide is Copy's per-entry transform, asked once for every input entry
-// as Copy reads it, before Copy touches its data: the decision step, what
-// the action takes out of the stream (captured or hashed data), and keep
-// or drop. Entries apply adds at the end are kept.
+// decide is asked once for every input entry: the decision step, then
+// keep it, drop it, or take its data (takeData).
 func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
-	if a.injected {
-		return archive.Keep, nil
-	}
-	dec, err := a.take(e)
-	if err != nil {
-		return 0, err
-	}
-	if dec.Own {
-		return archive.Drop, nil
-	}
-	v := dec.Verdict
-	if dec.Spec != nil || v.Unhandled() {
-		// An unhandled offender fails the run at the end, listed with all
-		// the others; until then it must not reach the output check.
-		return archive.Drop, nil
-	}
-	if e.Type == archive.TypeDir {
-		a.out.dirs[v.Path] = true
-	} else {
-		a.out.files[v.Path] = true
-	}
-	a.maxInode = max(a.maxInode, e.Inode)
-	return archive.Keep, nil
-}
-
-// take decides e and takes out of the stream what its decision needs.
-func (a *streamApplier) take(e *archive.Entry) (Decision, error) {
-	a.entries++
-	if e.ModTime.After(a.newest) {
-		a.newest = e.ModTime
-	}
+	a.note(e)
 	if !a.sawName && e.Name != "." && e.Name != "./" {
 		a.sawName = true
 		if strings.HasPrefix(e.Name, "./") {
 			a.prefix = "./"
 		}
 	}
-	dec, err := a.d.Decide(e)
+	dec, err := a.collector.decide(e)
 	if err != nil {
-		return dec, err
+		return 0, err
 	}
-	if dec.Own {
-		f, err := a.d.takeOwn(dec.Path, a.src)
-		if err != nil {
-			return dec, fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.own[dec.Path] = f.sum
-		if f.index != nil {
-			a.oldIndex = f.index
-		}
-		return dec, nil
+	if a.wantsData(dec, e) {
+		a.taking = dec
+		return archive.Take, nil
 	}
-	v := dec.Verdict
-	if v.Unhandled() {
-		a.offend = append(a.offend, findingFor(v, a.opt.Owners))
+	if err := a.take(dec, e, nil); err != nil {
+		return 0, err
 	}
-	switch {
-	case dec.Spec == nil:
-	case dec.Spec.Moves:
-		if e.Type == archive.TypeHardlink || (e.Nlink > 1 && e.Type == archive.TypeRegular) {
-			return dec, fmt.Errorf("entry %q: rule %s cannot %s a member of a hard-link group; strip it or break the link in the package", e.Name, v.Rule.Name, v.Rule.Action)
-		}
-		if e.Type == archive.TypeDir {
-			return dec, fmt.Errorf("entry %q: rule %s cannot %s a directory", e.Name, v.Rule.Name, v.Rule.Action)
-		}
-		data, err := newSpool(a.src)
-		if err != nil {
-			return dec, fmt.Errorf("entry %q: %w", e.Name, err)
-		}
-		a.caps = append(a.caps, &captured{entry: e, verdict: v, data: data})
-	default:
-		ch := changeFor(e, v, a.opt.Owners)
-		ch.Kind = dec.Spec.Kind
-		// Hash what is removed, except a hard-link member's data, which
-		// stays in the stream for the members that are kept.
-		if e.Type == archive.TypeRegular && e.Nlink < 2 && e.Size > 0 {
-			sum, err := digest.Reader(a.src)
-			if err != nil {
-				return dec, fmt.Errorf("entry %q: %w", e.Name, err)
-			}
-			ch.SHA256 = sum
-		}
-		a.changes = append(a.changes, ch)
+	if !keeps(dec) {
+		return archive.Drop, nil
 	}
-	return dec, nil
+	a.maxInode = max(a.maxInode, e.Inode)
+	return archive.Keep, nil
 }
 
-func (a *streamApplier) finish() error {
-	a.injected = true
-	if len(a.offend) > 0 {
-		return &OffenderError{Offenders: a.offend}
+func (a *streamApplier) takeData(e *archive.Entry, data io.Reader) error {
+	return a.take(a.taking, e, data)
+}
+
+// finish plans what apply adds, once the input's last entry is in.
+func (a *streamApplier) finish() ([]*injection, error) {
+	if err := a.offenders(); err != nil {
+		return nil, err
 	}
-	epoch := a.newest
-	if a.opt.Epoch != nil {
-		epoch = *a.opt.Epoch
-	}
-	inj, dropped, err := planInjections(planInput{set: a.opt.Set, caps: a.caps, removed: removedOf(a.changes), out: a.out,
-		epoch: epoch.UTC(), owners: a.opt.Owners, own: a.own, old: a.oldIndex, active: a.d.Active})
+	inj, dropped, err := a.plan(a.out, a.epoch())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.changes = append(a.changes, dropped...)
-	a.changes = append(a.changes, danglingChanges(a.d)...)
 	if err := numberInjections(inj, a.maxInode); err != nil {
-		return err
+		return nil, err
 	}
+	a.added(dropped, inj)
 	for _, in := range inj {
-		if !in.unchanged {
-			a.changes = append(a.changes, in.change)
-		}
 		in.entry.Name = a.prefix + in.entry.Name
 	}
-	a.queue = inj
-	return nil
+	return inj, nil
+}
+
+// applySource is what Copy reads in a stream apply: the input up to its
+// last trailer, then what apply adds (planned by add when the input
+// ends), then that trailer.
+type applySource struct {
+	in     *archive.TrailerReader
+	add    func() ([]*injection, error)
+	adding bool // the input is done: the entries now are apply's
+	queue  []*injection
+	cur    io.Reader // data of the current added entry
+	ended  bool
+}
+
+func (s *applySource) Next() (*archive.Entry, error) {
+	s.cur = nil
+	if !s.adding {
+		e, err := s.in.Next()
+		if err != io.EOF {
+			return e, err
+		}
+		s.adding = true
+		if s.queue, err = s.add(); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.queue) == 0 {
+		if t := s.in.Trailer(); t != nil && !s.ended {
+			s.ended = true
+			return t, nil
+		}
+		return nil, io.EOF
+	}
+	in := s.queue[0]
+	s.queue = s.queue[1:]
+	r, err := in.data()
+	if err != nil {
+		return nil, err
+	}
+	s.cur = r
+	return in.entry, nil
+}
+
+func (s *applySource) Read(p []byte) (int, error) {
+	if !s.adding {
+		return s.in.Read(p)
+	}
+	if s.cur == nil {
+		return 0, io.EOF
+	}
+	return s.cur.Read(p)
 }
 
 // numberInjections gives every entry apply creates an inode number above
@@ -332,34 +252,6 @@ func numberInjections(inj []*injection, maxInode uint64) error {
 		next++
 	}
 	return nil
-}
-
-func (a *streamApplier) nextInjected() (*archive.Entry, error) {
-	if len(a.queue) == 0 {
-		if t := a.heldTrailer; t != nil {
-			a.heldTrailer = nil
-			return t, nil
-		}
-		return nil, io.EOF
-	}
-	in := a.queue[0]
-	a.queue = a.queue[1:]
-	r, err := in.data()
-	if err != nil {
-		return nil, err
-	}
-	a.cur = r
-	return in.entry, nil
-}
-
-func (a *streamApplier) Read(p []byte) (int, error) {
-	if a.injected {
-		if a.cur == nil {
-			return 0, io.EOF
-		}
-		return a.cur.Read(p)
-	}
-	return a.src.Read(p)
 }
 
 // removedOf is what an action that does not move took: the index records
