@@ -134,7 +134,7 @@ func Render(opt Options) (*Result, error) {
 	// A destination whose directory is reached through a symlink is refused
 	// before anything is written.
 	for _, p := range plan {
-		if dir, err := t.openDir(path.Dir(p.dest), false); err == nil {
+		if dir, err := t.OpenDir(path.Dir(p.dest), false); err == nil {
 			unix.Close(dir)
 		} else if errors.Is(err, errSymlinkOnPath) {
 			return nil, fmt.Errorf("nothing written: /%s: %w", p.dest, err)
@@ -157,7 +157,7 @@ func Render(opt Options) (*Result, error) {
 		keep[p.dest] = true
 		sum := digest.Bytes(p.data)
 		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
-		have, err := t.readEntry(p.dest)
+		have, err := t.ReadEntry(p.dest)
 		if err == nil && bytes.Equal(have, p.data) {
 			res.Unchanged = append(res.Unchanged, p.dest)
 			continue
@@ -186,7 +186,7 @@ func Render(opt Options) (*Result, error) {
 			res.Left = append(res.Left, Left{f.Path, "no deferred file or template in the index has it as destination"})
 			continue
 		}
-		have, err := t.readEntry(f.Path)
+		have, err := t.ReadEntry(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // already gone
@@ -199,7 +199,7 @@ func Render(opt Options) (*Result, error) {
 		}
 		res.Removed = append(res.Removed, f.Path)
 		if !opt.DryRun {
-			if err := t.remove(f.Path); err != nil && !errors.Is(err, unix.ENOENT) {
+			if err := t.Unlink(f.Path); err != nil && !errors.Is(err, unix.ENOENT) {
 				return res, fmt.Errorf("removing /%s: %w", f.Path, err)
 			}
 		}
@@ -543,7 +543,7 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 			if it.f.Forbids(p, rules.EntryType(typ), target) {
 				f := Foreign{Path: p, Policy: it.p.Name}
 				if it.p.AtBoot == "remove" && !dryRun {
-					if err := t.remove(p); err != nil {
+					if err := t.Unlink(p); err != nil {
 						return err
 					}
 					f.Removed = true
