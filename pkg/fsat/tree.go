@@ -114,7 +114,8 @@ func (t *Tree) inParent(name string, create bool, fn func(dir int, base string) 
 	return WithFd(d, func(fd int) error { return fn(fd, base) })
 }
 
-// WithFd runs fn with f's descriptor, which stays f's.
+// WithFd runs fn with f's descriptor without switching f to blocking
+// mode, as f.Fd would.
 func WithFd(f *os.File, fn func(fd int) error) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
