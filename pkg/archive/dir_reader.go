@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
@@ -175,7 +176,7 @@ func (d *DirReader) scan() error {
 			return err
 		}
 		defer f.Close()
-		return withFd(f, fn)
+		return fsat.WithFd(f, fn)
 	}, ".")
 	if err != nil {
 		return err
@@ -339,7 +340,7 @@ type dirHandle struct {
 
 func (h dirHandle) do(fn func(fd int) error) error {
 	if h.file != nil {
-		return withFd(h.file, fn)
+		return fsat.WithFd(h.file, fn)
 	}
 	return fn(h.fd)
 }
@@ -363,7 +364,7 @@ func (d *DirReader) openDir(dir string) (dirHandle, error) {
 		return d.openDirRoot(dir)
 	}
 	var fd int
-	err := withFd(d.top, func(rootFd int) error {
+	err := fsat.WithFd(d.top, func(rootFd int) error {
 		var err error
 		for {
 			fd, err = unix.Openat2(rootFd, dir, &unix.OpenHow{
@@ -394,7 +395,7 @@ func (d *DirReader) openDirRoot(dir string) (dirHandle, error) {
 		return dirHandle{file: f}, err
 	}
 	var st unix.Stat_t
-	if err := withFd(f, func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
+	if err := fsat.WithFd(f, func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
 		f.Close()
 		return dirHandle{}, err
 	}
@@ -564,7 +565,7 @@ func (d *DirReader) Stat(e *Entry) error {
 			return err
 		}
 		defer parent.Close()
-		return withFd(parent, fn)
+		return fsat.WithFd(parent, fn)
 	}, e.Name)
 	if err != nil {
 		return err
@@ -631,20 +632,6 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		it.nlink = uint32(st.Nlink)
 	}
 	return it, nil
-}
-
-// withFd runs fn with f's descriptor without switching f to blocking mode,
-// as f.Fd would.
-func withFd(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
 }
 
 // display is how a name appears in errors: the path on the host.
@@ -727,7 +714,7 @@ func (d *DirReader) open() error {
 	// The walk saw a regular file; make sure that is still what we read (a
 	// swap for a symlink or a device would otherwise go unnoticed).
 	var st unix.Stat_t
-	err = withFd(f, func(fd int) error { return unix.Fstat(fd, &st) })
+	err = fsat.WithFd(f, func(fd int) error { return unix.Fstat(fd, &st) })
 	if err == nil && (uint64(st.Dev) != d.curID.dev || uint64(st.Ino) != d.curID.ino) {
 		err = errors.New("file was replaced while reading the tree")
 	}

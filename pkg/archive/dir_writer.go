@@ -6,12 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
@@ -35,6 +34,7 @@ type DirWriterOptions struct {
 // a later entry (x/passwd) land outside the tree.
 type DirWriter struct {
 	root   *os.Root
+	tree   *fsat.Tree // the same root, for what is done by descriptor
 	path   string
 	opts   DirWriterOptions
 	owners bool // apply UID/GID
@@ -82,6 +82,7 @@ func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 	euid := os.Geteuid()
 	return &DirWriter{
 		root:    r,
+		tree:    fsat.New(r, fsat.Options{}),
 		path:    root,
 		opts:    opts,
 		owners:  opts.Owners || euid == 0,
@@ -202,16 +203,9 @@ func (w *DirWriter) create(name string, e *Entry) error {
 				return err
 			}
 		}
-		dev := unix.Mkdev(e.RdevMajor, e.RdevMinor)
-		err := w.inParent(name, func(fd int, base string) error {
-			// The mode is fixed by applyMeta; umask and setuid do not
-			// matter here.
-			if err := unix.Mknodat(fd, base, e.UnixMode()&^0o7000, int(dev)); err != nil {
-				return &os.PathError{Op: "mknod", Path: name, Err: err}
-			}
-			return nil
-		})
-		if err != nil {
+		// The mode is fixed by applyMeta; umask and setuid do not matter
+		// here.
+		if err := w.tree.Mknod(name, e.UnixMode(), unix.Mkdev(e.RdevMajor, e.RdevMinor)); err != nil {
 			return err
 		}
 		id, err := w.applyMeta(name, e)
@@ -228,7 +222,7 @@ func (w *DirWriter) linkMember(first linkedFile, name string, t Type) error {
 	if err := w.root.Link(first.name, name); err != nil {
 		return err
 	}
-	err := w.onEntry(name, t, func(_ int, _ string, _ int, id fileID) error {
+	err := w.onEntry(name, t, func(_ *fsat.At, id fileID) error {
 		if id != first.id {
 			return errReplaced
 		}
@@ -302,8 +296,8 @@ func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
 		}
 	}
 	if w.owners {
-		if err := w.inParent(name, func(fd int, base string) error {
-			return chownAt(fd, base, name, e)
+		if err := w.tree.InParent(name, func(fd int, base string) error {
+			return fsat.Chown(fd, base, name, int(e.UID), int(e.GID))
 		}); err != nil {
 			return err
 		}
@@ -333,20 +327,18 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 			}
 			// This member carries the group's data into the shared file,
 			// which may already have its final, read-only mode.
-			return w.onEntry(name, TypeRegular, func(dirFd int, base string, fd int, id fileID) error {
-				if err := chmodFd(fd, 0o600); err != nil {
+			return w.onEntry(name, TypeRegular, func(at *fsat.At, _ fileID) error {
+				if err := fsat.Chmod(at.Fd, 0o600); err != nil {
 					return &os.PathError{Op: "chmod", Path: name, Err: err}
 				}
 				// O_NOFOLLOW, and the inode checked again once open: the
 				// data goes into the group's file or nowhere.
-				wfd, err := unix.Openat(dirFd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return &os.PathError{Op: "open", Path: name, Err: err}
-				}
-				f := os.NewFile(uintptr(wfd), name)
-				if got, err := fdID(wfd); err != nil || got != id {
-					f.Close()
+				f, err := fsat.OpenWrite(at, name)
+				if errors.Is(err, fsat.ErrReplaced) {
 					return errReplaced
+				}
+				if err != nil {
+					return err
 				}
 				if err := f.Truncate(0); err != nil {
 					f.Close()
@@ -366,7 +358,7 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 	w.file = f
 	if linked {
 		var id fileID
-		if err := withFd(f, func(fd int) (err error) { id, err = fdID(fd); return err }); err != nil {
+		if err := fsat.WithFd(f, func(fd int) (err error) { id, err = fdID(fd); return err }); err != nil {
 			return err
 		}
 		w.links[key] = linkedFile{name, id}
@@ -427,42 +419,32 @@ func (w *DirWriter) finish() error {
 // returns the inode it worked on.
 func (w *DirWriter) applyMeta(name string, e *Entry) (fileID, error) {
 	var got fileID
-	err := w.onEntry(name, e.Type, func(dirFd int, base string, fd int, id fileID) error {
+	err := w.onEntry(name, e.Type, func(at *fsat.At, id fileID) error {
 		got = id
 		if w.owners {
-			if err := unix.Fchownat(fd, "", e.UID, e.GID, unix.AT_EMPTY_PATH); err != nil {
-				return &os.PathError{Op: "lchown", Path: name, Err: err}
+			if err := fsat.ChownFd(at.Fd, name, e.UID, e.GID); err != nil {
+				return err
 			}
 		}
 		if e.Type != TypeSymlink {
-			if err := chmodFd(fd, e.Mode&PermMask); err != nil {
+			if err := fsat.Chmod(at.Fd, e.Mode&PermMask); err != nil {
 				return &os.PathError{Op: "chmod", Path: name, Err: err}
 			}
 		}
-		return mtimeAt(dirFd, base, name, e.ModTime)
+		return fsat.SetMtime(at.Dir, at.Base, name, e.ModTime)
 	})
 	return got, err
 }
 
-// onEntry opens name with O_PATH|O_NOFOLLOW, which follows nothing and
-// opens nothing for reading or writing (a device's open routine does not
-// run), checks that it is of type t, and runs fn with the directory that
-// holds it, its last component, the descriptor and its inode.
-func (w *DirWriter) onEntry(name string, t Type, fn func(dirFd int, base string, fd int, id fileID) error) error {
-	return w.inParent(name, func(dirFd int, base string) error {
-		fd, err := unix.Openat(dirFd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return &os.PathError{Op: "open", Path: name, Err: err}
-		}
-		defer unix.Close(fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return &os.PathError{Op: "stat", Path: name, Err: err}
-		}
-		if got, ok := typeFromUnixMode(st.Mode); !ok || got != t {
+// onEntry runs fn on the entry at name, opened with O_PATH|O_NOFOLLOW
+// (fsat.OnEntry: nothing is followed, and a device's open routine does not
+// run), once it is checked to be of type t, with its inode.
+func (w *DirWriter) onEntry(name string, t Type, fn func(at *fsat.At, id fileID) error) error {
+	return w.tree.OnEntry(name, func(at *fsat.At) error {
+		if got, ok := typeFromUnixMode(at.Stat.Mode); !ok || got != t {
 			return fmt.Errorf("%s is a %s, not the %s written there", name, got, t)
 		}
-		return fn(dirFd, base, fd, fileID{uint64(st.Dev), st.Ino})
+		return fn(at, fileID{uint64(at.Stat.Dev), at.Stat.Ino})
 	})
 }
 
@@ -474,35 +456,9 @@ func fdID(fd int) (fileID, error) {
 	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
-// fchmodat2Missing is set once fchmodat2(2) with AT_EMPTY_PATH, Linux
-// 6.6 and later, turns out to be unavailable.
-var fchmodat2Missing atomic.Bool
-
-// chmodFd changes the mode of the file fd refers to, an O_PATH descriptor
-// or an open one. chmod by name follows a symlink, and fchmodat's
-// AT_SYMLINK_NOFOLLOW fails with EOPNOTSUPP before Linux 6.6 (the boot
-// test runs 6.1); fchmod refuses O_PATH descriptors. So: fchmodat2 on
-// the descriptor itself, or else chmod of /proc/self/fd/N, which names
-// the inode fd holds, not a path that could lead elsewhere.
-func chmodFd(fd int, mode uint32) error {
-	if !fchmodat2Missing.Load() {
-		err := unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH)
-		switch err {
-		case unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL:
-			fchmodat2Missing.Store(true)
-		case unix.EPERM:
-			// A seccomp filter may say EPERM for a call it does not know;
-			// a real EPERM comes back from the fallback as well.
-		default:
-			return err
-		}
-	}
-	err := unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
-	if err == unix.ENOENT {
-		return fmt.Errorf("fchmodat2 is missing (Linux before 6.6) and /proc is not mounted: %w", err)
-	}
-	return err
-}
+// fchmodat2Missing is fsat's record that fchmodat2(2) is unavailable;
+// tests set it to write as on kernels before 6.6.
+var fchmodat2Missing = &fsat.NoFchmodat2
 
 func typeOfMode(m fs.FileMode) string {
 	switch {
@@ -516,45 +472,6 @@ func typeOfMode(m fs.FileMode) string {
 	return "special file"
 }
 
-func chownAt(fd int, base, name string, e *Entry) error {
-	if err := unix.Fchownat(fd, base, e.UID, e.GID, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "lchown", Path: name, Err: err}
-	}
-	return nil
-}
-
-// mtimeAt sets atime and mtime to t, so that the tree does not depend on
-// when it was written.
-func mtimeAt(fd int, base, name string, t time.Time) error {
-	if t.IsZero() {
-		return nil
-	}
-	ts, err := unix.TimeToTimespec(t)
-	if err != nil {
-		return fmt.Errorf("mtime %v: %w", t, err)
-	}
-	if err := unix.UtimesNanoAt(fd, base, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "lutimes", Path: name, Err: err}
-	}
-	return nil
-}
-
-// inParent runs fn on the directory holding name, opened through the root,
-// with name's last component: the *at system calls then act inside the
-// tree whatever symlinks the path holds. For "." it is the root itself.
-func (w *DirWriter) inParent(name string, fn func(fd int, base string) error) error {
-	parent, base := path.Dir(name), path.Base(name)
-	if name == "." {
-		parent, base = ".", "."
-	}
-	d, err := w.root.Open(parent)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return withFd(d, func(fd int) error { return fn(fd, base) })
-}
-
 // Close finishes the last entry, then applies directory modes and mtimes,
 // children before parents, and releases the root. The tree stays.
 func (w *DirWriter) Close() error {
@@ -564,11 +481,11 @@ func (w *DirWriter) Close() error {
 	err := w.finish()
 	for i := len(w.dirs) - 1; i >= 0; i-- {
 		m := w.dirs[i]
-		merr := w.onEntry(m.name, TypeDir, func(dirFd int, base string, fd int, _ fileID) error {
-			if err := chmodFd(fd, m.mode); err != nil {
+		merr := w.onEntry(m.name, TypeDir, func(at *fsat.At, _ fileID) error {
+			if err := fsat.Chmod(at.Fd, m.mode); err != nil {
 				return &os.PathError{Op: "chmod", Path: m.name, Err: err}
 			}
-			return mtimeAt(dirFd, base, m.name, m.modTime)
+			return fsat.SetMtime(at.Dir, at.Base, m.name, m.modTime)
 		})
 		if merr != nil && err == nil {
 			err = fmt.Errorf("directory %q: %w", m.name, merr)

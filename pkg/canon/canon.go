@@ -1,9 +1,3 @@
-// Package canon is the one JSON encoding of everything rootfs-trim writes
-// for people and tools to read and diff: the manifest, the index, the lock,
-// and audit's and check's --format json. Two-space indent, <, > and &
-// left as they are (paths and reasons are not HTML), map keys sorted, one
-// trailing newline; written in one Write, so a failed encoding writes
-// nothing.
 package canon
 
 import (

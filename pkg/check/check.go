@@ -367,27 +367,33 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 		}
 	}
 	if pkg != nil {
-		for _, r := range pkg.Rules {
-			if !r.MustMatch || s.matched[r] > 0 {
-				continue
-			}
-			f := trim.Finding{Input: input, Package: s.name, Rule: r.Name, Action: r.Action.String(), Severity: rules.Error, Check: CheckStale, Pos: r.Pos,
-				Reason: "matched nothing: the file it handles is gone or renamed, so it protects nothing any more"}
-			if r.Waiver != "" {
-				f.Severity, f.Reason = rules.Warning, "waived: "+r.Waiver
-				waived[r] = true
-			} else if r.StaleReason != "" {
-				// Expected of some versions of the package: say why,
-				// and do not fail the build.
-				f.Severity, f.Reason = rules.Warning, "matched nothing: "+r.StaleReason
-			}
-			res.add(Finding{Finding: f})
+		res.compareRules(pkg, s, input, waived)
+	}
+}
+
+// compareRules reports the package's rules that matched nothing and its
+// waivers that waived nothing (waived: the rules whose waiver did).
+func (res *Result) compareRules(pkg *rules.Package, s *pkgState, input string, waived map[*rules.Rule]bool) {
+	for _, r := range pkg.Rules {
+		if !r.MustMatch || s.matched[r] > 0 {
+			continue
 		}
-		for _, r := range pkg.Rules {
-			if r.Waiver != "" && !waived[r] {
-				res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Rule: r.Name, Severity: rules.Error, Check: CheckStaleWaiver, Pos: r.Pos,
-					Reason: "the waiver (" + r.Waiver + ") no longer applies: the problem is gone; remove waive:"}})
-			}
+		f := trim.Finding{Input: input, Package: s.name, Rule: r.Name, Action: r.Action.String(), Severity: rules.Error, Check: CheckStale, Pos: r.Pos,
+			Reason: "matched nothing: the file it handles is gone or renamed, so it protects nothing any more"}
+		if r.Waiver != "" {
+			f.Severity, f.Reason = rules.Warning, "waived: "+r.Waiver
+			waived[r] = true
+		} else if r.StaleReason != "" {
+			// Expected of some versions of the package: say why,
+			// and do not fail the build.
+			f.Severity, f.Reason = rules.Warning, "matched nothing: "+r.StaleReason
+		}
+		res.add(Finding{Finding: f})
+	}
+	for _, r := range pkg.Rules {
+		if r.Waiver != "" && !waived[r] {
+			res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Rule: r.Name, Severity: rules.Error, Check: CheckStaleWaiver, Pos: r.Pos,
+				Reason: "the waiver (" + r.Waiver + ") no longer applies: the problem is gone; remove waive:"}})
 		}
 	}
 }

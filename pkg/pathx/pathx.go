@@ -91,33 +91,6 @@ func CleanRule(p string) (string, error) {
 	return Clean(trimmed)
 }
 
-// SymlinkEscapes reports whether a symlink at name (a cleaned archive path)
-// pointing at target resolves, lexically, outside the root. Absolute targets
-// are resolved against the root, as they are inside the booted system, so
-// they never escape; a relative target with enough ".." does.
-func SymlinkEscapes(name, target string) bool {
-	if strings.HasPrefix(target, "/") {
-		return false
-	}
-	depth := strings.Count(path.Dir(name), "/")
-	if path.Dir(name) != "." {
-		depth++
-	}
-	for _, part := range strings.Split(target, "/") {
-		switch part {
-		case "", ".":
-		case "..":
-			depth--
-			if depth < 0 {
-				return true
-			}
-		default:
-			depth++
-		}
-	}
-	return false
-}
-
 // ResolveLink is where a symlink at name (a cleaned path) pointing at
 // target leads in the image, lexically: an absolute target from the root,
 // a relative one from the link's directory, ".." never above the root (as

@@ -131,14 +131,8 @@ func Render(opt Options) (*Result, error) {
 		return nil, err
 	}
 	defer t.Close()
-	// A destination whose directory is reached through a symlink is refused
-	// before anything is written.
-	for _, p := range plan {
-		if dir, err := t.openDir(path.Dir(p.dest), false); err == nil {
-			unix.Close(dir)
-		} else if errors.Is(err, errSymlinkOnPath) {
-			return nil, fmt.Errorf("nothing written: /%s: %w", p.dest, err)
-		}
+	if err := refuseLinkedDirs(t, plan); err != nil {
+		return nil, err
 	}
 	dests := renderDests(ix)
 
@@ -151,58 +145,13 @@ func Render(opt Options) (*Result, error) {
 			}
 		}
 	}
-	keep := map[string]bool{}
 	rec := &Record{Version: 1, Runtime: opt.Choice.Runtime, CNI: opt.Choice.Class()}
-	for _, p := range plan {
-		keep[p.dest] = true
-		sum := digest.Bytes(p.data)
-		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
-		have, err := t.readEntry(p.dest)
-		if err == nil && bytes.Equal(have, p.data) {
-			res.Unchanged = append(res.Unchanged, p.dest)
-			continue
-		}
-		if err == nil {
-			if prev := old.find(p.dest); prev == nil || digest.Bytes(have) != prev.SHA256 {
-				res.Modified = append(res.Modified, p.dest)
-			}
-		}
-		res.Written = append(res.Written, p.dest)
-		if !opt.DryRun && p.link {
-			if err := t.writeSymlink(p.dest, string(p.data), p.uid, p.gid); err != nil {
-				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
-			}
-		} else if !opt.DryRun {
-			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
-				return res, fmt.Errorf("writing /%s: %w", p.dest, err)
-			}
-		}
+	keep, err := writePlan(t, plan, old, rec, res, opt.DryRun)
+	if err != nil {
+		return res, err
 	}
-	for _, f := range old.Files {
-		if keep[f.Path] {
-			continue
-		}
-		if !dests[f.Path] {
-			res.Left = append(res.Left, Left{f.Path, "no deferred file or template in the index has it as destination"})
-			continue
-		}
-		have, err := t.readEntry(f.Path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue // already gone
-		case err != nil:
-			res.Left = append(res.Left, Left{f.Path, err.Error()})
-			continue
-		case digest.Bytes(have) != f.SHA256:
-			res.Left = append(res.Left, Left{f.Path, "changed since render wrote it"})
-			continue
-		}
-		res.Removed = append(res.Removed, f.Path)
-		if !opt.DryRun {
-			if err := t.remove(f.Path); err != nil && !errors.Is(err, unix.ENOENT) {
-				return res, fmt.Errorf("removing /%s: %w", f.Path, err)
-			}
-		}
+	if err := takeBack(t, old, keep, dests, res, opt.DryRun); err != nil {
+		return res, err
 	}
 	if !opt.DryRun {
 		if err := writeRecord(t, rec); err != nil {
@@ -218,6 +167,84 @@ func Render(opt Options) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// refuseLinkedDirs refuses, before anything is written, a destination
+// whose directory is reached through a symlink.
+func refuseLinkedDirs(t *tree, plan []*planned) error {
+	for _, p := range plan {
+		if dir, err := t.OpenDir(path.Dir(p.dest), false); err == nil {
+			unix.Close(dir)
+		} else if errors.Is(err, errSymlinkOnPath) {
+			return fmt.Errorf("nothing written: /%s: %w", p.dest, err)
+		}
+	}
+	return nil
+}
+
+// writePlan writes each planned file whose content differs from what is
+// there, recording it in rec and res, and returns the destinations planned.
+func writePlan(t *tree, plan []*planned, old *record, rec *Record, res *Result, dryRun bool) (map[string]bool, error) {
+	keep := map[string]bool{}
+	for _, p := range plan {
+		keep[p.dest] = true
+		sum := digest.Bytes(p.data)
+		rec.Files = append(rec.Files, RecordFile{Path: p.dest, SHA256: sum, From: p.from})
+		have, err := t.ReadEntry(p.dest)
+		if err == nil && bytes.Equal(have, p.data) {
+			res.Unchanged = append(res.Unchanged, p.dest)
+			continue
+		}
+		if err == nil {
+			if prev := old.find(p.dest); prev == nil || digest.Bytes(have) != prev.SHA256 {
+				res.Modified = append(res.Modified, p.dest)
+			}
+		}
+		res.Written = append(res.Written, p.dest)
+		if !dryRun && p.link {
+			if err := t.writeSymlink(p.dest, string(p.data), p.uid, p.gid); err != nil {
+				return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
+			}
+		} else if !dryRun {
+			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
+				return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
+			}
+		}
+	}
+	return keep, nil
+}
+
+// takeBack removes what the earlier render wrote and this one does not
+// keep, if it is still what was written and a render destination (dests);
+// anything else is left, and said why in res.
+func takeBack(t *tree, old *record, keep, dests map[string]bool, res *Result, dryRun bool) error {
+	for _, f := range old.Files {
+		if keep[f.Path] {
+			continue
+		}
+		if !dests[f.Path] {
+			res.Left = append(res.Left, Left{f.Path, "no deferred file or template in the index has it as destination"})
+			continue
+		}
+		have, err := t.ReadEntry(f.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // already gone
+		case err != nil:
+			res.Left = append(res.Left, Left{f.Path, err.Error()})
+			continue
+		case digest.Bytes(have) != f.SHA256:
+			res.Left = append(res.Left, Left{f.Path, "changed since render wrote it"})
+			continue
+		}
+		res.Removed = append(res.Removed, f.Path)
+		if !dryRun {
+			if err := t.Unlink(f.Path); err != nil && !errors.Is(err, unix.ENOENT) {
+				return fmt.Errorf("removing /%s: %w", f.Path, err)
+			}
+		}
+	}
+	return nil
 }
 
 // renderDests is every destination the index can render, whatever the
@@ -543,7 +570,7 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 			if it.f.Forbids(p, rules.EntryType(typ), target) {
 				f := Foreign{Path: p, Policy: it.p.Name}
 				if it.p.AtBoot == "remove" && !dryRun {
-					if err := t.remove(p); err != nil {
+					if err := t.Unlink(p); err != nil {
 						return err
 					}
 					f.Removed = true

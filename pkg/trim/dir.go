@@ -3,7 +3,6 @@ package trim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -11,10 +10,9 @@ import (
 	"sort"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
@@ -361,9 +359,13 @@ func (t *dirTree) sum(p string) string {
 	return sp.sum
 }
 
-// treeWriter makes the changes of apply to a tree, one step at a time.
+// treeWriter makes the changes of apply to a tree, one step at a time,
+// through the confined writer (fsat, Beneath: os.Root resolves the way, the
+// *at calls act on the last component, nothing is written through a
+// symlink).
 type treeWriter struct {
 	root *os.Root
+	tree *fsat.Tree
 }
 
 // beforeStep, set only by tests, runs before each change ApplyDir makes to
@@ -374,6 +376,15 @@ func (w *treeWriter) step() {
 	if beforeStep != nil {
 		beforeStep(w.root.Name())
 	}
+}
+
+// fsat is the writer, made on first use: syncWrites and beforeStep are
+// read when the run starts writing.
+func (w *treeWriter) fsat() *fsat.Tree {
+	if w.tree == nil {
+		w.tree = fsat.New(w.root, fsat.Options{Sync: syncWrites, BeforeStep: w.step})
+	}
+	return w.tree
 }
 
 // syncWrites makes each file durable before it is renamed into place, for
@@ -410,139 +421,31 @@ func indexPaths(ix *contract.Index) []string {
 }
 
 // write creates one entry: a directory (the journal gives it its mtime at
-// the end, once it is filled), or a file under a temporary name, complete
-// with owner, mode and mtime before it is renamed into place. Nothing is
-// ever written through a symlink: the temporary name is created with
-// O_EXCL, and worked on through its descriptor.
+// the end, once it is filled), or a file or symlink under a temporary name,
+// complete with owner, mode and mtime before it is renamed into place.
 func (w *treeWriter) write(in *injection) error {
 	e := in.entry
-	if e.Type == archive.TypeDir {
+	switch e.Type {
+	case archive.TypeDir:
 		w.step()
-		if err := w.root.Mkdir(e.Name, fs.FileMode(e.Mode&0o777)); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := w.fsat().Mkdir(e.Name, e.Mode&0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		return nil
-	}
-	if e.Type == archive.TypeSymlink {
-		return w.writeSymlink(e)
+	case archive.TypeSymlink:
+		// A relocated or deferred symlink keeps its target, owner and mtime.
+		return w.fsat().WriteSymlink(e.Name, tempName(e.Name), fsat.Symlink{Target: e.Linkname, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
 	}
 	data, err := in.data()
 	if err != nil {
 		return err
 	}
-	tmp := tempName(e.Name)
-	w.step()
-	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	w.step()
-	_, err = io.Copy(f, data)
-	if err == nil && syncWrites {
-		err = f.Sync()
-	}
-	if err == nil {
-		w.step()
-		if os.Geteuid() == 0 {
-			err = f.Chown(int(e.UID), int(e.GID))
-		}
-	}
-	if err == nil {
-		// After chown, which clears setuid and setgid.
-		err = f.Chmod(pathx.FileMode(e.Mode))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		w.step()
-		err = w.root.Chtimes(tmp, e.ModTime, e.ModTime)
-	}
-	if err == nil {
-		w.step()
-		err = w.root.Rename(tmp, e.Name)
-	}
-	if err != nil {
-		w.root.Remove(tmp)
-	}
-	return err
-}
-
-// writeSymlink creates a relocated or deferred symlink with its target,
-// owner and mtime under a temporary name, then renames it into place; the
-// link is never followed (the *at calls act on the link itself).
-func (w *treeWriter) writeSymlink(e *archive.Entry) error {
-	tmp := tempName(e.Name)
-	w.step()
-	if err := w.root.Symlink(e.Linkname, tmp); err != nil {
-		return err
-	}
-	dir, err := w.root.OpenFile(path.Dir(tmp), os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err == nil {
-		base := path.Base(tmp)
-		if os.Geteuid() == 0 {
-			err = unix.Fchownat(int(dir.Fd()), base, int(e.UID), int(e.GID), unix.AT_SYMLINK_NOFOLLOW)
-		}
-		if err == nil {
-			ts := []unix.Timespec{unix.NsecToTimespec(e.ModTime.UnixNano()), unix.NsecToTimespec(e.ModTime.UnixNano())}
-			err = unix.UtimesNanoAt(int(dir.Fd()), base, ts, unix.AT_SYMLINK_NOFOLLOW)
-		}
-		dir.Close()
-	}
-	if err == nil {
-		w.step()
-		err = w.root.Rename(tmp, e.Name)
-	}
-	if err != nil {
-		w.root.Remove(tmp)
-	}
-	return err
+	return w.fsat().WriteFile(e.Name, tempName(e.Name), fsat.File{Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
 }
 
 // remove removes name and everything beneath it, one entry at a time
 // (deepest first), never following a symlink: a rerun finds what a kill
 // left and removes the rest.
 func (w *treeWriter) remove(name string) error {
-	parent, err := w.root.OpenFile(path.Dir(name), os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	defer parent.Close()
-	return w.removeAt(int(parent.Fd()), path.Base(name))
-}
-
-func (w *treeWriter) removeAt(dirfd int, name string) error {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return nil
-	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
-		w.step()
-		if err := unix.Unlinkat(dirfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			return &fs.PathError{Op: "unlinkat", Path: name, Err: err}
-		}
-		return nil
-	case err != nil:
-		return &fs.PathError{Op: "openat", Path: name, Err: err}
-	}
-	d := os.NewFile(uintptr(fd), name)
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := w.removeAt(fd, n); err != nil {
-			return fmt.Errorf("%s/%w", name, err)
-		}
-	}
-	w.step()
-	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
-		return &fs.PathError{Op: "unlinkat", Path: name, Err: err}
-	}
-	return nil
+	return w.fsat().RemoveAll(name)
 }

@@ -1,0 +1,102 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
+)
+
+// tree is the root render works beneath, fsat's NoSymlinks mode: every
+// name under /etc is reached one component at a time with O_NOFOLLOW, and a
+// symlink anywhere on the way, even one that stays inside the root, is
+// refused, so that a file can only be written or taken back where it really
+// is. Writes make the directories they need, replace what a killed render
+// left at the temporary name, and sync before the rename.
+type tree struct{ *fsat.Tree }
+
+func openTree(dir string) (*tree, error) {
+	t, err := fsat.OpenNoSymlinks(dir, fsat.Options{MakeParents: true, ReplaceTemp: true, Sync: true})
+	if err != nil {
+		return nil, err
+	}
+	return &tree{t}, nil
+}
+
+// errSymlinkOnPath says a component of a name is a symlink or not a
+// directory.
+var errSymlinkOnPath = fsat.ErrSymlinkOnPath
+
+// ownedBy returns a check for readFileChecked that refuses a file or
+// directory someone other than uid (or root, who can write anything
+// anyway) can have written: another owner, or group or other write
+// permission. A sticky directory owned by root (/tmp) is the exception:
+// others may add to it but not replace what uid or root put there.
+func ownedBy(uid int) func(fd int, shown string) error {
+	return func(fd int, shown string) error {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return &os.PathError{Op: "fstat", Path: shown, Err: err}
+		}
+		var why string
+		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		switch w := st.Mode & 0o022; {
+		case int(st.Uid) != uid && st.Uid != 0:
+			owners := fmt.Sprintf("uid %d (the user running render) or root", uid)
+			if uid == 0 {
+				owners = "root (the user running render)"
+			}
+			why = fmt.Sprintf("is owned by uid %d, not by %s", st.Uid, owners)
+		case w != 0 && !(isDir && st.Mode&unix.S_ISVTX != 0 && st.Uid == 0):
+			who := map[uint32]string{0o020: "its group", 0o002: "others", 0o022: "its group and others"}[w]
+			why = fmt.Sprintf("is writable by %s (mode %04o)", who, st.Mode&0o7777)
+		default:
+			return nil
+		}
+		return &untrustedError{path: shown, why: why, dir: isDir}
+	}
+}
+
+// untrustedError says which file or directory on the way to a record
+// someone else can have written. Its message follows the file's name.
+type untrustedError struct {
+	path, why string
+	dir       bool
+}
+
+func (e *untrustedError) Error() string {
+	what := e.path
+	if !e.dir {
+		what = "it"
+	}
+	return fmt.Sprintf("not trusted: %s %s; only the user running render may be able to write it and every directory above it", what, e.why)
+}
+
+// tempName is the name render writes name under before renaming it into
+// place.
+func tempName(name string) string {
+	return path.Join(path.Dir(name), "."+path.Base(name)+".rootfs-trim.tmp")
+}
+
+// removeStaleTemp removes a temporary file a killed render left for name,
+// if there is one and it is a regular file.
+func (t *tree) removeStaleTemp(name string) (bool, error) {
+	return t.RemoveRegular(tempName(name))
+}
+
+// writeSymlink creates name as a symlink to target under a temporary name
+// and renames it into place; nothing follows the link.
+func (t *tree) writeSymlink(name, target string, uid, gid int) error {
+	return t.WriteSymlink(name, tempName(name), fsat.Symlink{Target: target, UID: uid, GID: gid})
+}
+
+// writeFile writes data to name atomically: a temporary file beside it,
+// owned and moded, then renamed over it. A symlink at name is replaced,
+// never written through; a symlink on the way is refused.
+func (t *tree) writeFile(name string, data []byte, mode uint32, uid, gid int) error {
+	return t.WriteFile(name, tempName(name), fsat.File{Data: bytes.NewReader(data), Mode: mode, UID: uid, GID: gid})
+}
