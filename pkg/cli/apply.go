@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
@@ -271,10 +272,10 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 	open := flags.open()
 	open.Digest = digests
 	matcher := startReuse(recompress, &open)
-	if archive.SameFile(inPath, outPath) {
+	if container.SameFile(inPath, outPath) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
 	}
-	in, err := archive.OpenWith(inPath, open)
+	in, err := container.Open(inPath, open)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +298,7 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, 
 		// Everything runs, into a scratch file that is thrown away.
 		target = outPath + ".dry-run"
 	}
-	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests,
+	o, err := container.Create(target, out, container.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests,
 		Reuse: reuseOutput(env, "apply", matcher, in, out, level, open.Backend)})
 	if err != nil {
 		return nil, err
@@ -342,7 +343,7 @@ func checkRecompress(mode string) error {
 // startReuse sets up the matching of the output against the input, which
 // must watch the input's stream from the start: before the input's format
 // is known.
-func startReuse(mode string, open *archive.OpenOptions) *splice.Matcher {
+func startReuse(mode string, open *container.OpenOptions) *splice.Matcher {
 	if mode != "auto" {
 		return nil
 	}
@@ -354,7 +355,7 @@ func startReuse(mode string, open *archive.OpenOptions) *splice.Matcher {
 // reuseOutput says whether the output may reuse the input's compressed
 // bytes: same format and codec, and no compression level asked for (which
 // asks for recompression).
-func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *archive.Input, out archive.Format, level int, backend compress.Backend) *archive.Reuse {
+func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *container.Input, out archive.Format, level int, backend compress.Backend) *container.Reuse {
 	if m == nil {
 		return nil
 	}
@@ -362,7 +363,7 @@ func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *archive.Input, out
 		m.Disable()
 		return nil
 	}
-	return &archive.Reuse{Path: in.Path, Info: in.FileInfo(), Codec: in.Format.Codec, Backend: backend, Matcher: m, ExpectSame: cmd == "repack",
+	return &container.Reuse{Path: in.Path, Info: in.FileInfo(), Codec: in.Format.Codec, Backend: backend, Matcher: m, ExpectSame: cmd == "repack",
 		Note: func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -43,12 +44,12 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 		return usagef("want IN and OUT, got %d arguments", len(pos))
 	}
 	inPath, outPath := pos[0], pos[1]
-	if archive.SameFile(inPath, outPath) {
+	if container.SameFile(inPath, outPath) {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
 	open := maxSize.open()
 	matcher := startReuse(*recompress, &open)
-	in, err := archive.OpenWith(inPath, open)
+	in, err := container.Open(inPath, open)
 	if err != nil {
 		return err
 	}
@@ -77,20 +78,20 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if err := checkOutputName(outPath, out, *codec); err != nil {
 		return err
 	}
-	return repack(ctx, env, in, outPath, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: open.Backend,
+	return repack(ctx, env, in, outPath, out, container.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: open.Backend,
 		Reuse: reuseOutput(env, "repack", matcher, in, out, *level, open.Backend)})
 }
 
-func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, oopt archive.OutputOptions) error {
+func repack(ctx context.Context, env *Env, in *container.Input, outPath string, f archive.Format, oopt container.OutputOptions) error {
 	opt := archive.CopyOptions{Dest: f.Kind}
 	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
-		scan, err := scanLinks(in.Path, archive.OpenOptions{})
+		scan, err := scanLinks(in.Path, container.OpenOptions{})
 		if err != nil {
 			return err
 		}
 		opt.Links = scan
 	}
-	o, err := archive.Create(outPath, f, oopt)
+	o, err := container.Create(outPath, f, oopt)
 	if err != nil {
 		return err
 	}
@@ -135,8 +136,8 @@ func checkOutputName(outPath string, out archive.Format, codecFlag string) error
 
 // scanLinks makes the first of two passes over a tar archive that is being
 // turned into cpio; see archive.ScanLinks.
-func scanLinks(path string, open archive.OpenOptions) (*archive.LinkScan, error) {
-	in, err := archive.OpenWith(path, open)
+func scanLinks(path string, open container.OpenOptions) (*archive.LinkScan, error) {
+	in, err := container.Open(path, open)
 	if err != nil {
 		return nil, err
 	}
