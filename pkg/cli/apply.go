@@ -19,7 +19,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
-	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
@@ -206,8 +205,12 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
 		}
 	} else {
-		rep, err = applyArchive(ctx, env, archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			opt: opt, dryRun: *dryRun, quiet: *quiet, digests: *manifestPath != "", flags: maxSize, recompress: *recompress, m: m})
+		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
+			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress}
+		if *manifestPath != "" {
+			a.m = m // the digests the manifest wants cost a pass over input and output
+		}
+		rep, err = applyArchive(ctx, env, a, opt)
 		if err != nil {
 			return err
 		}
@@ -247,84 +250,50 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// archiveApply is one apply from archive to archive: the paths, the
-// output's --archive-format and --compress and level, the input flags, and the
+// archiveApply is one apply from archive to archive: the flags of the
+// output (--archive-format, --compress, --level, --recompress), and the
 // manifest to fill in.
 type archiveApply struct {
 	inPath, outPath string
 	format, codec   string
 	level           int
-	opt             trim.Options
 	dryRun, quiet   bool
-	// digests: the manifest wants the sha256 of input and output, a pass
-	// over both that is skipped when no manifest is written.
-	digests bool
-	flags   *inputFlags
-	// recompress: --recompress, whether compressed blocks may be reused.
-	recompress string
-	m          *manifest.Manifest
+	flags           *inputFlags
+	recompress      string
+	m               *manifest.Manifest
 }
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
-func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, error) {
-	inPath, outPath, format, codec, level, opt := a.inPath, a.outPath, a.format, a.codec, a.level, a.opt
-	dryRun, quiet, digests, flags, recompress, m := a.dryRun, a.quiet, a.digests, a.flags, a.recompress, a.m
-	open := flags.open()
-	open.Digest = digests
-	matcher := startReuse(recompress, &open)
-	if container.SameFile(inPath, outPath) {
-		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
+func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Options) (*trim.Report, error) {
+	var rep *trim.Report
+	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
+		Open: a.flags.open(), Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
+		Format: func(in archive.Format) (archive.Format, error) {
+			return outputFormat(in, a.format, a.codec, a.outPath, false)
+		},
+		Wrap: func(in *container.Input) (archive.Reader, func()) {
+			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
+		},
+		Note: noteTo(env, "apply"),
+		Transform: func(e container.Entries) error {
+			opt.Input = e.InFormat.Kind
+			var err error
+			rep, err = trim.ApplyStream(e.Out, e.OutFormat.Kind, e.In, opt, e.Links)
+			return err
+		},
+	})
+	if errors.Is(err, container.ErrSameFile) {
+		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", a.outPath)
 	}
-	in, err := container.Open(inPath, open)
 	if err != nil {
-		return nil, err
+		return nil, applyError(env, err)
 	}
-	defer in.Close()
-	out, err := outputFormat(in.Format, format, codec)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOutputName(outPath, out, codec); err != nil {
-		return nil, err
-	}
-	var links *archive.LinkScan
-	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
-		if links, err = scanLinks(inPath, open); err != nil {
-			return nil, err
+	if a.m != nil {
+		a.m.Input = manifest.Target{Path: a.inPath, Format: res.In.Kind.String(), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
+		if res.Committed {
+			a.m.Output = manifest.Target{Path: a.outPath, Format: res.Out.Kind.String(), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
 		}
 	}
-	target := outPath
-	if dryRun {
-		// Everything runs, into a scratch file that is thrown away.
-		target = outPath + ".dry-run"
-	}
-	o, err := container.Create(target, out, container.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests,
-		Reuse: reuseOutput(env, "apply", matcher, in, out, level, open.Backend)})
-	if err != nil {
-		return nil, err
-	}
-	defer o.Abort()
-	r, stop := withProgress(env, quiet, "apply "+inPath, in, withContext(ctx, in))
-	opt.Input = in.Format.Kind
-	rep, err := trim.ApplyStream(o, out.Kind, r, opt, links)
-	stop()
-	if err != nil {
-		return nil, applyError(env, fmt.Errorf("%s: %w", inPath, err))
-	}
-	var digest string
-	if digests {
-		if digest, err = in.Digest(); err != nil {
-			return nil, err
-		}
-	}
-	m.Input = manifest.Target{Path: inPath, Format: in.Format.Kind.String(), Compression: in.Format.Codec.String(), Digest: digest, Entries: rep.Entries}
-	if dryRun {
-		return rep, nil
-	}
-	if err := o.Commit(); err != nil {
-		return nil, err
-	}
-	m.Output = manifest.Target{Path: outPath, Format: out.Kind.String(), Compression: out.Codec.String(), Compressor: o.Compressor, Digest: o.Digest(), Entries: rep.OutEntries}
 	return rep, nil
 }
 
@@ -340,34 +309,16 @@ func checkRecompress(mode string) error {
 	return nil
 }
 
-// startReuse sets up the matching of the output against the input, which
-// must watch the input's stream from the start: before the input's format
-// is known.
-func startReuse(mode string, open *container.OpenOptions) *splice.Matcher {
-	if mode != "auto" {
-		return nil
-	}
-	m := splice.NewMatcher(0)
-	open.Tap = m
-	return m
+// noteTo prints what the reuse path has to say as cmd's note.
+func noteTo(env *Env, cmd string) func(string) {
+	return func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }
 }
 
-// reuseOutput says whether the output may reuse the input's compressed
-// bytes: same format and codec, and no compression level asked for (which
-// asks for recompression).
-func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *container.Input, out archive.Format, level int, backend compress.Backend) *container.Reuse {
-	if m == nil {
-		return nil
-	}
-	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || level != 0 {
-		m.Disable()
-		return nil
-	}
-	return &container.Reuse{Path: in.Path, Info: in.FileInfo(), Codec: in.Format.Codec, Backend: backend, Matcher: m, ExpectSame: cmd == "repack",
-		Note: func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }}
-}
-
-func outputFormat(in archive.Format, format, codec string) (archive.Format, error) {
+// outputFormat is the output's format: the input's, changed by
+// --archive-format and --compress, and checked against OUT's name. A
+// directory has no compression: with strictDir (repack) a --compress for
+// one is refused, else (apply) ignored.
+func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool) (archive.Format, error) {
 	out := in
 	var err error
 	if format != "" {
@@ -381,12 +332,15 @@ func outputFormat(in archive.Format, format, codec string) (archive.Format, erro
 		}
 	}
 	if out.Kind == archive.KindDir {
+		if strictDir && codec != "" && out.Codec != compress.None {
+			return out, usagef("--compress %s makes no sense with a directory output", codec)
+		}
 		out.Codec = compress.None
 	}
 	if !out.Codec.CanWrite() {
 		return out, usagef("cannot write %s output; choose another --compress", out.Codec)
 	}
-	return out, nil
+	return out, checkOutputName(outPath, out, codec)
 }
 
 // applyError prints policy violations as findings (exit 1) and passes other

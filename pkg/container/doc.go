@@ -16,7 +16,9 @@
 // into place once checked (Create, Output.Commit), reuses the input's
 // compressed bytes where the content is the same (reuse.go, copyahead.go,
 // with the splicers of pkg/splice), and reads a legacy lz4 input in place
-// (inplace.go).
+// (inplace.go). Rewrite is the one rewrite of a container that apply and
+// repack share: the caller gives only the per-entry transform (Copy, or
+// pkg/trim's streaming applier) and its messages.
 //
 // It imports pkg/archive, never the reverse: what concerns entries (the
 // codecs, Entry, Copy, the Resolver, the initramfs check of a newc stream)
