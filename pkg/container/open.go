@@ -103,16 +103,24 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
-		r, err := archive.NewDirReader(path)
-		if err != nil {
-			return nil, err
-		}
-		return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
-	}
-	if !fi.Mode().IsRegular() {
+	row, ok := containerOf(fi)
+	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
+	return row.Open(path, fi, opt)
+}
+
+// openTree opens a directory tree: its one part is the tree.
+func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
+	r, err := archive.NewDirReader(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
+}
+
+// openFile opens a single stream: its one part is the whole file.
+func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

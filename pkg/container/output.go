@@ -106,25 +106,37 @@ func Create(path string, f archive.Format, opt OutputOptions) (*Output, error) {
 		dir = "."
 	}
 	o := &Output{Path: path, Format: f}
-	if f.Kind == archive.KindDir {
-		tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
-		if err != nil {
-			return nil, userPathError(path, err)
-		}
-		w, err := archive.NewDirWriter(tmp, opt.Dir)
-		if err != nil {
-			os.RemoveAll(tmp)
-			return nil, err
-		}
-		o.tmp, o.Writer = tmp, w
-		return o, nil
+	if err := containerWriting(f).Create(o, dir, base, opt); err != nil {
+		return nil, err
 	}
+	return o, nil
+}
+
+// createTree starts o, a tree, in a new directory beside its path.
+func createTree(o *Output, dir, base string, opt OutputOptions) error {
+	tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return userPathError(o.Path, err)
+	}
+	w, err := archive.NewDirWriter(tmp, opt.Dir)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	o.tmp, o.Writer = tmp, w
+	return nil
+}
+
+// createStream starts o, an archive file, in a temporary file beside its
+// path: compressed, or reusing the input's compressed bytes.
+func createStream(o *Output, dir, base string, opt OutputOptions) error {
+	f := o.Format
 	file, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
-		return nil, userPathError(path, err)
+		return userPathError(o.Path, err)
 	}
 	o.tmp, o.file, o.opt = file.Name(), file, opt
-	if r := opt.Reuse; r != nil && f.Kind != archive.KindDir && f.Codec == r.Codec && f.Codec != compress.None {
+	if r := opt.Reuse; r != nil && f.Codec == r.Codec && f.Codec != compress.None {
 		// The compressor starts only once the output leaves the input's
 		// path: an output equal to its input is a copy of the file.
 		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
@@ -132,21 +144,21 @@ func Create(path string, f archive.Format, opt OutputOptions) (*Output, error) {
 		o.Writer, err = archive.NewWriterFor(o.reuse, f)
 		if err != nil {
 			o.Abort()
-			return nil, err
+			return err
 		}
-		return o, nil
+		return nil
 	}
 	entries, err := o.startCompressor()
 	if err != nil {
 		o.Abort()
-		return nil, err
+		return err
 	}
 	o.Writer, err = archive.NewWriterFor(entries, f)
 	if err != nil {
 		o.Abort()
-		return nil, err
+		return err
 	}
-	return o, nil
+	return nil
 }
 
 // startCompressor sets up the compression of the output file and returns
