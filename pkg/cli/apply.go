@@ -166,44 +166,16 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if *format != "" || *codec != "" {
 			return usagef("--archive-format and --compress need IN and OUT")
 		}
-		fi, err := os.Stat(pos[0])
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return usagef("%s is not a directory; to rewrite an archive give IN and OUT", pos[0])
-		}
-		// The tree digests read every file: only a manifest needs them.
-		var before string
-		var n int
+		var mm *manifest.Manifest
 		if *manifestPath != "" {
-			if before, n, err = trim.TreeDigest(pos[0]); err != nil {
-				return err
-			}
+			mm = m
 		}
-		unlock, err := fslock.Lock(pos[0], false)
+		var unlock func()
+		rep, unlock, err = applyTree(ctx, env, pos[0], *dryRun, opt, mm)
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		rep, err = trim.ApplyDir(ctx, pos[0], opt, *dryRun)
-		if err != nil {
-			return applyError(env, err)
-		}
-		if rep.Resumed {
-			fmt.Fprintf(env.Stderr, "rootfs-trim apply: finished the apply on %s that was interrupted\n", pos[0])
-		}
-		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", pos[0])
-		}
-		m.Input = manifest.Target{Path: pos[0], Format: "dir", Digest: before, Entries: n}
-		if !*dryRun && *manifestPath != "" {
-			after, n, err := trim.TreeDigest(pos[0])
-			if err != nil {
-				return err
-			}
-			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
-		}
 	} else {
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
 			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress}
@@ -225,6 +197,64 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 		printChanges(env.Stdout, rep, *dryRun)
 	}
+	printWarnings(env, rep)
+	if *manifestPath != "" && !*dryRun {
+		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
+	}
+	return nil
+}
+
+// applyTree applies the rules to the tree target in place, filling in m
+// (nil: no manifest, and no tree digests, which read every file). The
+// caller holds the tree's lock, unlock, until it is done.
+func applyTree(ctx context.Context, env *Env, target string, dryRun bool, opt trim.Options, m *manifest.Manifest) (*trim.Report, func(), error) {
+	fi, err := os.Stat(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return nil, nil, usagef("%s is not a directory; to rewrite an archive give IN and OUT", target)
+	}
+	var before string
+	var n int
+	if m != nil {
+		if before, n, err = trim.TreeDigest(target); err != nil {
+			return nil, nil, err
+		}
+	}
+	unlock, err := fslock.Lock(target, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := trim.ApplyDir(ctx, target, opt, dryRun)
+	if err != nil {
+		err = applyError(env, err) // printed while the lock is held, as before
+		unlock()
+		return nil, nil, err
+	}
+	if rep.Resumed {
+		fmt.Fprintf(env.Stderr, "rootfs-trim apply: finished the apply on %s that was interrupted\n", target)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", target)
+	}
+	if m != nil {
+		m.Input = manifest.Target{Path: target, Format: "dir", Digest: before, Entries: n}
+		if !dryRun {
+			after, n, err := trim.TreeDigest(target)
+			if err != nil {
+				unlock()
+				return nil, nil, err
+			}
+			m.Output = manifest.Target{Path: target, Format: "dir", Digest: after, Entries: n}
+		}
+	}
+	return rep, unlock, nil
+}
+
+// printWarnings prints what apply warns of: dangling links, fallback
+// rules, kept entries and stale rules.
+func printWarnings(env *Env, rep *trim.Report) {
 	for _, c := range rep.Changes {
 		if c.Kind == contract.Dangling {
 			fmt.Fprintf(env.Stderr, "warning: %s -> %s: dangling: %s [dangling]\n", names.Quote(c.Path), names.Quote(c.To), names.Text(c.Reason))
@@ -244,10 +274,6 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present%s [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package), why)
 	}
-	if *manifestPath != "" && !*dryRun {
-		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
-	}
-	return nil
 }
 
 // archiveApply is one apply from archive to archive: the flags of the
