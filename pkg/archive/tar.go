@@ -42,8 +42,8 @@ type expandBudget interface {
 }
 
 // NewTarReader returns a Reader over the tar stream r. The holes of its
-// sparse files are not limited; OpenWith's reader charges them to
-// OpenOptions.MaxSize.
+// sparse files are not limited; NewReaderFor charges them to the Budget
+// of the stream (container.Open: OpenOptions.MaxSize).
 func NewTarReader(r io.Reader) *TarReader {
 	cnt := &tarCounter{r: r}
 	return &TarReader{tr: tar.NewReader(cnt), cnt: cnt}

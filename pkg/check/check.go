@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -44,7 +45,7 @@ type Options struct {
 	AllowMissing bool              // packages of the lock absent from the inputs are fine
 	AllowNew     bool              // packages absent from the lock are fine
 	Wrap         func(archive.Reader) archive.Reader
-	Open         archive.OpenOptions
+	Open         container.OpenOptions
 }
 
 // Finding is a check finding; Diff holds a unified diff for content changes.
@@ -206,7 +207,7 @@ func Run(opt Options) (*Result, error) {
 
 // scan reads one input and records every file a rule or the policy matches.
 func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) error {
-	src, err := archive.OpenWith(in.Path, opt.Open)
+	src, err := container.Open(in.Path, opt.Open)
 	if err != nil {
 		return err
 	}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
-	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
@@ -166,47 +166,23 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if *format != "" || *codec != "" {
 			return usagef("--archive-format and --compress need IN and OUT")
 		}
-		fi, err := os.Stat(pos[0])
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return usagef("%s is not a directory; to rewrite an archive give IN and OUT", pos[0])
-		}
-		// The tree digests read every file: only a manifest needs them.
-		var before string
-		var n int
+		var mm *manifest.Manifest
 		if *manifestPath != "" {
-			if before, n, err = trim.TreeDigest(pos[0]); err != nil {
-				return err
-			}
+			mm = m
 		}
-		unlock, err := fslock.Lock(pos[0], false)
+		var unlock func()
+		rep, unlock, err = applyTree(ctx, env, pos[0], *dryRun, opt, mm)
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		rep, err = trim.ApplyDir(ctx, pos[0], opt, *dryRun)
-		if err != nil {
-			return applyError(env, err)
-		}
-		if rep.Resumed {
-			fmt.Fprintf(env.Stderr, "rootfs-trim apply: finished the apply on %s that was interrupted\n", pos[0])
-		}
-		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", pos[0])
-		}
-		m.Input = manifest.Target{Path: pos[0], Format: "dir", Digest: before, Entries: n}
-		if !*dryRun && *manifestPath != "" {
-			after, n, err := trim.TreeDigest(pos[0])
-			if err != nil {
-				return err
-			}
-			m.Output = manifest.Target{Path: pos[0], Format: "dir", Digest: after, Entries: n}
-		}
 	} else {
-		rep, err = applyArchive(ctx, env, archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			opt: opt, dryRun: *dryRun, quiet: *quiet, digests: *manifestPath != "", flags: maxSize, recompress: *recompress, m: m})
+		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
+			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress}
+		if *manifestPath != "" {
+			a.m = m // the digests the manifest wants cost a pass over input and output
+		}
+		rep, err = applyArchive(ctx, env, a, opt)
 		if err != nil {
 			return err
 		}
@@ -221,6 +197,64 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 		printChanges(env.Stdout, rep, *dryRun)
 	}
+	printWarnings(env, rep)
+	if *manifestPath != "" && !*dryRun {
+		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
+	}
+	return nil
+}
+
+// applyTree applies the rules to the tree target in place, filling in m
+// (nil: no manifest, and no tree digests, which read every file). The
+// caller holds the tree's lock, unlock, until it is done.
+func applyTree(ctx context.Context, env *Env, target string, dryRun bool, opt trim.Options, m *manifest.Manifest) (*trim.Report, func(), error) {
+	fi, err := os.Stat(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return nil, nil, usagef("%s is not a directory; to rewrite an archive give IN and OUT", target)
+	}
+	var before string
+	var n int
+	if m != nil {
+		if before, n, err = trim.TreeDigest(target); err != nil {
+			return nil, nil, err
+		}
+	}
+	unlock, err := fslock.Lock(target, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := trim.ApplyDir(ctx, target, opt, dryRun)
+	if err != nil {
+		err = applyError(env, err) // printed while the lock is held, as before
+		unlock()
+		return nil, nil, err
+	}
+	if rep.Resumed {
+		fmt.Fprintf(env.Stderr, "rootfs-trim apply: finished the apply on %s that was interrupted\n", target)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(env.Stderr, "rootfs-trim apply: interrupted while writing; finished the changes so that %s is complete\n", target)
+	}
+	if m != nil {
+		m.Input = manifest.Target{Path: target, Format: "dir", Digest: before, Entries: n}
+		if !dryRun {
+			after, n, err := trim.TreeDigest(target)
+			if err != nil {
+				unlock()
+				return nil, nil, err
+			}
+			m.Output = manifest.Target{Path: target, Format: "dir", Digest: after, Entries: n}
+		}
+	}
+	return rep, unlock, nil
+}
+
+// printWarnings prints what apply warns of: dangling links, fallback
+// rules, kept entries and stale rules.
+func printWarnings(env *Env, rep *trim.Report) {
 	for _, c := range rep.Changes {
 		if c.Kind == contract.Dangling {
 			fmt.Fprintf(env.Stderr, "warning: %s -> %s: dangling: %s [dangling]\n", names.Quote(c.Path), names.Quote(c.To), names.Text(c.Reason))
@@ -240,90 +274,52 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "warning: %s: rule %s matched nothing, though package %s is present%s [stale-rule]\n", names.Text(r.Pos.String()), r.Name, names.Quote(r.Package), why)
 	}
-	if *manifestPath != "" && !*dryRun {
-		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
-	}
-	return nil
 }
 
-// archiveApply is one apply from archive to archive: the paths, the
-// output's --archive-format and --compress and level, the input flags, and the
+// archiveApply is one apply from archive to archive: the flags of the
+// output (--archive-format, --compress, --level, --recompress), and the
 // manifest to fill in.
 type archiveApply struct {
 	inPath, outPath string
 	format, codec   string
 	level           int
-	opt             trim.Options
 	dryRun, quiet   bool
-	// digests: the manifest wants the sha256 of input and output, a pass
-	// over both that is skipped when no manifest is written.
-	digests bool
-	flags   *inputFlags
-	// recompress: --recompress, whether compressed blocks may be reused.
-	recompress string
-	m          *manifest.Manifest
+	flags           *inputFlags
+	recompress      string
+	m               *manifest.Manifest
 }
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
-func applyArchive(ctx context.Context, env *Env, a archiveApply) (*trim.Report, error) {
-	inPath, outPath, format, codec, level, opt := a.inPath, a.outPath, a.format, a.codec, a.level, a.opt
-	dryRun, quiet, digests, flags, recompress, m := a.dryRun, a.quiet, a.digests, a.flags, a.recompress, a.m
-	open := flags.open()
-	open.Digest = digests
-	matcher := startReuse(recompress, &open)
-	if archive.SameFile(inPath, outPath) {
-		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", outPath)
+func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Options) (*trim.Report, error) {
+	var rep *trim.Report
+	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
+		Open: a.flags.open(), Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
+		Format: func(in archive.Format) (archive.Format, error) {
+			return outputFormat(in, a.format, a.codec, a.outPath, false)
+		},
+		Wrap: func(in *container.Input) (archive.Reader, func()) {
+			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
+		},
+		Note: noteTo(env, "apply"),
+		Transform: func(e container.Entries) error {
+			opt.Input = e.InFormat.Kind
+			var err error
+			rep, err = trim.ApplyStream(e.Out, e.OutFormat.Kind, e.In, opt, e.Links)
+			return err
+		},
+	})
+	if errors.Is(err, container.ErrSameFile) {
+		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", a.outPath)
 	}
-	in, err := archive.OpenWith(inPath, open)
 	if err != nil {
-		return nil, err
+		return nil, applyError(env, err)
 	}
-	defer in.Close()
-	out, err := outputFormat(in.Format, format, codec)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOutputName(outPath, out, codec); err != nil {
-		return nil, err
-	}
-	var links *archive.LinkScan
-	if in.Format.Kind == archive.KindTar && out.Kind.IsCpio() {
-		if links, err = scanLinks(inPath, open); err != nil {
-			return nil, err
+	if a.m != nil {
+		a.m.Input = manifest.Target{Path: a.inPath, Format: res.In.Kind.String(), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
+		if res.Committed {
+			a.m.Output = manifest.Target{Path: a.outPath, Format: res.Out.Kind.String(), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
 		}
 	}
-	target := outPath
-	if dryRun {
-		// Everything runs, into a scratch file that is thrown away.
-		target = outPath + ".dry-run"
-	}
-	o, err := archive.Create(target, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: level}, Backend: open.Backend, Digest: digests,
-		Reuse: reuseOutput(env, "apply", matcher, in, out, level, open.Backend)})
-	if err != nil {
-		return nil, err
-	}
-	defer o.Abort()
-	r, stop := withProgress(env, quiet, "apply "+inPath, in, withContext(ctx, in))
-	opt.Input = in.Format.Kind
-	rep, err := trim.ApplyStream(o, out.Kind, r, opt, links)
-	stop()
-	if err != nil {
-		return nil, applyError(env, fmt.Errorf("%s: %w", inPath, err))
-	}
-	var digest string
-	if digests {
-		if digest, err = in.Digest(); err != nil {
-			return nil, err
-		}
-	}
-	m.Input = manifest.Target{Path: inPath, Format: in.Format.Kind.String(), Compression: in.Format.Codec.String(), Digest: digest, Entries: rep.Entries}
-	if dryRun {
-		return rep, nil
-	}
-	if err := o.Commit(); err != nil {
-		return nil, err
-	}
-	m.Output = manifest.Target{Path: outPath, Format: out.Kind.String(), Compression: out.Codec.String(), Compressor: o.Compressor, Digest: o.Digest(), Entries: rep.OutEntries}
 	return rep, nil
 }
 
@@ -339,34 +335,16 @@ func checkRecompress(mode string) error {
 	return nil
 }
 
-// startReuse sets up the matching of the output against the input, which
-// must watch the input's stream from the start: before the input's format
-// is known.
-func startReuse(mode string, open *archive.OpenOptions) *splice.Matcher {
-	if mode != "auto" {
-		return nil
-	}
-	m := splice.NewMatcher(0)
-	open.Tap = m
-	return m
+// noteTo prints what the reuse path has to say as cmd's note.
+func noteTo(env *Env, cmd string) func(string) {
+	return func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }
 }
 
-// reuseOutput says whether the output may reuse the input's compressed
-// bytes: same format and codec, and no compression level asked for (which
-// asks for recompression).
-func reuseOutput(env *Env, cmd string, m *splice.Matcher, in *archive.Input, out archive.Format, level int, backend compress.Backend) *archive.Reuse {
-	if m == nil {
-		return nil
-	}
-	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || level != 0 {
-		m.Disable()
-		return nil
-	}
-	return &archive.Reuse{Path: in.Path, Info: in.FileInfo(), Codec: in.Format.Codec, Backend: backend, Matcher: m, ExpectSame: cmd == "repack",
-		Note: func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }}
-}
-
-func outputFormat(in archive.Format, format, codec string) (archive.Format, error) {
+// outputFormat is the output's format: the input's, changed by
+// --archive-format and --compress, and checked against OUT's name. A
+// directory has no compression: with strictDir (repack) a --compress for
+// one is refused, else (apply) ignored.
+func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool) (archive.Format, error) {
 	out := in
 	var err error
 	if format != "" {
@@ -380,12 +358,15 @@ func outputFormat(in archive.Format, format, codec string) (archive.Format, erro
 		}
 	}
 	if out.Kind == archive.KindDir {
+		if strictDir && codec != "" && out.Codec != compress.None {
+			return out, usagef("--compress %s makes no sense with a directory output", codec)
+		}
 		out.Codec = compress.None
 	}
 	if !out.Codec.CanWrite() {
 		return out, usagef("cannot write %s output; choose another --compress", out.Codec)
 	}
-	return out, nil
+	return out, checkOutputName(outPath, out, codec)
 }
 
 // applyError prints policy violations as findings (exit 1) and passes other

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -321,14 +321,14 @@ type inputFlags struct {
 
 // maxSizeFlag registers --max-size and --backend.
 func maxSizeFlag(fs *flag.FlagSet) *inputFlags {
-	f := &inputFlags{maxSize: byteSize(archive.DefaultMaxSize)}
+	f := &inputFlags{maxSize: byteSize(container.DefaultMaxSize)}
 	fs.Var(&f.maxSize, "max-size", "refuse input that expands beyond this `size` (K, M, G, T suffixes)")
 	fs.Var(&f.backend, "backend", "(de)compressors: auto (the xz, zstd, pigz, lz4 tools when on PATH), go, or external")
 	return f
 }
 
-func (f *inputFlags) open() archive.OpenOptions {
-	return archive.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend)}
+func (f *inputFlags) open() container.OpenOptions {
+	return container.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend)}
 }
 
 type backendFlag compress.Backend

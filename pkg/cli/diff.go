@@ -9,6 +9,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/diff"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
@@ -80,7 +81,7 @@ type diffOwners struct {
 
 // ownersFor returns the owners of side i (0 OLD, 1 NEW); owners from the
 // flags are loaded once for both where they are the same.
-func (o *diffOwners) ownersFor(i int, path string, prev *trim.Owners, open archive.OpenOptions) (*trim.Owners, string, error) {
+func (o *diffOwners) ownersFor(i int, path string, prev *trim.Owners, open container.OpenOptions) (*trim.Owners, string, error) {
 	switch {
 	case i == 0 && o.oldFileList != "":
 		old := ownershipFlags{fileList: o.oldFileList}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -113,7 +114,7 @@ func runList(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one ARCHIVE or DIR, got %d arguments", len(pos))
 	}
-	in, err := archive.OpenWith(pos[0], maxSize.open())
+	in, err := container.Open(pos[0], maxSize.open())
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func runList(ctx context.Context, env *Env, args []string) error {
 	return err
 }
 
-func listTo(w io.Writer, in *archive.Input, r archive.Reader, asJSON bool) error {
+func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) error {
 	if asJSON {
 		return listJSON(w, in, r)
 	}
@@ -201,7 +202,7 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 
 // listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...]}
 // without holding the entries in memory.
-func listJSON(w io.Writer, in *archive.Input, r archive.Reader) error {
+func listJSON(w io.Writer, in *container.Input, r archive.Reader) error {
 	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String()})
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
 	var globals tarGlobalShown

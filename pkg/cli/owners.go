@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -15,7 +15,7 @@ import (
 // given, else from the input's own dpkg database when it has one (a
 // Debian or Ubuntu root, such as minikube's kicbase image), else nothing.
 // note says where the owners came from, "" for the flags or nothing.
-func (o *ownershipFlags) ownersFor(input string, open archive.OpenOptions) (owners *trim.Owners, note string, err error) {
+func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (owners *trim.Owners, note string, err error) {
 	if o.fileList != "" || o.pkg != "" {
 		owners, err = o.load()
 		return owners, "", err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/progress"
 )
 
@@ -20,7 +21,7 @@ func showProgress(env *Env, quiet bool) bool {
 
 // withProgress counts entries of in's reader and draws the meter on stderr
 // until stop is called.
-func withProgress(env *Env, quiet bool, label string, in *archive.Input, r archive.Reader) (archive.Reader, func()) {
+func withProgress(env *Env, quiet bool, label string, in *container.Input, r archive.Reader) (archive.Reader, func()) {
 	if !showProgress(env, quiet) || in.Format.Kind == archive.KindDir {
 		return r, func() {}
 	}

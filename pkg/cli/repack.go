@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
@@ -43,65 +45,21 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 		return usagef("want IN and OUT, got %d arguments", len(pos))
 	}
 	inPath, outPath := pos[0], pos[1]
-	if archive.SameFile(inPath, outPath) {
+	_, err = container.Rewrite(inPath, outPath, container.RewriteOptions{
+		Open: maxSize.open(), Reuse: *recompress == "auto", ExpectSame: true, Level: *level,
+		Format: func(in archive.Format) (archive.Format, error) {
+			return outputFormat(in, *format, *codec, outPath, true)
+		},
+		Wrap: func(in *container.Input) (archive.Reader, func()) {
+			return withProgress(env, false, "repack "+inPath, in, withContext(ctx, in))
+		},
+		Note:      noteTo(env, "repack"),
+		Transform: container.Copy,
+	})
+	if errors.Is(err, container.ErrSameFile) {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
-	open := maxSize.open()
-	matcher := startReuse(*recompress, &open)
-	in, err := archive.OpenWith(inPath, open)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-
-	out := in.Format
-	if *format != "" {
-		if out.Kind, err = archive.ParseKind(*format); err != nil {
-			return usagef("--archive-format: %v", err)
-		}
-	}
-	if *codec != "" {
-		if out.Codec, err = compress.ParseCodec(*codec); err != nil {
-			return usagef("--compress: %v", err)
-		}
-	}
-	if out.Kind == archive.KindDir {
-		if *codec != "" && out.Codec != compress.None {
-			return usagef("--compress %s makes no sense with a directory output", *codec)
-		}
-		out.Codec = compress.None
-	}
-	if !out.Codec.CanWrite() {
-		return usagef("cannot write %s output; choose another --compress", out.Codec)
-	}
-	if err := checkOutputName(outPath, out, *codec); err != nil {
-		return err
-	}
-	return repack(ctx, env, in, outPath, out, archive.OutputOptions{Compress: compress.WriterOptions{Level: *level}, Backend: open.Backend,
-		Reuse: reuseOutput(env, "repack", matcher, in, out, *level, open.Backend)})
-}
-
-func repack(ctx context.Context, env *Env, in *archive.Input, outPath string, f archive.Format, oopt archive.OutputOptions) error {
-	opt := archive.CopyOptions{Dest: f.Kind}
-	if in.Format.Kind == archive.KindTar && f.Kind.IsCpio() {
-		scan, err := scanLinks(in.Path, archive.OpenOptions{})
-		if err != nil {
-			return err
-		}
-		opt.Links = scan
-	}
-	o, err := archive.Create(outPath, f, oopt)
-	if err != nil {
-		return err
-	}
-	defer o.Abort()
-	r, stop := withProgress(env, false, "repack "+in.Path, in, withContext(ctx, in))
-	err = archive.Copy(o, r, opt)
-	stop()
-	if err != nil {
-		return fmt.Errorf("%s: %w", in.Path, err)
-	}
-	return o.Commit()
+	return err
 }
 
 // checkOutputName refuses an output whose name says another compression
@@ -131,19 +89,4 @@ func checkOutputName(outPath string, out archive.Format, codecFlag string) error
 	}
 	return usagef("OUT %s: its name says %s (%s), but the output would be %s (%s); %s",
 		names.Quote(outPath), named, suffix, would, from, hint)
-}
-
-// scanLinks makes the first of two passes over a tar archive that is being
-// turned into cpio; see archive.ScanLinks.
-func scanLinks(path string, open archive.OpenOptions) (*archive.LinkScan, error) {
-	in, err := archive.OpenWith(path, open)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	s, err := archive.ScanLinks(in)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
 }

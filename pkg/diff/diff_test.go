@@ -11,6 +11,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -170,7 +171,7 @@ func TestImages(t *testing.T) {
 			owners.Fixed = "crio-bin"
 			opened := map[string]int{}
 			opt := Options{Set: set, Wrap: func(r archive.Reader) archive.Reader {
-				opened[r.(*archive.Input).Path]++
+				opened[r.(*container.Input).Path]++
 				return r
 			}}
 			old, new := writeTree(t, tc.old), writeTree(t, tc.new)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
@@ -28,7 +29,7 @@ type Input struct {
 // Options configures Images.
 type Options struct {
 	Set  *rules.Set
-	Open archive.OpenOptions
+	Open container.OpenOptions
 	// Wrap, if set, wraps each input's reader (the CLI's interrupt check).
 	Wrap func(archive.Reader) archive.Reader
 }
@@ -152,7 +153,7 @@ func (e *entry) record() *Record {
 // readSide reads one input through audit's per-entry step, hashing each
 // entry's data in the same pass.
 func readSide(opt Options, in Input) (*side, error) {
-	src, err := archive.OpenWith(in.Path, opt.Open)
+	src, err := container.Open(in.Path, opt.Open)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -94,7 +95,7 @@ type AuditResult struct {
 }
 
 // Audit reads each input and lists what offends. It only reads.
-func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open archive.OpenOptions) (*AuditResult, error) {
+func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*AuditResult, error) {
 	res := &AuditResult{}
 	var classifiers []*Classifier
 	for _, in := range inputs {
@@ -108,8 +109,8 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 	return res, nil
 }
 
-func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive.Reader) archive.Reader, open archive.OpenOptions) (*Classifier, error) {
-	src, err := archive.OpenWith(in.Path, open)
+func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
+	src, err := container.Open(in.Path, open)
 	if err != nil {
 		return nil, err
 	}

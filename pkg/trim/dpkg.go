@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
@@ -146,7 +147,7 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 // opened, and decompressed, again by the caller. Reading it twice costs
 // a second decompression, not disk space or memory as a spool of the
 // archive would.
-func LoadDpkg(name string, open archive.OpenOptions) (*DpkgDB, error) {
+func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
@@ -209,9 +210,9 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 	return db, nil
 }
 
-func loadDpkgArchive(name string, open archive.OpenOptions) (*DpkgDB, error) {
+func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 	open.Digest = false
-	in, err := archive.OpenWith(name, open)
+	in, err := container.Open(name, open)
 	if err != nil {
 		return nil, err
 	}

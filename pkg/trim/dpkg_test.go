@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
@@ -110,7 +110,7 @@ func TestLoadDpkgTree(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(info, "evil.list")); err != nil {
 		t.Fatal(err)
 	}
-	db, err := LoadDpkg(root, archive.OpenOptions{})
+	db, err := LoadDpkg(root, container.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestLoadDpkgTree(t *testing.T) {
 		t.Errorf("Packages, Ignored = %d, %d; want 3 (podman, libc6, cri-o), 3 (BAD NAME, evil, a garbage line)", db.Packages, db.Ignored)
 	}
 
-	none, err := LoadDpkg(t.TempDir(), archive.OpenOptions{})
+	none, err := LoadDpkg(t.TempDir(), container.OpenOptions{})
 	if err != nil || none != nil {
 		t.Errorf("a tree without var/lib/dpkg/info: %v, %v; want nil, nil", none, err)
 	}

@@ -1,8 +1,9 @@
-package archive
+package container
 
 import (
 	"bytes"
 	"errors"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -35,16 +36,16 @@ func writeLz4Archive(t *testing.T) (path string, data map[string]string) {
 	}
 	data = map[string]string{"big": big.String(), "small": "after the big one\n"}
 	mt := time.Unix(1700000000, 0).UTC()
-	entries := []*Entry{
-		{Name: "big", Type: TypeRegular, Mode: 0o644, ModTime: mt, Size: int64(big.Len()), Nlink: 1},
-		{Name: "small", Type: TypeRegular, Mode: 0o4755, ModTime: mt, Size: int64(len(data["small"])), Nlink: 1},
+	entries := []*archive.Entry{
+		{Name: "big", Type: archive.TypeRegular, Mode: 0o644, ModTime: mt, Size: int64(big.Len()), Nlink: 1},
+		{Name: "small", Type: archive.TypeRegular, Mode: 0o4755, ModTime: mt, Size: int64(len(data["small"])), Nlink: 1},
 	}
 	var z bytes.Buffer
 	zw, err := compress.NewWriter(&z, compress.Lz4Legacy, compress.WriterOptions{Level: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeAll(t, NewCpioWriter(zw, Newc), entries, data)
+	writeAll(t, archive.NewCpioWriter(zw, archive.Newc), entries, data)
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func requireLeases(t *testing.T, path string) {
 	releaseLease(int(f.Fd()))
 }
 
-// TestOpenLz4InPlace reads a legacy lz4 archive through OpenWith, whose
+// TestOpenLz4InPlace reads a legacy lz4 archive through Open, whose
 // decoder maps the file and decodes its blocks in place; but not a file
 // open for writing, on which no read lease can be had: that one is read.
 func TestOpenLz4InPlace(t *testing.T) {
@@ -93,7 +94,7 @@ func TestOpenLz4InPlace(t *testing.T) {
 				}
 				defer w.Close()
 			}
-			in, err := OpenWith(path, OpenOptions{})
+			in, err := Open(path, OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +128,7 @@ func TestOpenLz4InPlace(t *testing.T) {
 // mapping. Once the input is closed, the truncate goes through.
 func TestOpenLz4Truncated(t *testing.T) {
 	path, _ := writeLz4Archive(t)
-	in, err := OpenWith(path, OpenOptions{})
+	in, err := Open(path, OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

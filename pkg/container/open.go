@@ -1,9 +1,7 @@
-package archive
+package container
 
 import (
-	"archive/tar"
 	"bufio"
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,21 +10,22 @@ import (
 	"os"
 	"sync"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // Input is an open archive or tree.
 type Input struct {
-	Reader
+	archive.Reader
 	Path   string
-	Format Format
+	Format archive.Format
 	// Size is the size of the file on disk (compressed), 0 for a tree.
 	Size int64
 
 	file    *os.File
-	info    os.FileInfo // file's, as opened
-	dir     *DirReader  // a tree's: holds an os.Root until closed
+	info    os.FileInfo        // file's, as opened
+	dir     *archive.DirReader // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
 }
@@ -66,12 +65,6 @@ func (in *Input) Close() error {
 	return err
 }
 
-// Open opens a directory tree or an archive file, detecting compression and
-// format from the content, never from the name.
-func Open(path string) (*Input, error) {
-	return OpenWith(path, OpenOptions{})
-}
-
 // OpenOptions bounds what an input may cost.
 type OpenOptions struct {
 	// MaxSize caps the uncompressed bytes read from an archive: a few
@@ -99,11 +92,10 @@ type Tap interface {
 // far below what would fill a build machine's disk or time budget.
 const DefaultMaxSize = 32 << 30
 
-// ErrTooLarge reports an input that expands beyond OpenOptions.MaxSize.
-var ErrTooLarge = errors.New("input expands beyond the size limit")
-
-// OpenWith is Open with limits.
-func OpenWith(path string, opt OpenOptions) (*Input, error) {
+// Open opens a directory tree or an archive file, detecting compression and
+// format from the content, never from the name. The zero OpenOptions are
+// the defaults.
+func Open(path string, opt OpenOptions) (*Input, error) {
 	if opt.MaxSize <= 0 {
 		opt.MaxSize = DefaultMaxSize
 	}
@@ -111,16 +103,24 @@ func OpenWith(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
-		r, err := NewDirReader(path)
-		if err != nil {
-			return nil, err
-		}
-		return &Input{Reader: r, Path: path, Format: Format{Kind: KindDir}, dir: r}, nil
-	}
-	if !fi.Mode().IsRegular() {
+	row, ok := containerOf(fi)
+	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
+	return row.Open(path, fi, opt)
+}
+
+// openTree opens a directory tree: its one part is the tree.
+func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
+	r, err := archive.NewDirReader(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
+}
+
+// openFile opens a single stream: its one part is the whole file.
+func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -150,13 +150,13 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	lim := &limitReader{r: dr, left: maxSize, max: maxSize}
+	lim := archive.NewBudget(dr, maxSize)
 	var src io.Reader = lim
 	if opt.Tap != nil {
 		src = &tapReader{r: src, tap: opt.Tap}
 	}
 	br := bufio.NewReaderSize(src, 256<<10)
-	format, err := sniffContainer(br)
+	format, err := archive.SniffFormat(br)
 	if err != nil {
 		dr.Close()
 		counter.unmap()
@@ -167,112 +167,8 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	}
 	format.Codec = codec
 	in := &Input{Format: format, counter: counter, decomp: dr}
-	switch format.Kind {
-	case KindTar:
-		tr := NewTarReader(br)
-		tr.holes = lim
-		in.Reader = tr
-	default:
-		in.Reader = NewCpioReader(br)
-	}
+	in.Reader = archive.NewReaderFor(br, format, lim)
 	return in, nil
-}
-
-// ErrUnknownFormat reports content that is neither cpio nor tar.
-var ErrUnknownFormat = errors.New("unknown archive format")
-
-func sniffContainer(br *bufio.Reader) (Format, error) {
-	head, err := br.Peek(512)
-	if len(head) == 0 {
-		if err == io.EOF || err == nil {
-			return Format{}, errors.New("empty input")
-		}
-		return Format{}, err
-	}
-	switch {
-	case bytes.HasPrefix(head, []byte(magicNewc)):
-		return Format{Kind: KindCpio}, nil
-	case bytes.HasPrefix(head, []byte(magicCRC)):
-		return Format{Kind: KindCpioCRC}, nil
-	case bytes.HasPrefix(head, []byte(magicOldASCII)):
-		return Format{}, fmt.Errorf("%w: old portable ASCII cpio (070707); the kernel refuses it, rebuild with -H newc", ErrUnknownFormat)
-	case len(head) >= 2 && (head[0] == 0xc7 && head[1] == 0x71 || head[0] == 0x71 && head[1] == 0xc7):
-		return Format{}, fmt.Errorf("%w: binary cpio; the kernel refuses it, rebuild with -H newc", ErrUnknownFormat)
-	}
-	if len(head) == 512 {
-		switch {
-		case bytes.Equal(head[257:265], []byte("ustar  \x00")):
-			return Format{Kind: KindTar, Tar: tar.FormatGNU}, nil
-		case bytes.Equal(head[257:263], []byte("ustar\x00")):
-			// PAX and USTAR share the magic; PAX shows as extended headers,
-			// which archive/tar reports per entry.
-			if head[156] == 'x' || head[156] == 'g' {
-				return Format{Kind: KindTar, Tar: tar.FormatPAX}, nil
-			}
-			return Format{Kind: KindTar, Tar: tar.FormatUSTAR}, nil
-		case validV7Checksum(head):
-			return Format{Kind: KindTar}, nil
-		}
-	}
-	return Format{}, fmt.Errorf("%w: starts with %s", ErrUnknownFormat, printable(head[:min(len(head), 8)]))
-}
-
-// validV7Checksum recognises pre-POSIX tar headers, which have no magic.
-func validV7Checksum(h []byte) bool {
-	field := bytes.Trim(h[148:156], " \x00")
-	if len(field) == 0 {
-		return false
-	}
-	var want int64
-	for _, c := range field {
-		if c < '0' || c > '7' {
-			return false
-		}
-		want = want*8 + int64(c-'0')
-	}
-	var sum int64
-	for i, c := range h {
-		if i >= 148 && i < 156 {
-			c = ' '
-		}
-		sum += int64(c)
-	}
-	return sum == want
-}
-
-// limitReader fails, rather than truncating, once more than max bytes come
-// out of the decompressor.
-type limitReader struct {
-	r         io.Reader
-	left, max int64
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		// One byte more tells a stream of exactly max bytes from a bomb.
-		var one [1]byte
-		if n, _ := l.r.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("%w (--max-size %d bytes): a compression bomb, or raise --max-size", ErrTooLarge, l.max)
-		}
-		return l.r.Read(p)
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
-
-// charge counts n bytes a reader made up (a sparse file's holes) as if they
-// had come out of the decompressor.
-func (l *limitReader) charge(n int64) error {
-	if n > l.left {
-		l.left = 0
-		return fmt.Errorf("%w (--max-size %d bytes): a sparse bomb, or raise --max-size", ErrTooLarge, l.max)
-	}
-	l.left -= n
-	return nil
 }
 
 type tapReader struct {
@@ -369,18 +265,4 @@ func (in *Input) Digest() (string, error) {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(in.counter.h.Sum()), nil
-}
-
-// NewWriterFor returns an entry writer of kind k over w (already compressed
-// as wanted). For KindDir use NewDirWriter.
-func NewWriterFor(w io.Writer, f Format) (Writer, error) {
-	switch f.Kind {
-	case KindCpio:
-		return NewCpioWriter(w, Newc), nil
-	case KindCpioCRC:
-		return NewCpioWriter(w, CRC), nil
-	case KindTar:
-		return NewTarWriter(w, f.Tar), nil
-	}
-	return nil, fmt.Errorf("no stream writer for %s", f.Kind)
 }

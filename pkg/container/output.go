@@ -1,4 +1,4 @@
-package archive
+package container
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
@@ -17,7 +18,7 @@ import (
 type OutputOptions struct {
 	Compress compress.WriterOptions
 	Backend  compress.Backend
-	Dir      DirWriterOptions
+	Dir      archive.DirWriterOptions
 	// Digest makes Output.Digest available (the manifest's output
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
@@ -33,9 +34,9 @@ type OutputOptions struct {
 // renamed into place when complete, so a failure or an interrupt never
 // leaves a partial output behind and never clobbers an existing one.
 type Output struct {
-	Writer
+	archive.Writer
 	Path   string
-	Format Format
+	Format archive.Format
 	// Compressor says what compressed the output: the codec, and the
 	// external command or "go".
 	Compressor string
@@ -85,13 +86,13 @@ func userPathError(path string, err error) error {
 }
 
 // Create starts writing f at path.
-func Create(path string, f Format, opt OutputOptions) (*Output, error) {
-	if f.Kind == KindDir {
+func Create(path string, f archive.Format, opt OutputOptions) (*Output, error) {
+	if f.Kind == archive.KindDir {
 		// "tree/", as a shell completes a directory name, is the tree.
 		path = filepath.Clean(path)
 	}
 	if fi, err := os.Lstat(path); err == nil {
-		if f.Kind == KindDir {
+		if f.Kind == archive.KindDir {
 			return nil, fmt.Errorf("%s: already exists; a tree is only written to a new directory", path)
 		}
 		if !fi.Mode().IsRegular() {
@@ -105,47 +106,59 @@ func Create(path string, f Format, opt OutputOptions) (*Output, error) {
 		dir = "."
 	}
 	o := &Output{Path: path, Format: f}
-	if f.Kind == KindDir {
-		tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
-		if err != nil {
-			return nil, userPathError(path, err)
-		}
-		w, err := NewDirWriter(tmp, opt.Dir)
-		if err != nil {
-			os.RemoveAll(tmp)
-			return nil, err
-		}
-		o.tmp, o.Writer = tmp, w
-		return o, nil
+	if err := containerWriting(f).Create(o, dir, base, opt); err != nil {
+		return nil, err
 	}
+	return o, nil
+}
+
+// createTree starts o, a tree, in a new directory beside its path.
+func createTree(o *Output, dir, base string, opt OutputOptions) error {
+	tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return userPathError(o.Path, err)
+	}
+	w, err := archive.NewDirWriter(tmp, opt.Dir)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	o.tmp, o.Writer = tmp, w
+	return nil
+}
+
+// createStream starts o, an archive file, in a temporary file beside its
+// path: compressed, or reusing the input's compressed bytes.
+func createStream(o *Output, dir, base string, opt OutputOptions) error {
+	f := o.Format
 	file, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
-		return nil, userPathError(path, err)
+		return userPathError(o.Path, err)
 	}
 	o.tmp, o.file, o.opt = file.Name(), file, opt
-	if r := opt.Reuse; r != nil && f.Kind != KindDir && f.Codec == r.Codec && f.Codec != compress.None {
+	if r := opt.Reuse; r != nil && f.Codec == r.Codec && f.Codec != compress.None {
 		// The compressor starts only once the output leaves the input's
 		// path: an output equal to its input is a copy of the file.
 		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
 		o.reuse.startAhead()
-		o.Writer, err = NewWriterFor(o.reuse, f)
+		o.Writer, err = archive.NewWriterFor(o.reuse, f)
 		if err != nil {
 			o.Abort()
-			return nil, err
+			return err
 		}
-		return o, nil
+		return nil
 	}
 	entries, err := o.startCompressor()
 	if err != nil {
 		o.Abort()
-		return nil, err
+		return err
 	}
-	o.Writer, err = NewWriterFor(entries, f)
+	o.Writer, err = archive.NewWriterFor(entries, f)
 	if err != nil {
 		o.Abort()
-		return nil, err
+		return err
 	}
-	return o, nil
+	return nil
 }
 
 // startCompressor sets up the compression of the output file and returns

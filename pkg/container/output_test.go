@@ -1,8 +1,10 @@
-package archive
+package container
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,7 +18,7 @@ import (
 // this process writes the file or an external compressor writes it
 // directly: the digest and size of the bytes on disk.
 func TestOutputDigest(t *testing.T) {
-	src, err := NewDirReader(makeRootfsTree(t))
+	src, err := archive.NewDirReader(makeRootfsTree(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +38,13 @@ func TestOutputDigest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.codec.String()+"-"+tt.backend.String(), func(t *testing.T) {
 			if tt.tool != "" {
-				requireTool(t, tt.tool)
+				archivetest.RequireTool(t, tt.tool)
 			}
 			if got := compress.RunsTool(tt.codec, compress.WriterOptions{}, tt.backend); got != (tt.tool != "") {
 				t.Fatalf("RunsTool = %v", got)
 			}
 			path := filepath.Join(t.TempDir(), "out")
-			o, err := Create(path, Format{Kind: KindCpio, Codec: tt.codec}, OutputOptions{Backend: tt.backend, Digest: true})
+			o, err := Create(path, archive.Format{Kind: archive.KindCpio, Codec: tt.codec}, OutputOptions{Backend: tt.backend, Digest: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +74,7 @@ func TestOutputDigest(t *testing.T) {
 			if o.Written() != int64(len(b)) {
 				t.Errorf("Written() = %d, file has %d bytes", o.Written(), len(b))
 			}
-			in, err := Open(path)
+			in, err := Open(path, OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,12 +91,12 @@ func TestOutputDigest(t *testing.T) {
 // directory`.
 func TestCreateDirWithTrailingSlash(t *testing.T) {
 	parent := t.TempDir()
-	o, err := Create(filepath.Join(parent, "tree")+"/", Format{Kind: KindDir}, OutputOptions{})
+	o, err := Create(filepath.Join(parent, "tree")+"/", archive.Format{Kind: archive.KindDir}, OutputOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer o.Abort()
-	if err := o.WriteHeader(&Entry{Name: ".", Type: TypeDir, Mode: 0o755}); err != nil {
+	if err := o.WriteHeader(&archive.Entry{Name: ".", Type: archive.TypeDir, Mode: 0o755}); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Commit(); err != nil {

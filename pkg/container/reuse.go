@@ -1,4 +1,4 @@
-package archive
+package container
 
 import (
 	"bytes"
@@ -147,17 +147,11 @@ func (r *reuseWriter) start() error {
 			return err
 		}
 	}
-	var err error
-	switch r.in.Codec {
-	case compress.Lz4Legacy:
-		err = r.startLz4()
-	case compress.Gzip:
-		err = r.startGzip()
-	case compress.Xz:
-		err = r.startXz()
-	default:
+	start := codecOf(r.in.Codec).Splice
+	if start == nil {
 		return r.startFull()
 	}
+	err := start(r)
 	if !errors.Is(err, splice.ErrUnhandled) {
 		return err // nil, or a real failure
 	}

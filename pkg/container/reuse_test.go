@@ -1,8 +1,9 @@
-package archive
+package container
 
 import (
 	"bytes"
 	"compress/gzip"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func TestReuseRefusesAReplacedInput(t *testing.T) {
 	entries, data := sampleEntries()
 	dir := t.TempDir()
 	var stream bytes.Buffer
-	w, err := NewWriterFor(&stream, Format{Kind: KindCpio})
+	w, err := archive.NewWriterFor(&stream, archive.Format{Kind: archive.KindCpio})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestReuseRefusesAReplacedInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := splice.NewMatcher(0)
-			input, err := OpenWith(in, OpenOptions{Tap: m, Backend: compress.PureGo})
+			input, err := Open(in, OpenOptions{Tap: m, Backend: compress.PureGo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestReuseRefusesAReplacedInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer o.Abort()
-			if err := Copy(o, input, CopyOptions{Dest: KindCpio}); err != nil {
+			if err := archive.Copy(o, input, archive.CopyOptions{Dest: archive.KindCpio}); err != nil {
 				t.Fatal(err)
 			}
 			err = o.Commit()

@@ -1,4 +1,4 @@
-package archive
+package container
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The countingReader of a file opened by OpenWith is a
+// The countingReader of a file opened by Open is a
 // compress.InPlaceReader: the legacy lz4 decoder then decodes the
 // compressed blocks where they sit in the page cache, instead of having
 // them read() into buffers of its own first (make bench: repack-lz4).

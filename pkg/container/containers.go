@@ -1,0 +1,62 @@
+package container
+
+import (
+	"os"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+)
+
+// containerRow is one kind of container of a root filesystem: how it is
+// recognised, how its parts are found and read, and how it is rewritten.
+// Open and Create read the table; TestEveryContainerHandled fails while an
+// output format no row writes, a row with a column unset, or one without
+// its row in docs/formats.md ("Containers and compressions") is there.
+//
+// Today every container has one part. The segmented initrd, the ISO 9660
+// image and the OCI image of the issues to come are rows whose Open finds
+// several (a Reader over the parts in order) and whose Create writes them
+// back around the rewritten one.
+type containerRow struct {
+	// Name is its name in docs/formats.md's containers table.
+	Name string
+	// Is recognises it, from the input's os.Stat.
+	Is func(fi os.FileInfo) bool
+	// Open finds its parts and returns them as one Input.
+	Open func(path string, fi os.FileInfo, opt OpenOptions) (*Input, error)
+	// Writes says whether an output of format f is this container.
+	Writes func(f archive.Format) bool
+	// Create starts o, at o.Path, in a temporary beside it (dir, base:
+	// o.Path split), which Output.Commit checks and renames into place.
+	Create func(o *Output, dir, base string, opt OutputOptions) error
+}
+
+// containers: the first row whose Is or Writes says yes is the one.
+var containers = []containerRow{
+	{Name: "tree", Is: os.FileInfo.IsDir, Open: openTree, Writes: isTree, Create: createTree},
+	{Name: "stream", Is: isRegular, Open: openFile, Writes: isStream, Create: createStream},
+}
+
+func isRegular(fi os.FileInfo) bool  { return fi.Mode().IsRegular() }
+func isTree(f archive.Format) bool   { return f.Kind == archive.KindDir }
+func isStream(f archive.Format) bool { return f.Kind != archive.KindDir }
+
+// containerOf returns the container the input with fi is; false for none.
+func containerOf(fi os.FileInfo) (containerRow, bool) {
+	for _, row := range containers {
+		if row.Is(fi) {
+			return row, true
+		}
+	}
+	return containerRow{}, false
+}
+
+// containerWriting returns the container an output of format f is: the
+// last row writes whatever another does not.
+func containerWriting(f archive.Format) containerRow {
+	for _, row := range containers {
+		if row.Writes(f) {
+			return row
+		}
+	}
+	return containers[len(containers)-1]
+}

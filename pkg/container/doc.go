@@ -1,0 +1,26 @@
+// Package container is the file around the archive: a container of a root
+// filesystem, which holds one or more parts, each a stream of entries that
+// pkg/archive reads and writes.
+//
+// Today a container is a single stream: one archive (cpio newc/crc or tar),
+// raw or compressed (pkg/compress), or a directory tree. Later ones hold
+// several parts: an initrd of segments (an early microcode cpio, then a
+// compressed one), an ISO 9660 image holding the initrd, an OCI image or a
+// `docker save` tarball of layers. The name says what all of them are to
+// this tool: what holds a root filesystem, whatever its layout, as opposed
+// to an archive (the entries) or a compression (one codec's bytes).
+//
+// This package finds the parts and their compression (Open: sniffing, the
+// size limit, the splice tap that lets an output reuse the input's
+// compressed bytes), writes an output beside its final name and renames it
+// into place once checked (Create, Output.Commit), reuses the input's
+// compressed bytes where the content is the same (reuse.go, copyahead.go,
+// with the splicers of pkg/splice), and reads a legacy lz4 input in place
+// (inplace.go). Rewrite is the one rewrite of a container that apply and
+// repack share: the caller gives only the per-entry transform (Copy, or
+// pkg/trim's streaming applier) and its messages.
+//
+// It imports pkg/archive, never the reverse: what concerns entries (the
+// codecs, Entry, Copy, the Resolver, the initramfs check of a newc stream)
+// stays there.
+package container

@@ -1,0 +1,187 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
+)
+
+// Entries is what a Transform rewrites: the input's entries and the
+// output's writer, with the formats of both.
+type Entries struct {
+	In        archive.Reader
+	InFormat  archive.Format
+	Out       archive.Writer
+	OutFormat archive.Format
+	// Links is the first pass over a tar input written as cpio
+	// (archive.ScanLinks), which archive.Copy needs to lay out its hard
+	// links; nil otherwise.
+	Links *archive.LinkScan
+}
+
+// Transform takes every entry of e.In to e.Out: repack's is Copy, apply's
+// pkg/trim's streaming applier. It does not close e.Out: Rewrite commits.
+type Transform func(e Entries) error
+
+// Copy is the identity Transform: repack's.
+func Copy(e Entries) error {
+	return archive.Copy(e.Out, e.In, archive.CopyOptions{Dest: e.OutFormat.Kind, Links: e.Links})
+}
+
+// RewriteOptions configures Rewrite.
+type RewriteOptions struct {
+	// Open bounds what the input may cost; Rewrite sets its Tap and
+	// Digest.
+	Open OpenOptions
+	// Reuse lets the output reuse the input's compressed bytes where its
+	// content is the same (--recompress auto): only when format, codec are
+	// the input's and no Level is asked for.
+	Reuse bool
+	// ExpectSame bets that the output equals the input (repack); see
+	// Reuse.ExpectSame.
+	ExpectSame bool
+	// Level is the output's compression level; 0 is the codec's default.
+	Level int
+	// Digest takes the sha256 of input and output (the manifest's), a pass
+	// over both that is skipped otherwise.
+	Digest bool
+	// DryRun runs everything into a scratch file beside the output, which
+	// is thrown away: nothing is committed.
+	DryRun bool
+	// Format chooses the output's format once the input's is known. Its
+	// error is returned as it is: the caller's message.
+	Format func(in archive.Format) (archive.Format, error)
+	// Wrap, when set, wraps the input's entries (progress, cancellation);
+	// stop is called once the transform returns.
+	Wrap func(in *Input) (r archive.Reader, stop func())
+	// Note receives what the reuse path has to say (Reuse.Note).
+	Note func(string)
+	// Transform rewrites the entries; nil is Copy.
+	Transform Transform
+}
+
+// Result is what Rewrite read and wrote, for the manifest.
+type Result struct {
+	In, Out archive.Format
+	// InDigest and OutDigest are set with RewriteOptions.Digest, OutDigest
+	// and Compressor once committed.
+	InDigest, OutDigest string
+	Compressor          string
+	Committed           bool
+}
+
+// ErrSameFile reports an output path that names the input file: the input
+// is never modified.
+var ErrSameFile = errors.New("the output is the same file as the input")
+
+// Rewrite reads the container at inPath and writes outPath through
+// opt.Transform: open the input (with the splice tap when the output may
+// reuse its bytes), choose the output's format, set up reuse, create the
+// output beside its name, transform, and commit (checked, then renamed).
+// Errors from the transform are prefixed with inPath.
+func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
+	if SameFile(inPath, outPath) {
+		return Result{}, ErrSameFile
+	}
+	open := opt.Open
+	open.Digest = opt.Digest
+	var matcher *splice.Matcher
+	if opt.Reuse {
+		// It must watch the input's stream from the start: before the
+		// input's format, and so whether it may be reused, is known.
+		matcher = splice.NewMatcher(0)
+		open.Tap = matcher
+	}
+	in, err := Open(inPath, open)
+	if err != nil {
+		return Result{}, err
+	}
+	defer in.Close()
+	res := Result{In: in.Format, Out: in.Format}
+	if opt.Format != nil {
+		if res.Out, err = opt.Format(in.Format); err != nil {
+			return Result{}, err
+		}
+	}
+	e := Entries{InFormat: in.Format, OutFormat: res.Out}
+	if in.Format.Kind == archive.KindTar && res.Out.Kind.IsCpio() {
+		if e.Links, err = scanLinks(inPath, opt.Open); err != nil {
+			return Result{}, err
+		}
+	}
+	target := outPath
+	if opt.DryRun {
+		target = outPath + ".dry-run"
+	}
+	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level}, Backend: opt.Open.Backend,
+		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt)})
+	if err != nil {
+		return Result{}, err
+	}
+	defer o.Abort()
+	if err := transform(in, o, e, opt); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", inPath, err)
+	}
+	if opt.Digest {
+		if res.InDigest, err = in.Digest(); err != nil {
+			return Result{}, err
+		}
+	}
+	if opt.DryRun {
+		return res, nil
+	}
+	if err := o.Commit(); err != nil {
+		return Result{}, err
+	}
+	res.Committed, res.Compressor, res.OutDigest = true, o.Compressor, o.Digest()
+	return res, nil
+}
+
+// transform runs opt.Transform from in to o, wrapped as asked.
+func transform(in *Input, o *Output, e Entries, opt RewriteOptions) error {
+	e.In, e.Out = in, o
+	stop := func() {}
+	if opt.Wrap != nil {
+		e.In, stop = opt.Wrap(in)
+	}
+	t := opt.Transform
+	if t == nil {
+		t = Copy
+	}
+	err := t(e)
+	stop()
+	return err
+}
+
+// reuseFor says how the output may reuse the input's compressed bytes: with
+// the same format and codec, and no compression level asked for (which asks
+// for recompression); nil when it may not.
+func reuseFor(m *splice.Matcher, in *Input, out archive.Format, opt RewriteOptions) *Reuse {
+	if m == nil {
+		return nil
+	}
+	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || opt.Level != 0 {
+		m.Disable()
+		return nil
+	}
+	return &Reuse{Path: in.Path, Info: in.FileInfo(), Codec: in.Format.Codec, Backend: opt.Open.Backend, Matcher: m,
+		ExpectSame: opt.ExpectSame, Note: opt.Note}
+}
+
+// scanLinks makes the first of two passes over a tar archive that is being
+// turned into cpio; see archive.ScanLinks.
+func scanLinks(path string, open OpenOptions) (*archive.LinkScan, error) {
+	in, err := Open(path, open)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	s, err := archive.ScanLinks(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
