@@ -287,25 +287,36 @@ first_is_slow() {
 
 # measure NAME CLEAN -- CMD...: run CMD (stdout to /dev/null) RUNS times,
 # each after prepare NAME CLEAN. Sets M_US (fastest run, microseconds),
-# M_KIB (peak RSS over the runs, KiB, or empty), M_OK (1 or empty), M_ERR
-# (tail of stderr when it failed) and M_RUNS.
+# M_KIB (peak RSS over the runs, KiB, or empty), M_CS (least CPU time),
+# M_OK (1 or empty), M_ERR (tail of stderr when it failed) and M_RUNS.
+# With BASE_CMD set (set_base), each run is preceded by one of the base
+# binary: base, current, base, current, ..., so that a change in the
+# machine's load falls on both alike; B_US, B_KIB, B_CS and B_OK are its.
 measure() {
-	local name=$1 clean=$2 runs i
+	local name=$1 clean=$2 runs i base_note
 	shift 3
-	M_US=
-	M_KIB=
-	M_CS=
-	M_OK=1
-	M_ERR=
+	M_US='' M_KIB='' M_CS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_CS='' B_OK=1
 	runs=$(runs_wanted)
 	M_RUNS=0
 	for ((i = 1; i <= runs; i++)); do
 		M_RUNS=$i
+		base_note=
+		if ((${#BASE_CMD[@]} > 0)); then
+			prepare "base $name" "$BASE_CLEAN"
+			run_once "base $name" "${BASE_CMD[@]}"
+			if [[ -n $M_OK ]]; then
+				keep_best B
+				base_note=" (base $(fmt_us "$T_US")s)"
+			else
+				B_OK='' M_OK=1 BASE_CMD=()
+				NOTES+=("$CASE_NAME: the base binary failed: $M_ERR")
+			fi
+		fi
 		prepare "$name" "$clean"
 		run_once "$name" "$@"
 		[[ -n $M_OK ]] || return 0
 		keep_best M
-		log "   $name: run $i/$runs $(fmt_us "$T_US")s"
+		log "   $name: run $i/$runs $(fmt_us "$T_US")s$base_note"
 		if ((i == 1)) && first_is_slow "$T_US"; then
 			log "   $name: slower than ${SLOW_S}s, not repeated"
 			break
@@ -318,51 +329,24 @@ measure() {
 # compression).
 base_path() { printf '%s/base-%s' "${1%/*}" "${1##*/}"; }
 
-# measure_pair NAME CLEAN -- CMD...: as measure, for rootfs-trim and the base
-# binary (BENCH_BASE_BIN) in turn, base first: base, current, base, current,
-# so that a change in the machine's load falls on both alike. The base runs
-# CMD with BIN replaced by BASE_BIN and CLEAN by base_path CLEAN. Sets the
-# M_ variables for rootfs-trim, B_US, B_KIB and B_OK for the base.
-measure_pair() {
-	local name=$1 clean=$2 runs i bclean='' base_us
-	shift 3
-	local -a bcmd=()
-	local arg
+# set_base CLEAN CMD...: BASE_CMD, the base binary's command for the next
+# measure: CMD with BIN replaced by BASE_BIN and CLEAN (the output, if not
+# empty) by base_path CLEAN, which is BASE_CLEAN.
+set_base() {
+	local clean=$1 arg
+	shift
+	BASE_CMD=()
+	BASE_CLEAN=
 	if [[ -n $clean ]]; then
-		bclean=$(base_path "$clean")
+		BASE_CLEAN=$(base_path "$clean")
 	fi
 	for arg in "$@"; do
 		if [[ $arg == "$BIN" ]]; then
-			bcmd+=("$BASE_BIN")
+			BASE_CMD+=("$BASE_BIN")
 		elif [[ -n $clean && $arg == "$clean" ]]; then
-			bcmd+=("$bclean")
+			BASE_CMD+=("$BASE_CLEAN")
 		else
-			bcmd+=("$arg")
-		fi
-	done
-	M_US='' M_KIB='' M_CS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_CS='' B_OK=1
-	runs=$(runs_wanted)
-	M_RUNS=0
-	for ((i = 1; i <= runs; i++)); do
-		M_RUNS=$i
-		prepare "base $name" "$bclean"
-		run_once "base $name" "${bcmd[@]}"
-		if [[ -z $M_OK ]]; then
-			B_OK='' M_OK=1
-			NOTES+=("$CASE_NAME: the base binary failed: $M_ERR")
-			measure "$name" "$clean" -- "$@"
-			return 0
-		fi
-		keep_best B
-		base_us=$T_US
-		prepare "$name" "$clean"
-		run_once "$name" "$@"
-		[[ -n $M_OK ]] || return 0
-		keep_best M
-		log "   $name: run $i/$runs $(fmt_us "$T_US")s (base $(fmt_us "$base_us")s)"
-		if ((i == 1)) && first_is_slow "$T_US"; then
-			log "   $name: slower than ${SLOW_S}s, not repeated"
-			break
+			BASE_CMD+=("$arg")
 		fi
 	done
 }
@@ -418,6 +402,10 @@ add_row() {
 }
 
 MEASURE_PREP=()
+# BASE_CMD: the base binary's command in the current rootfs-trim
+# measurement, if any (set_base).
+BASE_CMD=()
+BASE_CLEAN=
 # CASE_RUNS: the runs rootfs-trim got in the current case, which its peers
 # then get too, so that a minimum is never taken over more runs on one side.
 CASE_RUNS=
@@ -443,10 +431,10 @@ run_ours() {
 	CASE_RUNS=
 	CASE_NAME=$case
 	if [[ -n $BASE_BIN ]]; then
-		measure_pair "rootfs-trim" "$out" -- "$@"
-	else
-		measure "rootfs-trim" "$out" -- "$@"
+		set_base "$out" "$@"
 	fi
+	measure "rootfs-trim" "$out" -- "$@"
+	BASE_CMD=()
 	CASE_RUNS=$M_RUNS
 	OURS_OUT=$out
 	if [[ -n $M_OK ]]; then
@@ -477,7 +465,7 @@ same_output() {
 	fi
 }
 
-# base_row CASE OUT: the base binary's measurement (from measure_pair) as a
+# base_row CASE OUT: the base binary's measurement (from measure) as a
 # row of the main table, peer "base", ratio = current / base, and a row of
 # the table of the base comparison.
 base_row() {
