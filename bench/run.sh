@@ -11,6 +11,7 @@
 #   BENCH_SLOW_S    seconds above which a command is run only once (default 30)
 #   BENCH_CASES     comma-separated case names or globs, e.g. "repack-gzip,list-*"
 #   BENCH_FASTEST_PEER=1  compare with the fastest peer pipeline of each codec only
+#   BENCH_NO_PEERS=1 run no peer: rootfs-trim (and BENCH_BASE_BIN) only
 #   BENCH_RSS_CODECS codecs of the peak-RSS comparison (default "none gzip xz lz4 zstd")
 #   BENCH_DIR       cache and work directory (default .bench in the repository)
 #   BENCH_BIN       rootfs-trim binary (default bin/rootfs-trim, built if missing)
@@ -498,6 +499,9 @@ base_row() {
 run_peer() {
 	local case=$1 label=$2 out=$3 tools=$4 peer_cell ratio_cell bytes
 	shift 5
+	if [[ ${BENCH_NO_PEERS:-} == 1 ]]; then
+		return 0
+	fi
 	# shellcheck disable=SC2086 # a list of tool names
 	if ! have $tools; then
 		add_row ROWS "$case" "$OURS_CELL" "$label" "n/a" "n/a" "-" "$OURS_RSS_CELL"
