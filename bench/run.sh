@@ -11,9 +11,13 @@
 #   BENCH_SLOW_S    seconds above which a command is run only once (default 30)
 #   BENCH_CASES     comma-separated case names or globs, e.g. "repack-gzip,list-*"
 #   BENCH_FASTEST_PEER=1  compare with the fastest peer pipeline of each codec only
+#   BENCH_NO_PEERS=1 run no peer: rootfs-trim (and BENCH_BASE_BIN) only
 #   BENCH_RSS_CODECS codecs of the peak-RSS comparison (default "none gzip xz lz4 zstd")
 #   BENCH_DIR       cache and work directory (default .bench in the repository)
 #   BENCH_BIN       rootfs-trim binary (default bin/rootfs-trim, built if missing)
+#   BENCH_BASE_BIN  a base rootfs-trim binary (e.g. built at an older revision)
+#                   timed beside BENCH_BIN in every rootfs-trim measurement,
+#                   runs interleaved; ratio current/base (default: none)
 #   SOURCE_DATE_EPOCH  mtime of every generated file (default 1700000000)
 # shellcheck disable=SC2016 # the bash -c scripts below expand their own "$1"...
 set -euo pipefail
@@ -29,6 +33,7 @@ CASES=${BENCH_CASES:-}
 RSS_CODECS=${BENCH_RSS_CODECS:-none gzip xz lz4 zstd}
 BENCH_DIR=${BENCH_DIR:-$ROOT/.bench}
 BIN=${BENCH_BIN:-$ROOT/bin/rootfs-trim}
+BASE_BIN=${BENCH_BASE_BIN:-}
 EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 
 ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
@@ -116,6 +121,10 @@ if [[ -z ${BENCH_BIN:-} && ! -x $BIN ]]; then
 	make -C "$ROOT" build >&2
 fi
 [[ -x $BIN ]] || die "$BIN is not an executable"
+if [[ -n $BASE_BIN ]]; then
+	[[ -f $BASE_BIN && -x $BASE_BIN ]] || die "BENCH_BASE_BIN: $BASE_BIN is not an executable"
+	BASE_BIN=$(cd "$(dirname "$BASE_BIN")" && pwd)/$(basename "$BASE_BIN")
+fi
 
 mkdir -p "$BENCH_DIR/bin"
 log "== building genrootfs"
@@ -199,61 +208,157 @@ ensure_archive() {
 # fmt_us MICROSECONDS: seconds with three decimals.
 fmt_us() { printf '%d.%03d' $(($1 / 1000000)) $((($1 % 1000000) / 1000)); }
 
-# measure NAME CLEAN -- CMD...: run CMD (stdout to /dev/null) RUNS times,
-# removing the path CLEAN (if not empty) before each run, and running the
-# array MEASURE_PREP (if set), both untimed. Sets M_US (fastest
-# run, microseconds), M_KIB (peak RSS over the runs, KiB, or empty), M_OK
-# (1 or empty) and M_ERR (tail of stderr when it failed).
-measure() {
-	local name=$1 clean=$2 runs i start end us rss status
-	shift 3
-	M_US=
-	M_KIB=
-	M_OK=1
-	M_ERR=
-	runs=${RUNS_ENV:-3}
-	if [[ -n $CASE_RUNS ]]; then
-		runs=$CASE_RUNS
+# run_once NAME CMD...: one timed run of CMD (stdout to /dev/null). Sets
+# T_US (microseconds), T_KIB (peak RSS, KiB, or empty), T_CS (user + system
+# CPU time, centiseconds, or empty) and T_STATUS; on a failure also M_OK=
+# and M_ERR (tail of stderr), logged.
+run_once() {
+	local name=$1 start end
+	shift
+	T_STATUS=0
+	T_KIB=
+	T_CS=
+	start=$EPOCHREALTIME
+	if [[ -n $HAVE_TIME ]]; then
+		"$TIME_BIN" -f '%M %U %S' -o "$WORK/time.out" "$@" >/dev/null 2>"$WORK/stderr" || T_STATUS=$?
+	else
+		"$@" >/dev/null 2>"$WORK/stderr" || T_STATUS=$?
 	fi
+	end=$EPOCHREALTIME
+	T_US=$((${end/./} - ${start/./}))
+	if ((T_STATUS != 0)); then
+		M_OK=
+		M_ERR=$(tail -n 3 "$WORK/stderr" | tr '\n' ' ')
+		log "   $name: FAILED (exit $T_STATUS): $M_ERR"
+		return 0
+	fi
+	if [[ -n $HAVE_TIME ]]; then
+		local -a tf
+		read -r -a tf < <(tail -n 1 "$WORK/time.out")
+		if [[ ${tf[0]:-} =~ ^[0-9]+$ ]]; then
+			T_KIB=${tf[0]}
+		fi
+		if [[ ${tf[1]:-}${tf[2]:-} =~ ^[0-9]+\.[0-9]{2}[0-9]+\.[0-9]{2}$ ]]; then
+			T_CS=$((10#${tf[1]/./} + 10#${tf[2]/./}))
+		fi
+	fi
+}
+
+# prepare NAME CLEAN: untimed, before each run: remove the path CLEAN (if
+# not empty) and run the array MEASURE_PREP (if set).
+prepare() {
+	if [[ -n $2 ]]; then
+		rm -rf -- "$2"
+	fi
+	if ((${#MEASURE_PREP[@]} > 0)); then
+		"${MEASURE_PREP[@]}" || die "$1: preparing the run failed: ${MEASURE_PREP[*]}"
+	fi
+}
+
+# keep_best PREFIX: fold the run of run_once into the variables PREFIX_US
+# (fastest), PREFIX_KIB (largest peak RSS) and PREFIX_CS (least CPU time).
+keep_best() {
+	local -n best_us=${1}_US best_kib=${1}_KIB best_cs=${1}_CS
+	if [[ -n $T_KIB ]] && { [[ -z $best_kib ]] || ((T_KIB > best_kib)); }; then
+		best_kib=$T_KIB
+	fi
+	if [[ -n $T_CS ]] && { [[ -z $best_cs ]] || ((T_CS < best_cs)); }; then
+		best_cs=$T_CS
+	fi
+	if [[ -z $best_us ]] || ((T_US < best_us)); then
+		best_us=$T_US
+	fi
+}
+
+# runs_wanted: the runs of a measurement: BENCH_RUNS, else the current
+# case's (CASE_RUNS), else 3.
+runs_wanted() {
+	if [[ -n $CASE_RUNS ]]; then
+		printf '%s' "$CASE_RUNS"
+	else
+		printf '%s' "${RUNS_ENV:-3}"
+	fi
+}
+
+# first_is_slow US: is a first run that took US long enough to stop at one
+# (no BENCH_RUNS, no case's count to match)?
+first_is_slow() {
+	[[ -z $RUNS_ENV && -z $CASE_RUNS ]] && (($1 > SLOW_S * 1000000))
+}
+
+# measure NAME CLEAN -- CMD...: run CMD (stdout to /dev/null) RUNS times,
+# each after prepare NAME CLEAN. Sets M_US (fastest run, microseconds),
+# M_KIB (peak RSS over the runs, KiB, or empty), M_CS (least CPU time),
+# M_OK (1 or empty), M_ERR (tail of stderr when it failed) and M_RUNS.
+# With BASE_CMD set (set_base), each run is preceded by one of the base
+# binary: base, current, base, current, ..., so that a change in the
+# machine's load falls on both alike; B_US, B_KIB, B_CS and B_OK are its.
+measure() {
+	local name=$1 clean=$2 runs i base_note
+	shift 3
+	M_US='' M_KIB='' M_CS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_CS='' B_OK=1
+	runs=$(runs_wanted)
 	M_RUNS=0
 	for ((i = 1; i <= runs; i++)); do
 		M_RUNS=$i
-		if [[ -n $clean ]]; then
-			rm -rf -- "$clean"
-		fi
-		if ((${#MEASURE_PREP[@]} > 0)); then
-			"${MEASURE_PREP[@]}" || die "$name: preparing the run failed: ${MEASURE_PREP[*]}"
-		fi
-		status=0
-		start=$EPOCHREALTIME
-		if [[ -n $HAVE_TIME ]]; then
-			"$TIME_BIN" -f %M -o "$WORK/time.out" "$@" >/dev/null 2>"$WORK/stderr" || status=$?
-		else
-			"$@" >/dev/null 2>"$WORK/stderr" || status=$?
-		fi
-		end=$EPOCHREALTIME
-		us=$((${end/./} - ${start/./}))
-		if ((status != 0)); then
-			M_OK=
-			M_ERR=$(tail -n 3 "$WORK/stderr" | tr '\n' ' ')
-			log "   $name: FAILED (exit $status): $M_ERR"
-			return 0
-		fi
-		if [[ -n $HAVE_TIME ]]; then
-			rss=$(tail -n 1 "$WORK/time.out")
-			if [[ $rss =~ ^[0-9]+$ ]] && { [[ -z $M_KIB ]] || ((rss > M_KIB)); }; then
-				M_KIB=$rss
+		base_note=
+		if ((${#BASE_CMD[@]} > 0)); then
+			prepare "base $name" "$BASE_CLEAN"
+			run_once "base $name" "${BASE_CMD[@]}"
+			if [[ -n $M_OK ]]; then
+				keep_best B
+				base_note=" (base $(fmt_us "$T_US")s)"
+			else
+				B_OK='' M_OK=1 BASE_CMD=()
+				NOTES+=("$CASE_NAME: the base binary failed: $M_ERR")
 			fi
 		fi
-		if [[ -z $M_US ]] || ((us < M_US)); then
-			M_US=$us
-		fi
-		log "   $name: run $i/$runs $(fmt_us "$us")s"
-		if [[ -z $RUNS_ENV && -z $CASE_RUNS ]] && ((i == 1 && us > SLOW_S * 1000000)); then
+		prepare "$name" "$clean"
+		run_once "$name" "$@"
+		[[ -n $M_OK ]] || return 0
+		keep_best M
+		log "   $name: run $i/$runs $(fmt_us "$T_US")s$base_note"
+		if ((i == 1)) && first_is_slow "$T_US"; then
 			log "   $name: slower than ${SLOW_S}s, not repeated"
 			break
 		fi
 	done
+}
+
+# base_path OUT: where the base binary writes the output that rootfs-trim
+# writes to OUT: beside it, with the same extension (which names the output's
+# compression).
+base_path() { printf '%s/base-%s' "${1%/*}" "${1##*/}"; }
+
+# set_base CLEAN CMD...: BASE_CMD, the base binary's command for the next
+# measure: CMD with BIN replaced by BASE_BIN and CLEAN (the output, if not
+# empty) by base_path CLEAN, which is BASE_CLEAN.
+set_base() {
+	local clean=$1 arg
+	shift
+	BASE_CMD=()
+	BASE_CLEAN=
+	if [[ -n $clean ]]; then
+		BASE_CLEAN=$(base_path "$clean")
+	fi
+	for arg in "$@"; do
+		if [[ $arg == "$BIN" ]]; then
+			BASE_CMD+=("$BASE_BIN")
+		elif [[ -n $clean && $arg == "$clean" ]]; then
+			BASE_CMD+=("$BASE_CLEAN")
+		else
+			BASE_CMD+=("$arg")
+		fi
+	done
+}
+
+# fmt_cs CENTISECONDS: seconds with two decimals, or n/a.
+fmt_cs() {
+	if [[ -n $1 ]]; then
+		printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
+	else
+		printf 'n/a'
+	fi
 }
 
 fmt_mib() {
@@ -298,11 +403,17 @@ add_row() {
 }
 
 MEASURE_PREP=()
+# BASE_CMD: the base binary's command in the current rootfs-trim
+# measurement, if any (set_base).
+BASE_CMD=()
+BASE_CLEAN=
 # CASE_RUNS: the runs rootfs-trim got in the current case, which its peers
 # then get too, so that a minimum is never taken over more runs on one side.
 CASE_RUNS=
 ROWS=()
 RSS_ROWS=()
+BASE_ROWS=()
+CASE_NAME=
 NOTES=()
 declare -A RSS_MAIN=()
 
@@ -312,13 +423,19 @@ OURS_US=
 OURS_RSS_CELL=
 OURS_OUT=
 
-# run_ours CASE OUT -- CMD...: measure rootfs-trim for a case.
+# run_ours CASE OUT -- CMD...: measure rootfs-trim for a case, and with
+# BENCH_BASE_BIN the base binary beside it (base_row).
 run_ours() {
 	local case=$1 out=$2
 	shift 3
 	log "== $case"
 	CASE_RUNS=
+	CASE_NAME=$case
+	if [[ -n $BASE_BIN ]]; then
+		set_base "$out" "$@"
+	fi
 	measure "rootfs-trim" "$out" -- "$@"
+	BASE_CMD=()
 	CASE_RUNS=$M_RUNS
 	OURS_OUT=$out
 	if [[ -n $M_OK ]]; then
@@ -332,6 +449,48 @@ run_ours() {
 		NOTES+=("$case: rootfs-trim failed: $M_ERR")
 	fi
 	LAST_OURS_KIB=$M_KIB
+	if [[ -n $BASE_BIN ]]; then
+		base_row "$case" "$out"
+	fi
+}
+
+# same_output OURS BASE: whether the base binary wrote what rootfs-trim did:
+# "identical", "DIFFERENT" or "-" (no file to compare: stdout, in place).
+same_output() {
+	if [[ -z $1 || ! -f $1 || ! -f $2 ]]; then
+		printf -- '-'
+	elif cmp -s -- "$1" "$2"; then
+		printf 'identical'
+	else
+		printf 'DIFFERENT'
+	fi
+}
+
+# base_row CASE OUT: the base binary's measurement (from measure) as a
+# row of the main table, peer "base", ratio = current / base, and a row of
+# the table of the base comparison.
+base_row() {
+	local case=$1 out=$2 base_cell=error ratio_cell=- bytes=- same=- bout=
+	if [[ -n $out ]]; then
+		bout=$(base_path "$out")
+	fi
+	if [[ -n $B_OK && -n $B_US ]]; then
+		base_cell=$(fmt_us "$B_US")
+		if [[ -n $OURS_US ]]; then
+			ratio_cell=$(ratio "$OURS_US" "$B_US")
+		fi
+	fi
+	if [[ -n $out && -f $out && -f $bout ]]; then
+		bytes=$(bytes_cell "$(size_of "$out")" "$(size_of "$bout")")
+		same=$(same_output "$out" "$bout")
+		if [[ $same == DIFFERENT ]]; then
+			NOTES+=("$case: the output DIFFERS from the base binary's: $(cmp -- "$out" "$bout" 2>&1 | head -n 1)")
+		fi
+	fi
+	add_row ROWS "$case" "$OURS_CELL" "base rootfs-trim" "$base_cell" "$ratio_cell" "$bytes" "$OURS_RSS_CELL"
+	add_row BASE_ROWS "$case" "$base_cell" "$OURS_CELL" "$ratio_cell" "$M_RUNS" \
+		"$(fmt_cs "$B_CS") / $(fmt_cs "$M_CS")" "$(fmt_mib "$B_KIB") / $OURS_RSS_CELL" "$same"
+	rm -f -- "$bout"
 }
 
 # run_peer CASE LABEL OUT TOOLS -- CMD...: measure one peer and add its row.
@@ -340,6 +499,9 @@ run_ours() {
 run_peer() {
 	local case=$1 label=$2 out=$3 tools=$4 peer_cell ratio_cell bytes
 	shift 5
+	if [[ ${BENCH_NO_PEERS:-} == 1 ]]; then
+		return 0
+	fi
 	# shellcheck disable=SC2086 # a list of tool names
 	if ! have $tools; then
 		add_row ROWS "$case" "$OURS_CELL" "$label" "n/a" "n/a" "-" "$OURS_RSS_CELL"
@@ -656,6 +818,10 @@ machine() {
 	printf -- '- load average (1, 5, 15 min): %s at start, %s now%s\n' "$LOAD_START" "$now" "$busy"
 	printf -- '- %s\n' "$(go version)"
 	printf -- '- rootfs-trim: %s (%s bytes)\n' "$BIN" "$(size_of "$BIN")"
+	if [[ -n $BASE_BIN ]]; then
+		printf -- '- base rootfs-trim (BENCH_BASE_BIN): %s (%s bytes), %s; runs interleaved, base first\n' \
+			"$BASE_BIN" "$(size_of "$BASE_BIN")" "$("$BASE_BIN" version 2>/dev/null | head -n 1 || echo 'version unknown')"
+	fi
 	printf -- '- tools: %s; %s; %s; %s; %s; %s; %s\n' "$(tool_version cpio)" "$(tool_version bsdtar)" \
 		"$(tool_version gzip)" "$(tool_version pigz)" "$(tool_version xz)" "$(tool_version lz4)" "$(tool_version zstd)"
 	printf -- '- runs: %s (minimum time kept)\n' "${RUNS_ENV:-"3, 1 above ${SLOW_S}s"}"
@@ -719,6 +885,13 @@ fi
 	printf '\n## Time (seconds, fastest run) and size\n\n'
 	printf 'ratio = rootfs-trim time / peer time: below 1 rootfs-trim is faster.\n\n'
 	table "$(join_tab "case" "rootfs-trim s" "peer" "peer s" "ratio" "out bytes (ours/peer)" "peak RSS MiB (ours)")" "${ROWS[@]}"
+	if ((${#BASE_ROWS[@]} > 0)); then
+		printf '\n## Against the base binary\n\n'
+		printf 'current / base = rootfs-trim time / base time, fastest of the runs, taken in turn (base, current, ...):\n'
+		printf 'above 1 the current binary is slower. CPU s: least user + system time of the runs (children\n'
+		printf 'included), steadier than wall time on a busy machine. output: whether both wrote the same bytes.\n\n'
+		table "$(join_tab "case" "base s" "rootfs-trim s" "current / base" "runs" "CPU s (base / current)" "peak RSS MiB (base / current)" "output")" "${BASE_ROWS[@]}"
+	fi
 	if ((${#RSS_ROWS[@]} > 0)); then
 		printf '\n## Peak RSS of rootfs-trim repack by input size\n\n'
 		table "$(join_tab "operation" "MiB at ${SMALL_MB} MiB rootfs" "MiB at ${SIZE_MB} MiB rootfs")" "${RSS_ROWS[@]}"
