@@ -23,26 +23,6 @@ import (
 // global headers, sparse files in every form GNU tar writes), and check
 // that GNU tar, bsdtar and GNU cpio read back what rootfs-trim writes.
 
-func requireGNUTar(t *testing.T) {
-	t.Helper()
-	requireTool(t, "tar")
-	if out, _ := exec.Command("tar", "--version").Output(); !bytes.Contains(out, []byte("GNU tar")) {
-		t.Skip("tar is not GNU tar")
-	}
-}
-
-func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	requireTool(t, name)
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %v: %v: %s", name, args, err, out)
-	}
-	return string(out)
-}
-
 // gitArchive makes a repository in a temporary directory, with an
 // environment that makes its commit id the same on every run, and returns
 // `git archive` of its tag and the commit id.
@@ -340,20 +320,6 @@ func TestTarGlobalWriter(t *testing.T) {
 	}
 }
 
-// holeyFile writes a file of size bytes holding data at the given offsets
-// and holes elsewhere.
-func holeyFile(t *testing.T, p string, size int64, data map[int64]string) {
-	t.Helper()
-	f, err := os.Create(p)
-	mustDo(t, err)
-	defer f.Close()
-	mustDo(t, f.Truncate(size))
-	for off, d := range data {
-		_, err := f.WriteAt([]byte(d), off)
-		mustDo(t, err)
-	}
-}
-
 // sparseArchivers are every sparse form GNU tar 1.34 writes, and bsdtar's.
 var sparseArchivers = []struct {
 	name, tool string
@@ -518,3 +484,10 @@ func TestTarGlobalAfterExtendedHeader(t *testing.T) {
 		t.Errorf("first header %q %v, want the global header", h.Typeflag, h.PAXRecords)
 	}
 }
+
+// The tool helpers the archive and container tests share.
+var (
+	requireGNUTar = archivetest.RequireGNUTar
+	runIn         = archivetest.RunIn
+	holeyFile     = archivetest.HoleyFile
+)

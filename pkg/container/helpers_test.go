@@ -1,10 +1,7 @@
 package container
 
 import (
-	"bytes"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -86,41 +83,16 @@ func sampleEntries() ([]*archive.Entry, map[string]string) {
 	return entries, data
 }
 
-func requireGNUTar(t *testing.T) {
-	t.Helper()
-	archivetest.RequireTool(t, "tar")
-	if out, _ := exec.Command("tar", "--version").Output(); !bytes.Contains(out, []byte("GNU tar")) {
-		t.Skip("tar is not GNU tar")
-	}
-}
-
-func runIn(t *testing.T, dir string, env []string, name string, args ...string) {
-	t.Helper()
-	archivetest.RequireTool(t, name)
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v: %s", name, args, err, out)
-	}
-}
-
-// holeyFile writes a file of size bytes holding data at the given offsets
-// and holes elsewhere.
-func holeyFile(t *testing.T, p string, size int64, data map[int64]string) {
-	t.Helper()
-	f, err := os.Create(p)
-	mustDo(t, err)
-	defer f.Close()
-	mustDo(t, f.Truncate(size))
-	for off, d := range data {
-		_, err := f.WriteAt([]byte(d), off)
-		mustDo(t, err)
-	}
-}
-
 func mustDo(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
+
+// The tool helpers the archive and container tests share.
+var (
+	requireGNUTar = archivetest.RequireGNUTar
+	runIn         = archivetest.RunIn
+	holeyFile     = archivetest.HoleyFile
+)

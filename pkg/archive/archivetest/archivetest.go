@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -277,4 +278,47 @@ func TreeListing(root string) ([]string, error) {
 		return nil
 	})
 	return lines, err
+}
+
+// RequireGNUTar is RequireTool for tar, and skips where tar is another
+// tar: the sparse and global-header tests read GNU tar's own forms.
+func RequireGNUTar(t testing.TB) {
+	t.Helper()
+	RequireTool(t, "tar")
+	if out, _ := exec.Command("tar", "--version").Output(); !strings.Contains(string(out), "GNU tar") {
+		t.Skip("tar is not GNU tar")
+	}
+}
+
+// RunIn runs a tool in dir with env (nil: the test's), failing the test on
+// an error, and returns what it printed.
+func RunIn(t testing.TB, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	RequireTool(t, name)
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v: %s", name, args, err, out)
+	}
+	return string(out)
+}
+
+// HoleyFile writes a file of size bytes holding data at the given offsets
+// and holes elsewhere: the input of the sparse-file tests.
+func HoleyFile(t testing.TB, p string, size int64, data map[int64]string) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err == nil {
+		defer f.Close()
+		err = f.Truncate(size)
+	}
+	for off, d := range data {
+		if err == nil {
+			_, err = f.WriteAt([]byte(d), off)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
