@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
-	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 )
 
 // binary returns a path that runs this test binary as rootfs-trim:

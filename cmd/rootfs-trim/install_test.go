@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/cli"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
 )
 
 // make install puts the binary at $(DESTDIR)$(BINDIR)/rootfs-trim, BINDIR

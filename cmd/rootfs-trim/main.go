@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
+	"github.com/rootfs-trim/rootfs-trim/internal/cli"
 )
 
 func main() {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/cli"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
 )
 
 // readmeBlock returns the fenced code block after <!-- block: name -->.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"path"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // Action is what a copy does with one entry.

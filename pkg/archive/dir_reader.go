@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/fsat"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // DirReader reads a directory tree as entries, in the order and with the

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 var dirTestTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

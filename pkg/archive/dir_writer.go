@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/fsat"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // DirWriterOptions configures NewDirWriter.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // FuzzTarReader: whatever archive/tar accepts, our reader maps to entries

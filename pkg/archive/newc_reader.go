@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // The newc header: a 6-byte magic and thirteen 8-digit hex fields, 110 bytes,

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // BlockSize is the unit GNU cpio pads a whole archive member to. Buildroot's

@@ -7,8 +7,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // An entry's literal name is not always where its consumer puts it: in

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // u is an entry of the resolver tests: "d NAME", "f NAME", "l NAME TARGET",

@@ -8,8 +8,8 @@ import (
 	"os"
 	"sort"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/canon"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // LockVersion is the lock file format version.

@@ -10,9 +10,9 @@ import (
 	"os"
 	"sync"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // Input is an open archive or tree.

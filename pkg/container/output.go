@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // OutputOptions configures Create.

@@ -4,9 +4,9 @@ import (
 	"io"
 	"sort"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
-	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/canon"
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // Version is the manifest format version; bump it on any incompatible change.

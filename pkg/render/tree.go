@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/fsat"
+	"github.com/rootfs-trim/rootfs-trim/internal/fsat"
 )
 
 // tree is the root render works beneath, fsat's NoSymlinks mode: every

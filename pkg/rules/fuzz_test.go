@@ -9,7 +9,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 func FuzzLoad(f *testing.F) {

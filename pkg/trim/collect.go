@@ -5,11 +5,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // collector is what both appliers (ApplyStream, ApplyDir) do with each

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // TreeDigest is the digest of a directory tree's canonical listing: every

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 // DpkgInfoDir is where dpkg records what each package installed: one

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 )
 
 func TestDpkgPackage(t *testing.T) {

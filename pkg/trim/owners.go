@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
 // Unknown is the owner reported when there is no ownership data at all.

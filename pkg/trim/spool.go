@@ -3,8 +3,8 @@ package trim
 import (
 	"io"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
 )
 
 // spoolMemory bounds what a captured file keeps in memory; larger ones go

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
-	"github.com/rootfs-trim/rootfs-trim/pkg/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 

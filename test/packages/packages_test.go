@@ -22,9 +22,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/cli"
+	"github.com/rootfs-trim/rootfs-trim/internal/cli"
+	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
-	"github.com/rootfs-trim/rootfs-trim/pkg/schematest"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures' locks (check --update-lock)")

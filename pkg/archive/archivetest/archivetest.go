@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 )
 
 // ToolLocale is the locale the tests run the external tools in. Buildroot

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
-	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/diff"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/schematest"
 )
 
 const (

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/internal/fslock"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )

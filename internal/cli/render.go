@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/fslock"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/fslock"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/render"
 )
 

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/canon"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )

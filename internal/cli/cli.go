@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 )
 
 // Exit codes: "found problems" is a result, not a failure of the tool.

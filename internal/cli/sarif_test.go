@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
-	"github.com/rootfs-trim/rootfs-trim/pkg/schematest"
 )
 
 // sarifCase is one real audit or check run, in SARIF and in JSON.

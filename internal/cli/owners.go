@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 

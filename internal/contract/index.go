@@ -7,8 +7,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/canon"
-	"github.com/rootfs-trim/rootfs-trim/pkg/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/canon"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // IndexVersion is the index format version.

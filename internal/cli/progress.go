@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"github.com/rootfs-trim/rootfs-trim/internal/progress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/progress"
 )
 
 // showProgress reports whether to draw progress: on a terminal, unless
