@@ -302,9 +302,8 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 		},
 		Note: noteTo(env, "apply"),
 		Transform: func(e container.Entries) error {
-			opt.Input = e.InFormat.Kind
 			var err error
-			rep, err = trim.ApplyStream(e.Out, e.OutFormat.Kind, e.In, opt, e.Links)
+			rep, err = trim.ApplyEntries(e, opt)
 			return err
 		},
 	})

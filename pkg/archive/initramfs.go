@@ -30,123 +30,185 @@ type InitramfsStats struct {
 // It deliberately shares no parsing code with CpioReader so that it checks
 // CpioWriter's output independently.
 func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
-	var st InitramfsStats
-	br := bufio.NewReaderSize(r, 64<<10)
-	var off int64
-	dirs := map[string]bool{".": true}
-	inMember := false
-	fail := func(at int64, name string, format string, args ...any) (InitramfsStats, error) {
-		return st, &FormatError{Offset: at, Entry: name, Err: fmt.Errorf(format, args...)}
+	c := &initramfsCheck{
+		br:   bufio.NewReaderSize(r, 64<<10),
+		dirs: map[string]bool{".": true},
+		buf:  make([]byte, 32<<10),
 	}
+	inMember := false
 	for {
-		// Zeros between members are allowed; the next header must be aligned.
-		for !inMember {
-			b, err := br.ReadByte()
-			if err == io.EOF {
-				if st.Members == 0 {
-					return fail(off, "", "no archive member")
-				}
-				return st, nil
+		if !inMember {
+			// Zeros between members are allowed; the next header must be
+			// aligned.
+			end, err := c.skipPadding()
+			if end || err != nil {
+				return c.st, err
 			}
-			if err != nil {
-				return st, err
-			}
-			if b != 0 {
-				br.UnreadByte()
-				if off%4 != 0 {
-					return fail(off, "", "header not 4-byte aligned")
-				}
-				inMember = true
-				break
-			}
-			off++
+			inMember = true
 		}
-		start := off
-		var hdr [newcHeaderLen]byte
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return fail(start, "", "truncated header (no trailer)")
+		h, err := c.header()
+		if err != nil {
+			return c.st, err
 		}
-		off += newcHeaderLen
-		magic := string(hdr[:6])
-		if magic != magicNewc && magic != magicCRC {
-			return fail(start, "", "magic %s is not 070701 or 070702", printable(hdr[:6]))
+		target, err := c.data(h)
+		if err != nil {
+			return c.st, err
 		}
-		var f [13]uint32
-		for i := range f {
-			v, ok := parseHex8(hdr[6+8*i : 14+8*i])
-			if !ok {
-				return fail(start, "", "field %s is not hex", newcFields[i])
-			}
-			f[i] = v
-		}
-		mode, size, namesize, check := f[1], int64(f[6]), int64(f[11]), f[12]
-		if namesize < 1 || namesize > pathx.PathMax+1 {
-			return fail(start, "", "name size %d outside 1..PATH_MAX+1", namesize)
-		}
-		nameBuf := make([]byte, namesize)
-		if _, err := io.ReadFull(br, nameBuf); err != nil {
-			return fail(start, "", "truncated name")
-		}
-		off += namesize
-		if nameBuf[namesize-1] != 0 {
-			return fail(start, "", "name not NUL-terminated")
-		}
-		name := string(nameBuf[:namesize-1])
-		if n := pad4(off) - off; n > 0 {
-			if _, err := br.Discard(int(n)); err != nil {
-				return fail(start, name, "truncated name padding")
-			}
-			off += n
-		}
-		var sum uint32
-		var target []byte
-		isSymlink := mode&modeTypeMask == modeSymlink
-		if isSymlink && size > pathx.PathMax {
-			return fail(start, name, "symlink target of %d bytes exceeds PATH_MAX", size)
-		}
-		remaining := size
-		buf := make([]byte, 32<<10)
-		for remaining > 0 {
-			n := int(min(remaining, int64(len(buf))))
-			k, err := io.ReadFull(br, buf[:n])
-			if err != nil {
-				return fail(start, name, "truncated data")
-			}
-			sum = sumBytes(sum, buf[:k])
-			if isSymlink {
-				target = append(target, buf[:k]...)
-			}
-			remaining -= int64(k)
-		}
-		off += size
-		if n := pad4(off) - off; n > 0 {
-			if _, err := br.Discard(int(n)); err != nil {
-				return fail(start, name, "truncated data padding")
-			}
-			off += n
-		}
-		if magic == magicCRC && mode&modeTypeMask == modeRegular && sum != check {
-			return fail(start, name, "%v", ErrChecksum)
-		}
-		if name == trailerName {
-			st.Members++
+		if h.name == trailerName {
+			c.st.Members++
 			inMember = false
 			continue
 		}
-		st.Entries++
-		clean := path.Clean(name)
-		if clean != "." {
-			if parent := path.Dir(clean); !dirs[parent] {
-				return fail(start, name, "parent directory %q does not precede it", parent)
-			}
-		}
-		if mode&modeTypeMask == modeDir {
-			dirs[clean] = true
-		} else {
-			delete(dirs, clean)
-		}
-		if isSymlink && len(target) == 0 {
-			return fail(start, name, "empty symlink")
+		if err := c.entry(h, target); err != nil {
+			return c.st, err
 		}
 	}
+}
+
+// initramfsCheck is CheckInitramfs's state: where it is in the stream, the
+// directories made so far, and what it counted.
+type initramfsCheck struct {
+	br   *bufio.Reader
+	off  int64
+	dirs map[string]bool
+	st   InitramfsStats
+	buf  []byte
+}
+
+// checkedHeader is the part of a newc header the checks need, and where
+// the header started.
+type checkedHeader struct {
+	start       int64
+	magic, name string
+	mode, check uint32
+	size        int64
+}
+
+func (c *initramfsCheck) fail(at int64, name string, format string, args ...any) error {
+	return &FormatError{Offset: at, Entry: name, Err: fmt.Errorf(format, args...)}
+}
+
+// skipPadding reads the zeros before a member's first header and stops
+// before the first other byte. It reports end at the end of the stream.
+func (c *initramfsCheck) skipPadding() (end bool, err error) {
+	for {
+		b, err := c.br.ReadByte()
+		if err == io.EOF {
+			if c.st.Members == 0 {
+				return true, c.fail(c.off, "", "no archive member")
+			}
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		if b != 0 {
+			c.br.UnreadByte()
+			if c.off%4 != 0 {
+				return true, c.fail(c.off, "", "header not 4-byte aligned")
+			}
+			return false, nil
+		}
+		c.off++
+	}
+}
+
+// header reads and checks one header, its name and the name's padding.
+func (c *initramfsCheck) header() (checkedHeader, error) {
+	h := checkedHeader{start: c.off}
+	var hdr [newcHeaderLen]byte
+	if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
+		return h, c.fail(h.start, "", "truncated header (no trailer)")
+	}
+	c.off += newcHeaderLen
+	h.magic = string(hdr[:6])
+	if h.magic != magicNewc && h.magic != magicCRC {
+		return h, c.fail(h.start, "", "magic %s is not 070701 or 070702", printable(hdr[:6]))
+	}
+	var f [13]uint32
+	for i := range f {
+		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
+		if !ok {
+			return h, c.fail(h.start, "", "field %s is not hex", newcFields[i])
+		}
+		f[i] = v
+	}
+	namesize := int64(f[11])
+	h.mode, h.size, h.check = f[1], int64(f[6]), f[12]
+	if namesize < 1 || namesize > pathx.PathMax+1 {
+		return h, c.fail(h.start, "", "name size %d outside 1..PATH_MAX+1", namesize)
+	}
+	nameBuf := make([]byte, namesize)
+	if _, err := io.ReadFull(c.br, nameBuf); err != nil {
+		return h, c.fail(h.start, "", "truncated name")
+	}
+	c.off += namesize
+	if nameBuf[namesize-1] != 0 {
+		return h, c.fail(h.start, "", "name not NUL-terminated")
+	}
+	h.name = string(nameBuf[:namesize-1])
+	return h, c.pad(h, "truncated name padding")
+}
+
+// pad skips the padding to the next 4-byte boundary.
+func (c *initramfsCheck) pad(h checkedHeader, truncated string) error {
+	if n := pad4(c.off) - c.off; n > 0 {
+		if _, err := c.br.Discard(int(n)); err != nil {
+			return c.fail(h.start, h.name, "%s", truncated)
+		}
+		c.off += n
+	}
+	return nil
+}
+
+// data reads h's data and its padding, checks the 070702 sum, and returns
+// the target if h is a symlink.
+func (c *initramfsCheck) data(h checkedHeader) ([]byte, error) {
+	var sum uint32
+	var target []byte
+	isSymlink := h.mode&modeTypeMask == modeSymlink
+	if isSymlink && h.size > pathx.PathMax {
+		return nil, c.fail(h.start, h.name, "symlink target of %d bytes exceeds PATH_MAX", h.size)
+	}
+	for remaining := h.size; remaining > 0; {
+		n := int(min(remaining, int64(len(c.buf))))
+		k, err := io.ReadFull(c.br, c.buf[:n])
+		if err != nil {
+			return nil, c.fail(h.start, h.name, "truncated data")
+		}
+		sum = sumBytes(sum, c.buf[:k])
+		if isSymlink {
+			target = append(target, c.buf[:k]...)
+		}
+		remaining -= int64(k)
+	}
+	c.off += h.size
+	if err := c.pad(h, "truncated data padding"); err != nil {
+		return nil, err
+	}
+	if h.magic == magicCRC && h.mode&modeTypeMask == modeRegular && sum != h.check {
+		return nil, c.fail(h.start, h.name, "%v", ErrChecksum)
+	}
+	return target, nil
+}
+
+// entry checks what the kernel needs of an entry other than a trailer: its
+// parent made before it, and a symlink's target not empty.
+func (c *initramfsCheck) entry(h checkedHeader, target []byte) error {
+	c.st.Entries++
+	clean := path.Clean(h.name)
+	if clean != "." {
+		if parent := path.Dir(clean); !c.dirs[parent] {
+			return c.fail(h.start, h.name, "parent directory %q does not precede it", parent)
+		}
+	}
+	if h.mode&modeTypeMask == modeDir {
+		c.dirs[clean] = true
+	} else {
+		delete(c.dirs, clean)
+	}
+	if h.mode&modeTypeMask == modeSymlink && len(target) == 0 {
+		return c.fail(h.start, h.name, "empty symlink")
+	}
+	return nil
 }

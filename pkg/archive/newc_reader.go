@@ -104,75 +104,24 @@ func (cr *CpioReader) next() (*Entry, error) {
 		return nil, err
 	}
 	start := cr.off
-	var hdr [newcHeaderLen]byte
-	n, err := io.ReadFull(cr.r, hdr[:])
-	cr.off += int64(n)
-	if err == io.EOF && cr.sawTrailer {
-		return nil, io.EOF
-	}
+	variant, f, err := cr.readHeader(start)
 	if err != nil {
-		if cr.sawTrailer && allZero(hdr[:n]) {
-			// Padding shorter than a header after the last trailer.
-			return nil, io.EOF
-		}
-		return nil, &FormatError{Offset: start, Err: fmt.Errorf("truncated header: %w", io.ErrUnexpectedEOF)}
+		return nil, err
 	}
-	magic := string(hdr[:6])
-	var variant CpioVariant
-	switch magic {
-	case magicNewc:
-		variant = Newc
-	case magicCRC:
-		variant = CRC
-	case magicOldASCII:
-		return nil, &FormatError{Offset: start, Err: errors.New("old portable ASCII cpio (070707) is not supported: the kernel refuses it too; rebuild with -H newc")}
-	default:
-		return nil, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %s: not a newc or crc cpio header", printable(hdr[:6]))}
-	}
-	var f [13]uint32
-	for i := range f {
-		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
-		if !ok {
-			return nil, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
-		}
-		f[i] = v
-	}
-	ino, mode, uid, gid, nlink, mtime, size := f[0], f[1], f[2], f[3], f[4], f[5], f[6]
-	namesize := f[11]
-	if namesize == 0 {
-		return nil, &FormatError{Offset: start, Err: errors.New("name size is 0")}
-	}
-	if namesize > pathx.PathMax+1 {
-		return nil, &FormatError{Offset: start, Err: fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", namesize-1, pathx.PathMax)}
-	}
-	nameBuf := make([]byte, pad4(newcHeaderLen+int64(namesize))-newcHeaderLen)
-	n, err = io.ReadFull(cr.r, nameBuf)
-	cr.off += int64(n)
+	name, err := cr.readName(start, f[11])
 	if err != nil {
-		return nil, &FormatError{Offset: start, Err: fmt.Errorf("truncated name: %w", io.ErrUnexpectedEOF)}
+		return nil, err
 	}
-	if nameBuf[namesize-1] != 0 {
-		return nil, &FormatError{Offset: start, Err: errors.New("name is not NUL-terminated")}
-	}
-	name := string(nameBuf[:namesize-1])
-	if name == "" {
-		return nil, &FormatError{Offset: start, Err: errors.New("empty name")}
-	}
-	for _, c := range nameBuf[:namesize-1] {
-		if c == 0 {
-			return nil, &FormatError{Offset: start, Err: fmt.Errorf("name %s contains a NUL byte", printable([]byte(name)))}
-		}
-	}
-
+	mode, size := f[1], f[6]
 	e := &Entry{
 		Name:      name,
 		Mode:      mode & PermMask,
-		UID:       int(uid),
-		GID:       int(gid),
-		ModTime:   time.Unix(int64(mtime), 0).UTC(),
+		UID:       int(f[2]),
+		GID:       int(f[3]),
+		ModTime:   time.Unix(int64(f[5]), 0).UTC(),
 		Size:      int64(size),
-		Inode:     uint64(ino),
-		Nlink:     nlink,
+		Inode:     uint64(f[0]),
+		Nlink:     f[4],
 		DevMajor:  f[7],
 		DevMinor:  f[8],
 		RdevMajor: f[9],
@@ -182,23 +131,104 @@ func (cr *CpioReader) next() (*Entry, error) {
 		Format:    variant,
 	}
 	if name == trailerName {
-		e.Type = TypeTrailer
-		e.Mode = mode // kept whole: a trailer's mode has no type to split off
-		if size != 0 {
-			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("trailer has %d data bytes", size)}
-		}
-		pad, err := cr.skipZeros()
-		if err != nil {
-			return nil, &FormatError{Offset: cr.off, Err: err}
-		}
-		e.Pad = pad
-		cr.sawTrailer = true
-		cr.entries = 0
-		return e, nil
+		return cr.trailer(e, mode, size)
 	}
+	return cr.startEntry(e, mode, size)
+}
+
+// readHeader reads the fixed part of the header that starts at start: its
+// variant and its thirteen fields. io.EOF is the clean end of the stream,
+// after a trailer and nothing or zeros.
+func (cr *CpioReader) readHeader(start int64) (CpioVariant, [13]uint32, error) {
+	var f [13]uint32
+	var hdr [newcHeaderLen]byte
+	n, err := io.ReadFull(cr.r, hdr[:])
+	cr.off += int64(n)
+	if err == io.EOF && cr.sawTrailer {
+		return 0, f, io.EOF
+	}
+	if err != nil {
+		if cr.sawTrailer && allZero(hdr[:n]) {
+			// Padding shorter than a header after the last trailer.
+			return 0, f, io.EOF
+		}
+		return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("truncated header: %w", io.ErrUnexpectedEOF)}
+	}
+	var variant CpioVariant
+	switch string(hdr[:6]) {
+	case magicNewc:
+		variant = Newc
+	case magicCRC:
+		variant = CRC
+	case magicOldASCII:
+		return 0, f, &FormatError{Offset: start, Err: errors.New("old portable ASCII cpio (070707) is not supported: the kernel refuses it too; rebuild with -H newc")}
+	default:
+		return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %s: not a newc or crc cpio header", printable(hdr[:6]))}
+	}
+	for i := range f {
+		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
+		if !ok {
+			return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
+		}
+		f[i] = v
+	}
+	return variant, f, nil
+}
+
+// readName reads the namesize bytes of name after the header at start, and
+// the padding after them.
+func (cr *CpioReader) readName(start int64, namesize uint32) (string, error) {
+	if namesize == 0 {
+		return "", &FormatError{Offset: start, Err: errors.New("name size is 0")}
+	}
+	if namesize > pathx.PathMax+1 {
+		return "", &FormatError{Offset: start, Err: fmt.Errorf("name of %d bytes exceeds PATH_MAX (%d)", namesize-1, pathx.PathMax)}
+	}
+	nameBuf := make([]byte, pad4(newcHeaderLen+int64(namesize))-newcHeaderLen)
+	n, err := io.ReadFull(cr.r, nameBuf)
+	cr.off += int64(n)
+	if err != nil {
+		return "", &FormatError{Offset: start, Err: fmt.Errorf("truncated name: %w", io.ErrUnexpectedEOF)}
+	}
+	if nameBuf[namesize-1] != 0 {
+		return "", &FormatError{Offset: start, Err: errors.New("name is not NUL-terminated")}
+	}
+	name := string(nameBuf[:namesize-1])
+	if name == "" {
+		return "", &FormatError{Offset: start, Err: errors.New("empty name")}
+	}
+	for _, c := range nameBuf[:namesize-1] {
+		if c == 0 {
+			return "", &FormatError{Offset: start, Err: fmt.Errorf("name %s contains a NUL byte", printable([]byte(name)))}
+		}
+	}
+	return name, nil
+}
+
+// trailer finishes e, a trailer, and the member it ends: the zeros after it
+// are e's Pad.
+func (cr *CpioReader) trailer(e *Entry, mode, size uint32) (*Entry, error) {
+	e.Type = TypeTrailer
+	e.Mode = mode // kept whole: a trailer's mode has no type to split off
+	if size != 0 {
+		return nil, &FormatError{Offset: e.Offset, Entry: e.Name, Err: fmt.Errorf("trailer has %d data bytes", size)}
+	}
+	pad, err := cr.skipZeros()
+	if err != nil {
+		return nil, &FormatError{Offset: cr.off, Err: err}
+	}
+	e.Pad = pad
+	cr.sawTrailer = true
+	cr.entries = 0
+	return e, nil
+}
+
+// startEntry makes e, of the given header mode and size, the current entry
+// whose data Read returns; a symlink's target is read into Linkname.
+func (cr *CpioReader) startEntry(e *Entry, mode, size uint32) (*Entry, error) {
 	t, ok := typeFromUnixMode(mode)
 	if !ok {
-		return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("unknown file type in mode %#o", mode)}
+		return nil, &FormatError{Offset: e.Offset, Entry: e.Name, Err: fmt.Errorf("unknown file type in mode %#o", mode)}
 	}
 	e.Type = t
 	cr.sawTrailer = false
@@ -209,22 +239,22 @@ func (cr *CpioReader) next() (*Entry, error) {
 	cr.sum = 0
 	// The kernel and GNU cpio sum regular files only: a symlink's target
 	// is data too, but its check is 0.
-	cr.summing = variant == CRC && t == TypeRegular
+	cr.summing = e.Format == CRC && t == TypeRegular
 
 	switch t {
 	case TypeSymlink:
 		if size > pathx.PathMax {
-			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", size, pathx.PathMax)}
+			return nil, &FormatError{Offset: e.Offset, Entry: e.Name, Err: fmt.Errorf("symlink target of %d bytes exceeds PATH_MAX (%d)", size, pathx.PathMax)}
 		}
 		target := make([]byte, size)
 		if _, err := io.ReadFull(cr, target); err != nil {
-			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("reading symlink target: %w", err)}
+			return nil, &FormatError{Offset: e.Offset, Entry: e.Name, Err: fmt.Errorf("reading symlink target: %w", err)}
 		}
 		e.Linkname = string(target)
 		e.Size = 0
 	case TypeDir, TypeChar, TypeBlock, TypeFifo, TypeSocket:
 		if size != 0 {
-			return nil, &FormatError{Offset: start, Entry: name, Err: fmt.Errorf("%s has %d data bytes", t, size)}
+			return nil, &FormatError{Offset: e.Offset, Entry: e.Name, Err: fmt.Errorf("%s has %d data bytes", t, size)}
 		}
 	}
 	return e, nil

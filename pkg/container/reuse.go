@@ -313,7 +313,7 @@ func (r *reuseWriter) startXz() error {
 		return d, err
 	}
 	threads := max(1, runtime.GOMAXPROCS(0))
-	r.xz = splice.NewXz(o.buf, f, lay, int(lay.MaxLen()), stream, decode, threads)
+	r.xz = splice.NewXz(o.buf, f, lay, splice.XzOptions{BlockSize: int(lay.MaxLen()), Compress: stream, Decode: decode, Queue: threads})
 	r.xzDesc = desc
 	if err := r.xz.Prefix(r.n); err != nil {
 		return err

@@ -206,19 +206,32 @@ type xzFormat struct {
 // 8 MiB, as a legacy lz4 block.
 const emptyInputBlock = 8 << 20
 
+// XzOptions are what NewXz needs beside the input: how to make and read
+// xz streams, and how big and how many the new blocks are.
+type XzOptions struct {
+	// BlockSize is the most bytes a new block holds. 0, the largest block
+	// of an input whose blocks are all empty (crafted, or an empty
+	// archive), means emptyInputBlock.
+	BlockSize int
+	// Compress makes a one-block xz stream of its input with the input's
+	// check type.
+	Compress func([]byte) ([]byte, error)
+	// Decode reads an xz stream, to reread the head of a block the output
+	// starts inside.
+	Decode func(io.Reader) (io.Reader, error)
+	// Queue is how many new blocks at most wait to be written while others
+	// compress: each holds up to BlockSize bytes.
+	Queue int
+}
+
 // NewXz returns a splicer writing an xz stream to w, copying the blocks of
-// the input in listed by ScanXz. New blocks hold at most blockSize bytes
-// each; compress makes a one-block xz stream of its input with the
-// input's check type, decode reads an xz stream (to reread the head of a
-// block the output starts inside). At most queue new blocks wait to be
-// written while others compress: each holds up to blockSize bytes.
-// A blockSize of 0, the largest block of an input whose blocks are all
-// empty (crafted, or an empty archive), means emptyInputBlock.
-func NewXz(w io.Writer, in io.ReaderAt, lay *XzLayout, blockSize int, compress func([]byte) ([]byte, error), decode func(io.Reader) (io.Reader, error), queue int) *BlockSplicer {
+// the input in listed by ScanXz and compressing new ones as opt says.
+func NewXz(w io.Writer, in io.ReaderAt, lay *XzLayout, opt XzOptions) *BlockSplicer {
+	blockSize := opt.BlockSize
 	if blockSize <= 0 {
 		blockSize = emptyInputBlock
 	}
-	return newBlockSplicer(w, in, lay.Blocks, &xzFormat{lay: lay, newSize: blockSize, stream: compress, decoder: decode}, queue)
+	return newBlockSplicer(w, in, lay.Blocks, &xzFormat{lay: lay, newSize: blockSize, stream: opt.Compress, decoder: opt.Decode}, opt.Queue)
 }
 
 func (f *xzFormat) header() []byte { return f.lay.Header[:] }

@@ -55,7 +55,7 @@ func spliceXz(t testing.TB, comp, in, out []byte, chunk, window, removed int, st
 		t.Fatalf("scan: %v", err)
 	}
 	var res bytes.Buffer
-	s := NewXz(&res, bytes.NewReader(comp), lay, int(lay.MaxLen()), stream, goXzDecode, 2)
+	s := NewXz(&res, bytes.NewReader(comp), lay, XzOptions{BlockSize: int(lay.MaxLen()), Compress: stream, Decode: goXzDecode, Queue: 2})
 	return spliceWith(t, s, &res, comp, in, out, chunk, window, removed)
 }
 

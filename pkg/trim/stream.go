@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -98,6 +99,15 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 	rep := &Report{Changes: a.changes, Stale: a.d.Stale(), Entries: a.entries, OutEntries: guard.entries}
 	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
 	return rep, nil
+}
+
+// ApplyEntries is ApplyStream as the Transform of container.Rewrite: on
+// the entries it opened and the writer it created, in the formats it chose
+// (the input's, for where its consumer puts each entry, as opt.Input; the
+// output's), with its first pass over a tar input made into cpio.
+func ApplyEntries(e container.Entries, opt Options) (*Report, error) {
+	opt.Input = e.InFormat.Kind
+	return ApplyStream(e.Out, e.OutFormat.Kind, e.In, opt, e.Links)
 }
 
 type outSet struct {
