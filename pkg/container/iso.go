@@ -30,6 +30,13 @@ type ISO struct {
 	Initrd iso9660.Initrd
 }
 
+// IsISO reports whether path is an ISO 9660 image, which Open reads as
+// the initrd its boot configuration names.
+func IsISO(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && isISOFile(path)
+}
+
 func isISOFile(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {

@@ -87,10 +87,14 @@ func (x *isoOutput) build() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", part.Path, err)
 	}
-	args := []string{"-no_rc", "-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay"}
+	// no_emul_toc: the image starts at sector 0 with one descriptor set,
+	// as the input (mkisofs's) does, not after a 64 KiB emulated TOC.
+	args := []string{"-no_rc", "-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay",
+		"-compliance", "no_emul_toc"}
 	if im.HasJoliet {
 		args = append(args, "-joliet", "on")
 	}
+	args = append(args, volumeIDs(im)...)
 	args = append(args, volumeDates(im)...)
 	initrd, err := filepath.Abs(x.inner.tmp)
 	if err != nil {
@@ -123,7 +127,26 @@ func (x *isoOutput) build() error {
 		}
 		return fmt.Errorf("xorriso: %v\n%s", err, lastLines(stderr.String(), 12))
 	}
-	return nil
+	out, err := os.OpenFile(x.out, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := iso9660.CopyIDs(out, x.from.file); err != nil {
+		out.Close()
+		return fmt.Errorf("%s: %w", x.out, err)
+	}
+	return out.Close()
+}
+
+// volumeIDs are the xorriso commands that keep the input's identifiers:
+// loading an image keeps the volume id, but xorriso writes its own
+// preparer id. It upper-cases the application id all the same, which
+// build fixes after (iso9660.CopyIDs).
+func volumeIDs(im *iso9660.Image) []string {
+	ids := im.IDs
+	return []string{"-volid", im.VolumeID, "-system_id", ids.System, "-volset_id", ids.VolumeSet,
+		"-publisher", ids.Publisher, "-preparer_id", ids.Preparer, "-application_id", ids.Application,
+		"-copyright_file", ids.CopyrightFile, "-abstract_file", ids.AbstractFile, "-biblio_file", ids.BiblioFile}
 }
 
 // volumeDates are the xorriso commands that keep the input's volume
@@ -206,6 +229,9 @@ func (x *isoOutput) verify() error {
 		return err
 	}
 	in := x.from.ISO.Image
+	if out.IDs != in.IDs {
+		return fmt.Errorf("identifiers %+v; the input's are %+v", out.IDs, in.IDs)
+	}
 	if out.VolumeID != in.VolumeID || !out.Created.Equal(in.Created) || !out.Modified.Equal(in.Modified) {
 		return fmt.Errorf("volume %q of %v, %v; the input's is %q of %v, %v", out.VolumeID, out.Created, out.Modified, in.VolumeID, in.Created, in.Modified)
 	}

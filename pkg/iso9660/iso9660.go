@@ -65,6 +65,8 @@ type Image struct {
 
 	// VolumeID is the primary volume descriptor's, trailing spaces cut.
 	VolumeID string
+	// IDs are its other identifiers (ECMA-119 8.4), trailing spaces cut.
+	IDs IDs
 	// Created, Modified, Expires and Effective are the volume's dates
 	// (ECMA-119 8.4.26.1); zero when unset.
 	Created, Modified, Expires, Effective time.Time
@@ -78,6 +80,13 @@ type Image struct {
 	skip    int  // SUSP's SP skip length
 	joliet  *record
 	entries int
+}
+
+// IDs are the primary volume descriptor's identifiers besides the
+// volume's.
+type IDs struct {
+	System, VolumeSet, Publisher, Preparer, Application string
+	CopyrightFile, AbstractFile, BiblioFile             string
 }
 
 // record is one directory record, as read.
@@ -167,7 +176,10 @@ func (im *Image) primary(sec []byte) error {
 	if bs := binary.LittleEndian.Uint16(sec[128:130]); bs != SectorSize {
 		return errorf("", "logical block size %d, want %d", bs, SectorSize)
 	}
-	im.VolumeID = strings.TrimRight(string(sec[40:72]), " ")
+	id := func(a, b int) string { return strings.TrimRight(string(sec[a:b]), " \x00") }
+	im.VolumeID = id(40, 72)
+	im.IDs = IDs{System: id(8, 40), VolumeSet: id(190, 318), Publisher: id(318, 446), Preparer: id(446, 574),
+		Application: id(574, 702), CopyrightFile: id(702, 739), AbstractFile: id(739, 776), BiblioFile: id(776, 813)}
 	im.Created = volumeDate(sec[813:830])
 	im.Modified = volumeDate(sec[830:847])
 	im.Expires = volumeDate(sec[847:864])
@@ -312,7 +324,20 @@ func (im *Image) Walk(fn func(File) error) error {
 	if im.Joliet() {
 		root = *im.joliet
 	}
-	f := im.file("/", root, nil)
+	var su *susp
+	if im.rr {
+		// The root's mode and times are in its "." record's System Use.
+		recs, err := im.readDir("/", root)
+		if err != nil {
+			return err
+		}
+		s, err := im.systemUse("/", recs[0])
+		if err != nil {
+			return err
+		}
+		su = &s
+	}
+	f := im.file("/", root, su)
 	if err := fn(f); err != nil {
 		return err
 	}
@@ -514,3 +539,33 @@ func (im *Image) ReadAt(p []byte, off int64) (int, error) { return im.r.ReadAt(p
 
 // Size is the image's size in bytes.
 func (im *Image) Size() int64 { return im.size }
+
+// idFields are the byte ranges of the primary volume descriptor's
+// identifiers (ECMA-119 8.4.5 to 8.4.11, 8.4.20 to 8.4.22): system,
+// volume, then volume set to bibliographic file.
+var idFields = [][2]int{{8, 40}, {40, 72}, {190, 813}}
+
+// CopyIDs writes src's primary volume descriptor identifiers, byte for
+// byte, over dst's: a writer that upper-cases what another wrote in lower
+// case (xorriso's application id) still keeps the input's. Both must
+// have their primary descriptor at sector 16, the first of the set.
+func CopyIDs(rw interface {
+	io.ReaderAt
+	io.WriterAt
+}, src io.ReaderAt) error {
+	var a, b [SectorSize]byte
+	if _, err := src.ReadAt(a[:], 16*SectorSize); err != nil {
+		return err
+	}
+	if _, err := rw.ReadAt(b[:], 16*SectorSize); err != nil {
+		return err
+	}
+	if a[0] != 1 || b[0] != 1 || string(a[1:6]) != "CD001" || string(b[1:6]) != "CD001" {
+		return errors.New("no primary volume descriptor at sector 16")
+	}
+	for _, r := range idFields {
+		copy(b[r[0]:r[1]], a[r[0]:r[1]])
+	}
+	_, err := rw.WriteAt(b[:], 16*SectorSize)
+	return err
+}

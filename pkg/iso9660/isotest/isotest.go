@@ -18,12 +18,16 @@ package isotest
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
 )
 
 // Kind is which of minikube's ISOs to build.
@@ -60,79 +64,135 @@ func Tools(kind Kind) []string {
 }
 
 // Build makes an ISO of kind at out holding kernel as /boot/bzImage and
-// initrd as /boot/initrd, with extra files (path in the image: content).
+// initrd as /boot/initrd, with extra files (path in the image: content);
+// a missing tool skips t (fails it under ROOTFS_TRIM_REQUIRE_TOOLS=1).
 func Build(t testing.TB, kind Kind, kernel, initrd, out string, extra map[string]string) {
 	t.Helper()
 	for _, tool := range Tools(kind) {
 		archivetest.RequireTool(t, tool)
 	}
-	root := t.TempDir()
+	if kind != EFI {
+		for _, f := range Isolinux {
+			requireFile(t, f)
+		}
+	}
+	if err := Make(kind, t.TempDir(), kernel, initrd, out, extra); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Make is Build for callers without a testing.TB (a testscript command),
+// in work, an empty directory.
+func Make(kind Kind, work, kernel, initrd, out string, extra map[string]string) error {
+	out, err := filepath.Abs(out) // the tools run in other directories
+	if err != nil {
+		return err
+	}
+	root := filepath.Join(work, "root")
 	boot := filepath.Join(root, "boot")
-	must(t, os.MkdirAll(boot, 0o755))
-	copyFile(t, kernel, filepath.Join(boot, "bzImage"))
-	copyFile(t, initrd, filepath.Join(boot, "initrd"))
+	if err := os.MkdirAll(boot, 0o755); err != nil {
+		return err
+	}
+	if err := copyFile(kernel, filepath.Join(boot, "bzImage")); err != nil {
+		return err
+	}
+	if err := copyFile(initrd, filepath.Join(boot, "initrd")); err != nil {
+		return err
+	}
 	for p, content := range extra {
 		dst := filepath.Join(root, filepath.FromSlash(p))
-		must(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-		must(t, os.WriteFile(dst, []byte(content), 0o644))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, []byte(content), 0o644); err != nil {
+			return err
+		}
 	}
 	switch kind {
 	case BIOS, Hybrid:
-		buildBIOS(t, root, out, kind == Hybrid)
+		return buildBIOS(root, out, kind == Hybrid)
 	case EFI:
-		buildEFI(t, root, out)
-	default:
-		t.Fatalf("isotest: unknown kind %q", kind)
+		return buildEFI(work, root, out)
 	}
+	return fmt.Errorf("isotest: unknown kind %q", kind)
 }
 
 // Isolinux is where Debian's isolinux package puts isolinux.bin, and
 // syslinux-common ldlinux.c32.
 var Isolinux = []string{"/usr/lib/ISOLINUX/isolinux.bin", "/usr/lib/syslinux/modules/bios/ldlinux.c32"}
 
-func buildBIOS(t testing.TB, root, out string, hybrid bool) {
+func buildBIOS(root, out string, hybrid bool) error {
 	dir := filepath.Join(root, "isolinux")
-	must(t, os.MkdirAll(dir, 0o755))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for _, f := range Isolinux {
-		requireFile(t, f)
-		copyFile(t, f, filepath.Join(dir, filepath.Base(f)))
+		if err := copyFile(f, filepath.Join(dir, filepath.Base(f))); err != nil {
+			return err
+		}
 	}
 	if cfg := filepath.Join(dir, "isolinux.cfg"); !exists(cfg) { // extra may give its own
-		must(t, os.WriteFile(cfg, []byte(IsolinuxCfg), 0o644))
+		if err := os.WriteFile(cfg, []byte(IsolinuxCfg), 0o644); err != nil {
+			return err
+		}
 	}
-	run(t, root, "xorriso", "-as", "mkisofs", "-J", "-R", "-b", "isolinux/isolinux.bin", "-no-emul-boot",
-		"-boot-load-size", "4", "-boot-info-table", "-o", out, root)
+	if err := run(root, "xorriso", "-as", "mkisofs", "-J", "-R", "-b", "isolinux/isolinux.bin", "-no-emul-boot",
+		"-boot-load-size", "4", "-boot-info-table", "-o", out, root); err != nil {
+		return err
+	}
 	if hybrid {
-		run(t, root, "isohybrid", "-t", "0x96", out)
+		return run(root, "isohybrid", "-t", "0x96", out)
 	}
+	return nil
 }
 
-func buildEFI(t testing.TB, root, out string) {
-	work := t.TempDir()
+func buildEFI(work, root, out string) error {
 	embedded := filepath.Join(work, "embedded.cfg")
-	must(t, os.WriteFile(embedded, []byte(grubEmbedded), 0o644))
+	cfg := filepath.Join(work, "grub.cfg")
 	efi := filepath.Join(work, "BOOTX64.EFI")
-	run(t, work, "grub-mkstandalone", "-O", "x86_64-efi", "-o", efi,
+	img := filepath.Join(work, "efiboot.img")
+	for f, content := range map[string]string{embedded: grubEmbedded, cfg: GrubCfg} {
+		if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := run(work, "grub-mkstandalone", "-O", "x86_64-efi", "-o", efi,
 		"--modules=part_msdos part_gpt iso9660 search search_label linux normal configfile serial terminal",
 		"--install-modules=linux normal configfile search search_label iso9660 part_msdos part_gpt serial terminal fat echo test",
-		"--locales=", "--fonts=", "boot/grub/grub.cfg="+embedded)
-	cfg := filepath.Join(work, "grub.cfg")
-	must(t, os.WriteFile(cfg, []byte(GrubCfg), 0o644))
-	img := filepath.Join(work, "efiboot.img")
+		"--locales=", "--fonts=", "boot/grub/grub.cfg="+embedded); err != nil {
+		return err
+	}
 	fi, err := os.Stat(efi)
-	must(t, err)
-	kb := fi.Size()/1024 + 512
-	run(t, work, "mkfs.fat", "-C", "-n", "EFIBOOT", img, itoa(kb))
-	run(t, work, "mmd", "-i", img, "::/EFI", "::/EFI/BOOT")
-	run(t, work, "mcopy", "-i", img, efi, cfg, "::/EFI/BOOT/")
+	if err != nil {
+		return err
+	}
+	steps := [][]string{
+		{"mkfs.fat", "-C", "-n", "EFIBOOT", img, itoa(fi.Size()/1024 + 512)},
+		{"mmd", "-i", img, "::/EFI", "::/EFI/BOOT"},
+		{"mcopy", "-i", img, efi, cfg, "::/EFI/BOOT/"},
+	}
+	for _, s := range steps {
+		if err := run(work, s[0], s[1:]...); err != nil {
+			return err
+		}
+	}
 	dst := filepath.Join(root, "EFI", "BOOT")
-	must(t, os.MkdirAll(dst, 0o755))
-	copyFile(t, efi, filepath.Join(dst, "BOOTX64.EFI"))
-	copyFile(t, cfg, filepath.Join(dst, "grub.cfg"))
-	copyFile(t, img, filepath.Join(dst, "efiboot.img"))
-	run(t, filepath.Dir(root), "mkisofs", "-o", out, "-R", "-J", "-v", "-d", "-N", "-hide-rr-moved",
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, f := range []string{efi, cfg, img} {
+		if err := copyFile(f, filepath.Join(dst, filepath.Base(f))); err != nil {
+			return err
+		}
+	}
+	return run(filepath.Dir(root), "mkisofs", "-o", out, "-R", "-J", "-v", "-d", "-N", "-hide-rr-moved",
 		"-no-emul-boot", "-eltorito-platform=efi", "-eltorito-boot", "EFI/BOOT/efiboot.img",
 		"-V", "EFIBOOTISO", "-A", "EFI Boot ISO", root)
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // requireFile is RequireTool for a data file a package installs.
@@ -144,11 +204,6 @@ func requireFile(t testing.TB, path string) {
 		}
 		t.Skipf("%s is not installed", path)
 	}
-}
-
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }
 
 func itoa(n int64) string {
@@ -164,8 +219,7 @@ func itoa(n int64) string {
 	}
 }
 
-func run(t testing.TB, dir, name string, args ...string) {
-	t.Helper()
+func run(dir, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	// SOURCE_DATE_EPOCH would change xorriso's dates; MTOOLS_SKIP_CHECK
@@ -174,8 +228,9 @@ func run(t testing.TB, dir, name string, args ...string) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %q: %v\n%s", name, args, err, &stderr)
+		return fmt.Errorf("%s %q: %v\n%s", name, args, err, &stderr)
 	}
+	return nil
 }
 
 func withoutEnv(name string) []string {
@@ -189,16 +244,82 @@ func withoutEnv(name string) []string {
 	return out
 }
 
-func copyFile(t testing.TB, src, dst string) {
-	t.Helper()
+func copyFile(src, dst string) error {
 	b, err := os.ReadFile(src)
-	must(t, err)
-	must(t, os.WriteFile(dst, b, 0o644))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
-func must(t testing.TB, err error) {
-	t.Helper()
+// Corruptions are the ways Corrupt breaks a sound image, as a hostile or
+// damaged one would be.
+var Corruptions = []string{"extent-beyond", "loop", "no-config"}
+
+// Corrupt breaks img (a BIOS image Build made) in place: "extent-beyond"
+// makes /boot/initrd's extent end past the image, "loop" makes /boot's
+// record point at the root directory, "no-config" renames isolinux.cfg's
+// Rock Ridge name to isolinux.old.
+func Corrupt(img []byte, how string) error {
+	im, err := iso9660.Open(bytes.NewReader(img), int64(len(img)))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
+	look := func(p string) iso9660.File {
+		f, lerr := im.Lookup(p)
+		if lerr != nil && err == nil {
+			err = lerr
+		}
+		return f
+	}
+	root, boot, initrd := look("/"), look("/boot"), look("/boot/initrd")
+	isolinux, cfg := look("/isolinux"), look("/isolinux/isolinux.cfg")
+	if err != nil {
+		return err
+	}
+	switch how {
+	case "extent-beyond":
+		rec, err := findRecord(img, boot.Offset, initrd.Offset)
+		if err != nil {
+			return err
+		}
+		putBoth32(img[rec+10:], uint32(len(img)))
+	case "loop":
+		rec, err := findRecord(img, root.Offset, boot.Offset)
+		if err != nil {
+			return err
+		}
+		putBoth32(img[rec+2:], uint32(root.Offset/iso9660.SectorSize))
+	case "no-config":
+		rec, err := findRecord(img, isolinux.Offset, cfg.Offset)
+		if err != nil {
+			return err
+		}
+		r := img[rec : rec+int(img[rec])]
+		i := bytes.LastIndex(r, []byte("isolinux.cfg")) // NM follows the ISO name
+		if i < 0 {
+			return errors.New("no Rock Ridge name isolinux.cfg")
+		}
+		copy(r[i:], "isolinux.old")
+	default:
+		return fmt.Errorf("isotest: unknown corruption %q", how)
+	}
+	return nil
+}
+
+// findRecord returns the offset of the record in the directory at dir
+// whose extent starts at byte off.
+func findRecord(img []byte, dir, off int64) (int, error) {
+	lba := uint32(off / iso9660.SectorSize)
+	for i := int(dir); i < int(dir)+iso9660.SectorSize && img[i] != 0; i += int(img[i]) {
+		if binary.LittleEndian.Uint32(img[i+2:]) == lba {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("no record with extent %d in the directory at byte %d", lba, dir)
+}
+
+func putBoth32(b []byte, v uint32) {
+	binary.LittleEndian.PutUint32(b, v)
+	binary.BigEndian.PutUint32(b[4:], v)
 }
