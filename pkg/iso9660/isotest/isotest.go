@@ -40,7 +40,7 @@ const (
 )
 
 // Cmdline is the kernel command line both configurations give.
-const Cmdline = "console=ttyS0 panic=-1 rdinit=/init"
+const Cmdline = "console=ttyS0 panic=-1 rdinit=/init quiet"
 
 // IsolinuxCfg is minikube's isolinux.cfg, with a serial console.
 const IsolinuxCfg = "default 1\ntimeout 1\nlabel 1\n  kernel /boot/bzImage\n  initrd /boot/initrd\n  append " + Cmdline + "\n"
