@@ -40,6 +40,11 @@ func sourceFor(t *testing.T, f archive.Format, tree string) string {
 	if f.Container == "" {
 		return tree
 	}
+	return isoOf(t, isotest.BIOS, f, tree)
+}
+
+// isoOf is minikube's image of kind around tree's initrd, of format f.
+func isoOf(t *testing.T, kind isotest.Kind, f archive.Format, tree string) string {
 	dir := t.TempDir()
 	initrd := filepath.Join(dir, "initrd")
 	inner := f
@@ -49,7 +54,7 @@ func sourceFor(t *testing.T, f archive.Format, tree string) string {
 	kernel := filepath.Join(dir, "kernel")
 	mustDo(t, os.WriteFile(kernel, []byte("a kernel"), 0o644))
 	iso := filepath.Join(dir, "in.iso")
-	isotest.Build(t, isotest.BIOS, kernel, initrd, iso, nil)
+	isotest.Build(t, kind, kernel, initrd, iso, nil)
 	return iso
 }
 
