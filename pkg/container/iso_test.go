@@ -76,3 +76,51 @@ func TestISOVerifyCatches(t *testing.T) {
 		t.Errorf("rewritten unchanged: %d bytes, not the input's %d", len(a), len(good))
 	}
 }
+
+// TestISOSeveralFiles: an initrd of two files (syslinux "initrd a,b") is
+// read as the bootloader loads it, one after the other; writing it back
+// is refused for now, and so is an image whose boot entries load
+// different initrds.
+func TestISOSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	newc := func(name string) string {
+		var buf bytes.Buffer
+		w := archive.NewCpioWriter(&buf, archive.Newc)
+		mustDo(t, w.WriteHeader(&archive.Entry{Name: name, Type: archive.TypeRegular, Mode: 0o644, Size: 2}))
+		_, err := w.Write([]byte("x\n"))
+		mustDo(t, err)
+		mustDo(t, w.Close())
+		return buf.String()
+	}
+	initrd, kernel := filepath.Join(dir, "initrd"), filepath.Join(dir, "kernel")
+	mustDo(t, os.WriteFile(initrd, []byte(newc("etc/first")), 0o644))
+	mustDo(t, os.WriteFile(kernel, []byte("a kernel"), 0o644))
+	two := filepath.Join(dir, "two.iso")
+	isotest.Build(t, isotest.BIOS, kernel, initrd, two, map[string]string{
+		"isolinux/isolinux.cfg": "label a\n kernel /boot/bzImage\n append initrd=/boot/initrd,/boot/second.cpio\n",
+		"boot/second.cpio":      newc("etc/second"),
+	})
+	var names []string
+	for _, l := range listEntries(t, two) {
+		if strings.HasPrefix(l, "etc/") {
+			names = append(names, strings.Fields(l)[0])
+		}
+	}
+	if strings.Join(names, " ") != "etc/first etc/second" {
+		t.Errorf("entries %q, want both files' in load order", names)
+	}
+	_, err := Rewrite(two, filepath.Join(dir, "out.iso"), RewriteOptions{Level: 1})
+	if err == nil || !strings.Contains(err.Error(), "its initrd is 2 files") {
+		t.Errorf("Rewrite of a two-file initrd: %v", err)
+	}
+
+	other := filepath.Join(dir, "other.iso")
+	isotest.Build(t, isotest.BIOS, kernel, initrd, other, map[string]string{
+		"boot/grub/grub.cfg": "menuentry x {\n initrd /boot/second.cpio\n}\n",
+		"boot/second.cpio":   newc("etc/second"),
+	})
+	_, err = Open(other, OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "its boot entries load different initrds: /boot/second.cpio (/boot/grub/grub.cfg:2), /boot/initrd (/isolinux/isolinux.cfg:5)") {
+		t.Errorf("Open of an image with two initrds: %v", err)
+	}
+}
