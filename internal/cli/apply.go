@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -343,8 +344,14 @@ func noteTo(env *Env, cmd string) func(string) {
 // --archive-format and --compress, and checked against OUT's name. A
 // directory has no compression: with strictDir (repack) a --compress for
 // one is refused, else (apply) ignored.
+//
+// An initrd read from an ISO image is written back into an image when OUT
+// is named *.iso, and as the initrd alone otherwise (a tree, an archive).
 func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool) (archive.Format, error) {
 	out := in
+	if out.Container != "" && !strings.EqualFold(filepath.Ext(outPath), ".iso") {
+		out.Container = ""
+	}
 	var err error
 	if format != "" {
 		if out.Kind, err = archive.ParseKind(format); err != nil {

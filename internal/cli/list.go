@@ -14,6 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
 )
 
 func init() {
@@ -29,6 +30,9 @@ may be concatenated. The first line names the detected format and compression.
 A tar PAX global header is shown as a line of its own before the entries it
 applies to, and an entry that took a field from it says which; a sparse file
 shows its expanded size and how many bytes the archive stores.
+An ISO 9660 image (minikube's .iso) lists its own files first, as a section of
+their own, then the entries of the initrd its boot configuration names, with
+the initrd's path in the image and the configuration line that names it.
 `
 
 // listSchema names list --json's JSON Schema, docs/schema/list.json. Any
@@ -41,6 +45,69 @@ type listHead struct {
 	Path        string `json:"path"`
 	Format      string `json:"format"`
 	Compression string `json:"compression"`
+	// Image: for an initrd read from an ISO image, the image's own files
+	// and where the initrd is in it.
+	Image *listImage `json:"image,omitempty"`
+}
+
+// listImage is an ISO image around the entries listed.
+type listImage struct {
+	Container string `json:"container"`
+	VolumeID  string `json:"volume_id"`
+	// BootConfigs are the boot configurations read; Initrd the initrd's
+	// files in the image, which the entries are, and NamedAt the line
+	// naming them.
+	BootConfigs []string        `json:"boot_configs"`
+	Initrd      []string        `json:"initrd"`
+	NamedAt     string          `json:"named_at"`
+	Files       []listImageFile `json:"files"`
+}
+
+type listImageFile struct {
+	Path     string `json:"path"`
+	Mode     string `json:"mode"`
+	UID      uint32 `json:"uid"`
+	GID      uint32 `json:"gid"`
+	Size     int64  `json:"size"`
+	MTime    string `json:"mtime"`
+	Linkname string `json:"linkname,omitempty"`
+}
+
+// imageOf lists the ISO image in is, nil for another input.
+func imageOf(in *container.Input) (*listImage, error) {
+	iso := in.ISO
+	if iso == nil {
+		return nil, nil
+	}
+	img := &listImage{Container: in.Format.Container, VolumeID: iso.Image.VolumeID, BootConfigs: iso.Boot.Configs,
+		Initrd: iso.Initrd.Paths(), NamedAt: iso.Initrd.Where}
+	err := iso.Image.Walk(func(f iso9660.File) error {
+		img.Files = append(img.Files, listImageFile{Path: f.Path, Mode: f.Mode.String(), UID: f.UID, GID: f.GID,
+			Size: f.Size, MTime: f.ModTime.UTC().Format(time.RFC3339), Linkname: f.Link})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	return img, nil
+}
+
+// listImageText prints the image's own files as a section, then the
+// heading of the initrd's entries.
+func listImageText(w io.Writer, in *container.Input, img *listImage) {
+	fmt.Fprintf(w, "# %s: %s image, volume %s; boot configuration %s\n", names.Quote(in.Path), img.Container,
+		names.Quote(img.VolumeID), names.Text(strings.Join(img.BootConfigs, ", ")))
+	fmt.Fprintln(w, "## the image's files")
+	for _, f := range img.Files {
+		line := fmt.Sprintf("%s %5d/%-5d %10d %s %s", f.Mode, f.UID, f.GID, f.Size, strings.Replace(strings.TrimSuffix(f.MTime, "Z"), "T", " ", 1), names.Quote(f.Path))
+		if f.Linkname != "" {
+			line += " -> " + names.Quote(f.Linkname)
+		}
+		fmt.Fprintln(w, line)
+	}
+	inner := in.Format
+	inner.Container = ""
+	fmt.Fprintf(w, "## initrd %s (named at %s): %s\n", names.Quote(strings.Join(img.Initrd, " ")), names.Text(img.NamedAt), inner)
 }
 
 // listEntry is the stable JSON form of an entry.
@@ -130,10 +197,18 @@ func runList(ctx context.Context, env *Env, args []string) error {
 }
 
 func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) error {
-	if asJSON {
-		return listJSON(w, in, r)
+	img, err := imageOf(in)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
+	if asJSON {
+		return listJSON(w, in, r, img)
+	}
+	if img != nil {
+		listImageText(w, in, img)
+	} else {
+		fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
+	}
 	var globals tarGlobalShown
 	for {
 		e, err := r.Next()
@@ -202,8 +277,8 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 
 // listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...]}
 // without holding the entries in memory.
-func listJSON(w io.Writer, in *container.Input, r archive.Reader) error {
-	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String()})
+func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage) error {
+	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String(), img})
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
 	var globals tarGlobalShown
 	for i := 0; ; i++ {

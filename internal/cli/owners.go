@@ -15,17 +15,30 @@ import (
 // given, else from the input's own dpkg database when it has one (a
 // Debian or Ubuntu root, such as minikube's kicbase image), else nothing.
 // note says where the owners came from, "" for the flags or nothing.
+//
+// An ISO image always gets a note: a release ISO carries no
+// packages-file-list, so whether its owners are known is worth saying.
 func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (owners *trim.Owners, note string, err error) {
+	iso := container.IsISO(input)
 	if o.fileList != "" || o.pkg != "" {
 		owners, err = o.load()
-		return owners, "", err
+		if iso && err == nil {
+			note = fmt.Sprintf("owners in %s: from --packages-file-list %s", names.Quote(input), names.Quote(o.fileList))
+			if o.pkg != "" {
+				note = fmt.Sprintf("owners in %s: --package %s", names.Quote(input), names.Quote(o.pkg))
+			}
+		}
+		return owners, note, err
 	}
 	db, err := trim.LoadDpkg(input, open)
 	if err != nil {
 		return nil, "", err
 	}
 	if db == nil {
-		return trim.NewOwners(), "", nil
+		if iso {
+			note = fmt.Sprintf("owners in %s: unknown: an ISO image carries no packages-file-list; pass the build's with --packages-file-list (an earlier apply's index, if the image has one, still tells its own files)", names.Quote(input))
+		}
+		return trim.NewOwners(), note, nil
 	}
 	return db.Owners, db.Describe(names.Quote(input)), nil
 }

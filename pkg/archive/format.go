@@ -57,6 +57,9 @@ type Format struct {
 	// Tar is the header format for tar output when the entries do not say
 	// (tar.FormatUnknown lets archive/tar choose the smallest that fits).
 	Tar tar.Format
+	// Container names what holds the archive when it is not the archive
+	// file itself: "iso9660" for an initrd in an ISO image; "" otherwise.
+	Container string
 }
 
 func (f Format) String() string {
@@ -66,6 +69,9 @@ func (f Format) String() string {
 	}
 	if f.Kind != KindDir {
 		s += ", " + f.Codec.String()
+	}
+	if f.Container != "" {
+		s += " in " + f.Container
 	}
 	return s
 }

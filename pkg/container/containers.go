@@ -12,15 +12,19 @@ import (
 // output format no row writes, a row with a column unset, or one without
 // its row in docs/formats.md ("Containers and compressions") is there.
 //
-// Today every container has one part. The segmented initrd, the ISO 9660
-// image and the OCI image of the issues to come are rows whose Open finds
-// several (a Reader over the parts in order) and whose Create writes them
-// back around the rewritten one.
+// The ISO 9660 image's parts are the files of the initrd its boot
+// configuration names (Input.Parts); its Create writes the image back
+// around the rewritten initrd (iso.go, isowrite.go). The segmented initrd
+// and the OCI image of the issues to come are rows whose Open finds
+// several parts too.
 type containerRow struct {
 	// Name is its name in docs/formats.md's containers table.
 	Name string
 	// Is recognises it, from the input's os.Stat.
 	Is func(fi os.FileInfo) bool
+	// Content, when set, recognises it from the file's bytes too, once Is
+	// said yes (an ISO image is a regular file); nil takes what Is takes.
+	Content func(path string) bool
 	// Open finds its parts and returns them as one Input.
 	Open func(path string, fi os.FileInfo, opt OpenOptions) (*Input, error)
 	// Writes says whether an output of format f is this container.
@@ -33,17 +37,19 @@ type containerRow struct {
 // containers: the first row whose Is or Writes says yes is the one.
 var containers = []containerRow{
 	{Name: "tree", Is: os.FileInfo.IsDir, Open: openTree, Writes: isTree, Create: createTree},
+	{Name: "iso9660", Is: isRegular, Content: isISOFile, Open: openISO, Writes: isISO, Create: createISO},
 	{Name: "stream", Is: isRegular, Open: openFile, Writes: isStream, Create: createStream},
 }
 
 func isRegular(fi os.FileInfo) bool  { return fi.Mode().IsRegular() }
 func isTree(f archive.Format) bool   { return f.Kind == archive.KindDir }
-func isStream(f archive.Format) bool { return f.Kind != archive.KindDir }
+func isStream(f archive.Format) bool { return f.Kind != archive.KindDir && f.Container == "" }
 
-// containerOf returns the container the input with fi is; false for none.
-func containerOf(fi os.FileInfo) (containerRow, bool) {
+// containerOf returns the container the input at path, with fi, is;
+// false for none.
+func containerOf(path string, fi os.FileInfo) (containerRow, bool) {
 	for _, row := range containers {
-		if row.Is(fi) {
+		if row.Is(fi) && (row.Content == nil || row.Content(path)) {
 			return row, true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660/isotest"
 )
 
 // outputFormats is every format an output can have: each archive kind
@@ -29,7 +30,32 @@ func outputFormats() []archive.Format {
 			out = append(out, archive.Format{Kind: k, Codec: c})
 		}
 	}
-	return out
+	// An initrd in an ISO image, as minikube ships it.
+	return append(out, archive.Format{Kind: archive.KindCpio, Codec: compress.Gzip, Container: ContainerISO})
+}
+
+// sourceFor is what an output of format f is written from: the tree, or
+// for an ISO image, minikube's BIOS image around the tree's initrd.
+func sourceFor(t *testing.T, f archive.Format, tree string) string {
+	if f.Container == "" {
+		return tree
+	}
+	return isoOf(t, isotest.BIOS, f, tree)
+}
+
+// isoOf is minikube's image of kind around tree's initrd, of format f.
+func isoOf(t *testing.T, kind isotest.Kind, f archive.Format, tree string) string {
+	dir := t.TempDir()
+	initrd := filepath.Join(dir, "initrd")
+	inner := f
+	inner.Container = ""
+	_, err := Rewrite(tree, initrd, RewriteOptions{Format: func(archive.Format) (archive.Format, error) { return inner, nil }})
+	mustDo(t, err)
+	kernel := filepath.Join(dir, "kernel")
+	mustDo(t, os.WriteFile(kernel, []byte("a kernel"), 0o644))
+	iso := filepath.Join(dir, "in.iso")
+	isotest.Build(t, kind, kernel, initrd, iso, nil)
+	return iso
 }
 
 // listEntries opens path and lists its entries: name, type and mode, then
@@ -93,14 +119,14 @@ func TestEveryContainerHandled(t *testing.T) {
 				t.Fatalf("written by %q, want one container", writers)
 			}
 			out := filepath.Join(dir, name)
-			res, err := Rewrite(src, out, RewriteOptions{Format: func(archive.Format) (archive.Format, error) { return f, nil }})
+			res, err := Rewrite(sourceFor(t, f, src), out, RewriteOptions{Format: func(archive.Format) (archive.Format, error) { return f, nil }})
 			mustDo(t, err)
 			if !res.Committed || res.Out != f {
 				t.Errorf("Rewrite: %+v", res)
 			}
 			fi, err := os.Stat(out)
 			mustDo(t, err)
-			if row, ok := containerOf(fi); !ok || row.Name != writers[0] {
+			if row, ok := containerOf(out, fi); !ok || row.Name != writers[0] {
 				t.Errorf("read as container %q, written as %q", row.Name, writers[0])
 			}
 			if d := cmp.Diff(want, listEntries(t, out)); d != "" {

@@ -2,11 +2,12 @@
 // filesystem, which holds one or more parts, each a stream of entries that
 // pkg/archive reads and writes.
 //
-// Today a container is a single stream: one archive (cpio newc/crc or tar),
-// raw or compressed (pkg/compress), or a directory tree. Later ones hold
-// several parts: an initrd of segments (an early microcode cpio, then a
-// compressed one), an ISO 9660 image holding the initrd, an OCI image or a
-// `docker save` tarball of layers. The name says what all of them are to
+// A container is a single stream: one archive (cpio newc/crc or tar), raw
+// or compressed (pkg/compress); a directory tree; or an ISO 9660 image
+// whose part is the initrd its boot configuration names (iso.go; written
+// back by xorriso, isowrite.go). Later ones hold several parts: an initrd
+// of segments (an early microcode cpio, then a compressed one), an OCI
+// image or a `docker save` tarball of layers. The name says what all of them are to
 // this tool: what holds a root filesystem, whatever its layout, as opposed
 // to an archive (the entries) or a compression (one codec's bytes).
 //

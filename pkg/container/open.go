@@ -20,14 +20,22 @@ type Input struct {
 	archive.Reader
 	Path   string
 	Format archive.Format
-	// Size is the size of the file on disk (compressed), 0 for a tree.
+	// Size is the size of the file on disk (compressed), 0 for a tree;
+	// for an archive in a container, the size of its parts.
 	Size int64
+	// Parts are where the archive is in its container, when that is not
+	// the archive file itself (an ISO image); nil otherwise.
+	Parts []Part
+	// ISO is the image, for an archive read from an ISO image.
+	ISO *ISO
 
 	file    *os.File
 	info    os.FileInfo        // file's, as opened
 	dir     *archive.DirReader // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
+	// wholeDigest: Digest is file's, the whole container's.
+	wholeDigest bool
 }
 
 // FileInfo is the input file's, as it was opened; nil for a tree.
@@ -103,7 +111,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, ok := containerOf(fi)
+	row, ok := containerOf(path, fi)
 	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
@@ -255,6 +263,9 @@ func (a *asyncHash) Sum() []byte {
 // stop short of the end (trailing padding after the last frame), so the
 // rest of the file is read first. For a tree it returns "".
 func (in *Input) Digest() (string, error) {
+	if in.wholeDigest {
+		return in.digestFile()
+	}
 	if in.counter == nil {
 		return "", nil
 	}

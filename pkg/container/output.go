@@ -22,6 +22,9 @@ type OutputOptions struct {
 	// Digest makes Output.Digest available (the manifest's output
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
+	// From is the input the output is rewritten from: an ISO image output
+	// is From's image with its initrd replaced. Rewrite sets it.
+	From *Input
 	// Reuse, when set and the output has the input's format and codec,
 	// reuses the input's compressed bytes where the output's content is
 	// the same: the whole file when nothing changed, the unchanged blocks
@@ -42,6 +45,7 @@ type Output struct {
 	Compressor string
 
 	opt     OutputOptions
+	iso     *isoOutput // an ISO image: the initrd is written to iso.inner
 	reuse   *reuseWriter
 	tmp     string
 	file    *os.File
@@ -61,6 +65,9 @@ type Output struct {
 
 // Written reports the bytes written to disk so far (compressed).
 func (o *Output) Written() int64 {
+	if o.iso != nil {
+		return o.iso.inner.Written()
+	}
 	if o.direct {
 		if o.written > 0 || o.file == nil {
 			return o.written
@@ -204,14 +211,24 @@ func (o *Output) Commit() error {
 		return fmt.Errorf("writing %s: %w", o.Path, err)
 	}
 	o.done = true
-	if err := os.Rename(o.tmp, o.Path); err != nil {
+	from := o.tmp
+	if o.iso != nil {
+		from = o.iso.out
+	}
+	if err := os.Rename(from, o.Path); err != nil {
 		o.removeTemp()
 		return err
+	}
+	if o.iso != nil {
+		os.RemoveAll(o.tmp) // the work directory, without the image
 	}
 	return syncDir(filepath.Dir(o.Path))
 }
 
 func (o *Output) finish() error {
+	if o.iso != nil {
+		return o.iso.finish(o)
+	}
 	if err := o.Writer.Close(); err != nil {
 		return err
 	}
@@ -278,6 +295,9 @@ func (o *Output) Abort() {
 }
 
 func (o *Output) removeTemp() {
+	if o.iso != nil {
+		o.iso.inner.removeTemp()
+	}
 	if o.reuse != nil {
 		o.reuse.closeInput()
 		if o.reuse.gzLay != nil {

@@ -117,7 +117,7 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 		target = outPath + ".dry-run"
 	}
 	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level, Backend: opt.Open.Backend},
-		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt)})
+		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), From: in})
 	if err != nil {
 		return Result{}, err
 	}
@@ -163,7 +163,7 @@ func reuseFor(m *splice.Matcher, in *Input, out archive.Format, opt RewriteOptio
 	if m == nil {
 		return nil
 	}
-	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || opt.Level != 0 {
+	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || out.Container != in.Format.Container || opt.Level != 0 {
 		m.Disable()
 		return nil
 	}

@@ -180,7 +180,13 @@ func (fx bootFixture) apply(t *testing.T, args ...string) []byte {
 // without a complaint; the console is logged if the test fails.
 func (fx bootFixture) boot(t *testing.T, image, what string) *report {
 	t.Helper()
-	console, elapsed := boot(t, fx.tools, image)
+	return fx.bootWith(t, what, "-kernel", fx.tools.kernel, "-initrd", image, "-append", kernelCmdline)
+}
+
+// bootWith is boot with QEMU's arguments saying what to boot.
+func (fx bootFixture) bootWith(t *testing.T, what string, args ...string) *report {
+	t.Helper()
+	console, elapsed := bootWith(t, fx.tools, args...)
 	t.Logf("%s took %s under TCG", what, elapsed.Round(100*time.Millisecond))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -632,14 +638,21 @@ func bootTimeout(t *testing.T, def time.Duration) time.Duration {
 // machines have no KVM.
 func boot(t *testing.T, tools bootTools, image string) (string, time.Duration) {
 	t.Helper()
+	return bootWith(t, tools, "-kernel", tools.kernel, "-initrd", image, "-append", kernelCmdline)
+}
+
+// bootWith is boot with what to boot given as QEMU's arguments (a kernel
+// and initrd, or a CD and its firmware).
+func bootWith(t *testing.T, tools bootTools, what ...string) (string, time.Duration) {
+	t.Helper()
 	timeout := bootTimeout(t, defaultBootTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tools.qemu,
 		"-M", "pc", "-accel", "tcg", "-m", "512", "-smp", "1",
 		"-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio",
-		"-no-reboot",
-		"-kernel", tools.kernel, "-initrd", image, "-append", kernelCmdline)
+		"-no-reboot")
+	cmd.Args = append(cmd.Args, what...)
 	var console, stderr bytes.Buffer
 	cmd.Stdout = &console
 	cmd.Stderr = &stderr

@@ -1,0 +1,268 @@
+package iso9660
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+)
+
+// FAT is a FAT12/16/32 filesystem inside the image: an El Torito EFI boot
+// image (efiboot.img). Only short (8.3) names are read: what is looked for
+// in it, grub.cfg, has one. Facts from Microsoft's FAT specification
+// (fatgen103).
+type FAT struct {
+	r          io.ReaderAt
+	base, size int64 // where it is in the image, and its length
+
+	bytesPerSec, secPerClus int64
+	fatStart, dataStart     int64 // byte offsets from base
+	rootStart, rootSize     int64 // FAT12/16's fixed root directory
+	rootClus                uint32
+	bits                    int // 12, 16 or 32
+	clusters                uint32
+}
+
+// FATFile is a file found in a FAT image.
+type FATFile struct {
+	Path string // absolute, upper case as recorded
+	Data []byte
+}
+
+// IsFAT reports whether the bytes at off look like a FAT boot sector:
+// the signature 55 AA, a power-of-two sector size and a FAT type string.
+// It is how an EFI boot image is recognised, whatever its platform id says.
+func IsFAT(r io.ReaderAt, off int64) bool {
+	var b [512]byte
+	if _, err := r.ReadAt(b[:], off); err != nil {
+		return false
+	}
+	if b[510] != 0x55 || b[511] != 0xAA {
+		return false
+	}
+	bps := binary.LittleEndian.Uint16(b[11:13])
+	if bps < 512 || bps > 4096 || bps&(bps-1) != 0 || b[13] == 0 || b[16] == 0 {
+		return false
+	}
+	return strings.HasPrefix(string(b[54:62]), "FAT") || strings.HasPrefix(string(b[82:90]), "FAT")
+}
+
+// OpenFAT reads the FAT filesystem at off; limit is where the image ends.
+func OpenFAT(r io.ReaderAt, off, limit int64) (*FAT, error) {
+	var b [512]byte
+	if _, err := r.ReadAt(b[:], off); err != nil {
+		return nil, fmt.Errorf("FAT boot sector: %w", err)
+	}
+	le16 := func(i int) int64 { return int64(binary.LittleEndian.Uint16(b[i:])) }
+	le32 := func(i int) int64 { return int64(binary.LittleEndian.Uint32(b[i:])) }
+	f := &FAT{r: r, base: off, bytesPerSec: le16(11), secPerClus: int64(b[13])}
+	if !IsFAT(r, off) {
+		return nil, errors.New("not a FAT filesystem")
+	}
+	reserved, nfats, rootEnts := le16(14), int64(b[16]), le16(17)
+	total := le16(19)
+	if total == 0 {
+		total = le32(32)
+	}
+	fatSz := le16(22)
+	if fatSz == 0 {
+		fatSz = le32(36)
+		f.rootClus = uint32(le32(44))
+	}
+	f.size = total * f.bytesPerSec
+	if f.size <= 0 || off+f.size > limit {
+		return nil, fmt.Errorf("FAT filesystem of %d bytes at byte %d: beyond the image", f.size, off)
+	}
+	f.fatStart = reserved * f.bytesPerSec
+	f.rootStart = f.fatStart + nfats*fatSz*f.bytesPerSec
+	f.rootSize = rootEnts * 32
+	rootSecs := (f.rootSize + f.bytesPerSec - 1) / f.bytesPerSec
+	f.dataStart = f.rootStart + rootSecs*f.bytesPerSec
+	dataSecs := total - f.dataStart/f.bytesPerSec
+	if dataSecs < 0 {
+		return nil, errors.New("FAT layout overruns its size")
+	}
+	f.clusters = uint32(dataSecs / f.secPerClus)
+	switch {
+	case f.clusters < 4085:
+		f.bits = 12
+	case f.clusters < 65525:
+		f.bits = 16
+	default:
+		f.bits = 32
+	}
+	return f, nil
+}
+
+// Size is the filesystem's size in bytes, from its boot sector.
+func (f *FAT) Size() int64 { return f.size }
+
+// Find returns every file whose base name, compared case-insensitively,
+// is one of names, with its content (at most max bytes each).
+func (f *FAT) Find(names []string, max int64) ([]FATFile, error) {
+	var out []FATFile
+	seen := map[uint32]bool{}
+	budget := 1 << 16 // directory entries looked at, in all
+	var walk func(dir string, data []byte, depth int) error
+	walk = func(dir string, data []byte, depth int) error {
+		if depth > 16 {
+			return fmt.Errorf("FAT %s: nested too deep", dir)
+		}
+		for i := 0; i+32 <= len(data); i += 32 {
+			e := data[i : i+32]
+			if budget--; budget < 0 {
+				return errors.New("FAT: too many directory entries")
+			}
+			if e[0] == 0 {
+				break
+			}
+			attr := e[11]
+			if e[0] == 0xE5 || attr&0x0F == 0x0F || attr&0x08 != 0 || e[0] == '.' {
+				continue // deleted, long-name part, volume label, . and ..
+			}
+			name := shortName(e)
+			p := path.Join(dir, name)
+			clus := uint32(binary.LittleEndian.Uint16(e[26:]))
+			if f.bits == 32 {
+				clus |= uint32(binary.LittleEndian.Uint16(e[20:])) << 16
+			}
+			size := int64(binary.LittleEndian.Uint32(e[28:]))
+			if attr&0x10 != 0 {
+				if seen[clus] || clus < 2 {
+					return fmt.Errorf("FAT %s: directory loop", p)
+				}
+				seen[clus] = true
+				sub, err := f.chain(clus, 1<<20)
+				if err != nil {
+					return fmt.Errorf("FAT %s: %w", p, err)
+				}
+				if err := walk(p, sub, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if !matchName(name, names) {
+				continue
+			}
+			if size > max {
+				return fmt.Errorf("FAT %s: %d bytes, more than %d", p, size, max)
+			}
+			b, err := f.chain(clus, size)
+			if err != nil {
+				return fmt.Errorf("FAT %s: %w", p, err)
+			}
+			if int64(len(b)) < size {
+				return fmt.Errorf("FAT %s: cluster chain shorter than its %d bytes", p, size)
+			}
+			out = append(out, FATFile{Path: p, Data: b[:size]})
+		}
+		return nil
+	}
+	root, err := f.rootDir()
+	if err != nil {
+		return nil, err
+	}
+	return out, walk("/", root, 0)
+}
+
+func matchName(name string, names []string) bool {
+	for _, n := range names {
+		if strings.EqualFold(name, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func shortName(e []byte) string {
+	base := strings.TrimRight(string(e[0:8]), " ")
+	ext := strings.TrimRight(string(e[8:11]), " ")
+	if e[0] == 0x05 {
+		base = "\xe5" + base[1:]
+	}
+	if ext == "" {
+		return base
+	}
+	return base + "." + ext
+}
+
+func (f *FAT) rootDir() ([]byte, error) {
+	if f.bits == 32 {
+		return f.chain(f.rootClus, 1<<20)
+	}
+	b := make([]byte, f.rootSize)
+	if f.rootStart+f.rootSize > f.size {
+		return nil, errors.New("FAT root directory beyond the filesystem")
+	}
+	_, err := f.r.ReadAt(b, f.base+f.rootStart)
+	return b, err
+}
+
+// chain reads the cluster chain from c, up to max bytes; a chain longer
+// than the filesystem's clusters is a loop.
+func (f *FAT) chain(c uint32, max int64) ([]byte, error) {
+	cs := f.secPerClus * f.bytesPerSec
+	var out []byte
+	for n := uint32(0); c >= 2 && int64(len(out)) < max; n++ {
+		if n > f.clusters || c-2 >= f.clusters {
+			return nil, fmt.Errorf("bad cluster chain at cluster %d", c)
+		}
+		off := f.dataStart + int64(c-2)*cs
+		if off+cs > f.size {
+			return nil, fmt.Errorf("cluster %d beyond the filesystem", c)
+		}
+		b := make([]byte, cs)
+		if _, err := f.r.ReadAt(b, f.base+off); err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+		next, err := f.next(c)
+		if err != nil {
+			return nil, err
+		}
+		c = next
+	}
+	return out, nil
+}
+
+// next is the FAT's entry for cluster c; 0 or an end mark ends the chain.
+func (f *FAT) next(c uint32) (uint32, error) {
+	var off int64
+	switch f.bits {
+	case 12:
+		off = int64(c) + int64(c)/2
+	case 16:
+		off = int64(c) * 2
+	default:
+		off = int64(c) * 4
+	}
+	var b [4]byte
+	if _, err := f.r.ReadAt(b[:], f.base+f.fatStart+off); err != nil {
+		return 0, err
+	}
+	var v uint32
+	switch f.bits {
+	case 12:
+		v = uint32(binary.LittleEndian.Uint16(b[:]))
+		if c&1 != 0 {
+			v >>= 4
+		}
+		v &= 0xFFF
+		if v >= 0xFF8 {
+			return 0, nil
+		}
+	case 16:
+		v = uint32(binary.LittleEndian.Uint16(b[:]))
+		if v >= 0xFFF8 {
+			return 0, nil
+		}
+	default:
+		v = binary.LittleEndian.Uint32(b[:]) & 0x0FFFFFFF
+		if v >= 0x0FFFFFF8 {
+			return 0, nil
+		}
+	}
+	return v, nil
+}
