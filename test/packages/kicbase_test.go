@@ -45,7 +45,8 @@ func kicbaseTree(t *testing.T, root, arch string) string {
 }
 
 // TestKicbaseTrees: on each architecture's kicbase-like root, owned by its
-// dpkg database alone, audit finds exactly the packaged offenders, each
+// dpkg database and its owners lists alone, check passes against the
+// arch's lock, audit finds exactly the packaged offenders, each
 // attributed and handled by its package's rule; `apply --strict` (no
 // fallback) finishes with nothing unreviewed; the result audits clean; and
 // apply added, changed and removed nothing under /var, a KIC node's volume.
@@ -59,6 +60,10 @@ func TestKicbaseTrees(t *testing.T) {
 			if diff := cmp.Diff(kicbaseWant(arch), got); diff != "" {
 				t.Errorf("audit (-want +got):\n%s", diff)
 			}
+			// check gates kicbase's bumps per arch, against a lock of its
+			// own (rules/kicbase/ARCH.lock): owners and versions from the
+			// image itself, tarball installs from its owners lists.
+			runCheck(t, root, filepath.Join(root, "rules/kicbase", arch+".lock"), nil, tree)
 			before := treeState(t, filepath.Join(tree, "var"))
 			out, code := run(t, "apply", "--rules", rulesDir, "--strict", tree)
 			if code != 0 {

@@ -23,7 +23,10 @@
 #       with --force-confold, so the file is minikube's, the owner
 #       containerd.io.
 #   cri-o (isv:cri-o:stable:v1.35, not on ppc64le): ../upstream/cri-o-deb-v1.35.0.
-#   Tarball installs, with no dpkg owner: cri-dockerd (amd64 and arm64
+#   Tarball installs, with no dpkg owner, each recorded in
+#     usr/local/share/rootfs-trim/owners/<package>.{list,version} as the
+#     patched Dockerfile's RUN steps write them (integrations/minikube):
+#     cri-dockerd (amd64 and arm64
 #     only: /usr/bin and its units fetched into /usr/lib/systemd/system),
 #     nerdctl and nerdctld (/usr/local/bin), buildkit (/usr/local/bin, units
 #     in /usr/local/lib/systemd/system, /etc/buildkit/buildkitd.toml),
@@ -121,7 +124,16 @@ own() {
 	case $kind in file) chmod 0755 "$t/$at" ;; *) chmod 0644 "$t/$at" ;; esac
 	if [ -n "${dpkg_list:-}" ]; then
 		printf '/%s\n' "$path" >>"$dpkg_list"
+	elif [ "$pkg" != kicbase ]; then
+		# A tarball install: the patched Dockerfile's RUN step records it
+		# (docs/commands.md, "What no package manager installed").
+		mkdir -p "$t/usr/local/share/rootfs-trim/owners"
+		printf '/%s\n' "$path" >>"$t/usr/local/share/rootfs-trim/owners/$pkg.list"
 	fi
+}
+
+tarball_version() { # tarball_version PKG VERSION: the RUN step's .version
+	printf '%s\n' "$2" >"$t/usr/local/share/rootfs-trim/owners/$1.version"
 }
 
 # deb_list PKG: starts a hand-made .list (written sorted, with its
@@ -226,6 +238,12 @@ for arch in amd64 arm64 s390x ppc64le; do
 	own crictl file usr/local/bin/crictl
 	for f in bandwidth bridge dhcp dummy firewall host-device host-local ipvlan loopback macvlan portmap ptp sbr static tap tuning vlan vrf; do
 		own cni-plugins file opt/cni/bin/$f
+	done
+
+	for v in cri-dockerd=v0.4.3 nerdctl=2.3.5 nerdctld=0.7.0 buildkit=v0.32.2 crictl=v1.35.0 cni-plugins=v1.9.1; do
+		if [ -f "$t/usr/local/share/rootfs-trim/owners/${v%%=*}.list" ]; then
+			tarball_version "${v%%=*}" "${v#*=}"
+		fi
 	done
 
 	# COPYed by the Dockerfile.
