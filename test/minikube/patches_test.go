@@ -7,7 +7,6 @@ package minikube
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,34 +30,23 @@ func pristine(t *testing.T, root string) string {
 	return dir
 }
 
-func runIn(t *testing.T, dir, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 func TestPatchesApply(t *testing.T) {
 	archivetest.RequireTool(t, "git")
 	archivetest.RequireTool(t, "patch")
 	root := schematest.Root(t)
+	env := append(os.Environ(), "LC_ALL=C")
 	patch := func(name string) string { return filepath.Join(root, "integrations/minikube", name) }
 	for _, p := range []string{nodePatch, kicbasePatch} {
 		t.Run(p, func(t *testing.T) {
 			dir := pristine(t, root)
-			runIn(t, dir, "git", "apply", "--check", patch(p))
-			runIn(t, dir, "patch", "-p1", "--dry-run", "--forward", "-i", patch(p))
+			archivetest.RunIn(t, dir, env, "git", "apply", "--check", patch(p))
+			archivetest.RunIn(t, dir, env, "patch", "-p1", "--dry-run", "--forward", "-i", patch(p))
 		})
 	}
 	t.Run("both", func(t *testing.T) {
 		dir := pristine(t, root)
-		runIn(t, dir, "git", "apply", patch(nodePatch))
-		runIn(t, dir, "git", "apply", patch(kicbasePatch))
+		archivetest.RunIn(t, dir, env, "git", "apply", patch(nodePatch))
+		archivetest.RunIn(t, dir, env, "git", "apply", patch(kicbasePatch))
 		checkKicbase(t, root, dir)
 	})
 }

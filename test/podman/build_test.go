@@ -80,7 +80,7 @@ RUN --mount=type=bind,source=rules,target=/tmp/rootfs-trim-rules ["/usr/bin/root
 		}
 	}
 	base := filepath.Join(w, "kicbase.tar")
-	runTool(t, tree, "tar", "--numeric-owner", "--owner=0", "--group=0", "-cf", base, ".")
+	archivetest.RunIn(t, tree, nil, "tar", "--numeric-owner", "--owner=0", "--group=0", "-cf", base, ".")
 
 	p := &builder{w: w}
 	p.podman(t, "import", base, "localhost/kicbase-like:test")
@@ -184,13 +184,4 @@ func tarNames(t *testing.T, name string) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-func runTool(t *testing.T, dir, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
 }
