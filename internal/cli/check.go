@@ -29,10 +29,13 @@ its version and every file a rule or the policy matched (sha256, mode, rule),
 as last reviewed. Run it in CI whenever a package version is bumped.
 
 INPUT is NAME[@VERSION]=PATH for one package's tree or archive (an upstream
-release tarball, a Debian data tarball, a Buildroot per-package target), or a
-PATH to a whole target given with --packages-file-list. A version is taken from
+release tarball, a Debian data tarball, a Buildroot per-package target), a
+PATH to a whole target given with --packages-file-list, or a PATH to a whole
+image that records its own owners: a dpkg database and
+/usr/local/share/rootfs-trim/owners (kicbase). A version is taken from
 @VERSION, --version NAME=VERSION, Buildroot's 'make show-info' JSON
-(--show-info), or the archive's file name, in that order.
+(--show-info), the archive's file name, or the image's own records (dpkg's
+status, the owners lists' .version files), in that order.
 
 Fails (exit 1), naming each cause, on: a file the policy forbids that no rule
 handles (new offender); a must-match rule that matched nothing (stale rule); a
@@ -165,10 +168,9 @@ func versionFromName(name string) string {
 func parseCheckInput(arg, fileList string) (check.Input, error) {
 	name, p, ok := strings.Cut(arg, "=")
 	if !ok {
-		if fileList == "" {
-			return check.Input{}, usagef("input %q: give NAME=PATH for a package, or --packages-file-list for a whole target", arg)
-		}
-		return check.Input{Path: arg, FileList: fileList}, nil
+		// A whole target: Buildroot's with its file list, else an image
+		// that records its own owners (a dpkg database: kicbase).
+		return check.Input{Path: arg, FileList: fileList, Image: fileList == ""}, nil
 	}
 	in := check.Input{Path: p}
 	in.Package, in.Version, _ = strings.Cut(name, "@")

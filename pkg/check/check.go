@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"unicode/utf8"
 
@@ -34,6 +35,9 @@ type Input struct {
 	Package  string
 	FileList string
 	Version  string
+	// Image: a whole image whose owners and versions are its own dpkg
+	// database and owners lists (trim.LoadDpkg): kicbase.
+	Image bool
 }
 
 // Options configures Run.
@@ -129,12 +133,14 @@ func Run(opt Options) (*Result, error) {
 		return s
 	}
 	inputOf := map[string]string{}
+	imageVersions := map[string]string{}
 	for _, in := range opt.Inputs {
-		owners := trim.NewOwners()
-		if in.FileList != "" {
-			if err := owners.ReadFileList(in.FileList); err != nil {
-				return nil, err
-			}
+		owners, versions, err := inputOwners(opt, in)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(imageVersions, versions)
+		if in.FileList != "" || in.Image {
 			// Every package of the target that has rules is checked, even
 			// with nothing to match: that is how its rules go stale.
 			for _, p := range owners.Packages() {
@@ -154,9 +160,13 @@ func Run(opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	for name, v := range opt.Versions {
-		if s := states[canonical(opt.Set, name)]; s != nil && v != "" && (s.seen[name] || name == s.name && s.version == "") {
-			s.version = v
+	// The image's own records first (dpkg's status, the owners lists'
+	// .version files), then the flags and show-info over them.
+	for _, versions := range []map[string]string{imageVersions, opt.Versions} {
+		for name, v := range versions {
+			if s := states[canonical(opt.Set, name)]; s != nil && v != "" && (s.seen[name] || name == s.name && s.version == "") {
+				s.version = v
+			}
 		}
 	}
 
@@ -203,6 +213,28 @@ func Run(opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// inputOwners returns who installed what in a whole target (Buildroot's
+// file list) or image (its dpkg database and owners lists, with the
+// versions they record); an empty table for one package's input.
+func inputOwners(opt Options, in Input) (*trim.Owners, map[string]string, error) {
+	owners := trim.NewOwners()
+	switch {
+	case in.FileList != "":
+		err := owners.ReadFileList(in.FileList)
+		return owners, nil, err
+	case in.Image:
+		db, err := trim.LoadDpkg(in.Path, opt.Open)
+		if err != nil {
+			return nil, nil, err
+		}
+		if db == nil {
+			return nil, nil, fmt.Errorf("%s: no dpkg database (%s) and no %s in it: give --packages-file-list for a Buildroot target, or NAME=PATH for one package", in.Path, trim.DpkgInfoDir, trim.OwnersDir)
+		}
+		return db.Owners, db.Versions, nil
+	}
+	return owners, nil, nil
 }
 
 // scan reads one input and records every file a rule or the policy matches.

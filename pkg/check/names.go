@@ -15,10 +15,7 @@ import (
 
 // canonical returns the key of name in the lock.
 func canonical(set *rules.Set, name string) string {
-	if p := set.Lookup(name); p != nil {
-		return p.Name
-	}
-	return name
+	return set.LockName(name)
 }
 
 // foldLock rekeys a lock written by name or alias by the canonical names.

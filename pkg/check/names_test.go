@@ -41,3 +41,40 @@ func TestFoldLock(t *testing.T) {
 		t.Errorf("two names of one package: %v", err)
 	}
 }
+
+// TestVariantsLockApart: the cri-o deb (a variant of crio-bin) and the
+// static bundle (crio-bin) in one check get a lock entry each, with their
+// own versions and files; before variants both folded into crio-bin, one
+// version for two packagings.
+func TestVariantsLockApart(t *testing.T) {
+	set, err := rules.Load("../../rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := "../../testdata/packages/upstream/"
+	res, err := Run(Options{Set: set, Lock: NewLock(), AllowNew: true, Inputs: []Input{
+		{Path: pk + "cri-o-bundle-v1.35.0/root", Package: "crio-bin", Version: "v1.35.0"},
+		{Path: pk + "cri-o-deb-v1.35.0/root", Package: "cri-o", Version: "1.35.0-150500.1.1"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for k, p := range res.NewLock.Packages {
+		got[k] = p.Version + " " + strings.Repeat("f", len(p.Files))
+	}
+	// The bundle: its unit in /usr/local, the bridge and crictl.yaml; the
+	// deb: the bridge and crictl.yaml.
+	want := map[string]string{"crio-bin": "v1.35.0 fff", "cri-o": "1.35.0-150500.1.1 ff"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lock entries (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct{ name, key string }{
+		{"cri-o", "cri-o"}, {"crio-bin", "crio-bin"}, {"containerd.io", "containerd-bin"},
+		{"containernetworking-plugins", "containernetworking-plugins"}, {"cni-plugins", "cni-plugins-latest"}, {"sudo", "sudo"},
+	} {
+		if got := set.LockName(tc.name); got != tc.key {
+			t.Errorf("LockName(%s) = %s, want %s", tc.name, got, tc.key)
+		}
+	}
+}

@@ -212,6 +212,7 @@ type rawDoc struct {
 	Keep      []rawKeep     `yaml:"keep"`
 	Package   located       `yaml:"package"`
 	Aliases   []located     `yaml:"aliases"`
+	Variants  []located     `yaml:"variants"`
 	Rules     []rawRule     `yaml:"rules"`
 	Add       []rawAdd      `yaml:"add"`
 	Templates []rawTemplate `yaml:"templates"`
@@ -298,8 +299,8 @@ func (l *loader) file(name string, data []byte) {
 		l.template(name, t)
 	}
 	if doc.Package.V == "" {
-		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 {
-			l.errorf(Pos{name, 1}, "rules, add and aliases need a package: line")
+		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 || len(doc.Variants) > 0 {
+			l.errorf(Pos{name, 1}, "rules, add, aliases and variants need a package: line")
 		}
 		return
 	}
@@ -465,20 +466,25 @@ func (l *loader) pkg(file string, doc rawDoc) {
 			l.set.byName[AnyPackage] = p
 			l.set.Packages = append(l.set.Packages, p)
 		}
-		if len(doc.Aliases) > 0 {
-			l.errorf(Pos{file, doc.Aliases[0].Line}, "package \"*\" has no aliases: its rules apply whatever the owner")
+		if len(doc.Aliases) > 0 || len(doc.Variants) > 0 {
+			line := append(doc.Aliases, doc.Variants...)[0].Line
+			l.errorf(Pos{file, line}, "package \"*\" has no aliases or variants: its rules apply whatever the owner")
 		}
 		l.pkgContent(file, p, doc)
 		return
 	}
-	for _, n := range append([]located{doc.Package}, doc.Aliases...) {
+	names := append(append([]located{doc.Package}, doc.Aliases...), doc.Variants...)
+	for i, n := range names {
 		if prev, ok := l.set.byName[n.V]; ok {
 			l.errorf(Pos{file, n.Line}, "package name %q is already used by package %s at %s", n.V, prev.Name, prev.Pos)
 			continue
 		}
 		l.set.byName[n.V] = p
-		if n != doc.Package {
+		if i > 0 {
 			p.Aliases = append(p.Aliases, n.V)
+		}
+		if i > len(doc.Aliases) {
+			p.Variants = append(p.Variants, n.V)
 		}
 	}
 	l.pkgContent(file, p, doc)

@@ -328,10 +328,15 @@ type Addition struct {
 // Package groups the rules of one Buildroot package.
 type Package struct {
 	Name    string
-	Aliases []string
-	Rules   []*Rule
-	Adds    []*Addition
-	Pos     Pos
+	Aliases []string // every other name, Variants included
+	// Variants are the names of another distribution of the package (the
+	// cri-o deb beside the static bundle): its rules are the package's,
+	// but check locks it under its own name, with its own version, so an
+	// image or a lock may hold both.
+	Variants []string
+	Rules    []*Rule
+	Adds     []*Addition
+	Pos      Pos
 }
 
 // Set is a loaded rule directory.
@@ -351,6 +356,17 @@ type Set struct {
 // Lookup returns the package called name, or one it is an alias of.
 func (s *Set) Lookup(name string) *Package {
 	return s.byName[name]
+}
+
+// LockName is the name check locks the package called name under: its
+// package line's name, or a variant's own; a name no rule file gives is
+// its own.
+func (s *Set) LockName(name string) string {
+	p := s.byName[name]
+	if p == nil || slices.Contains(p.Variants, name) {
+		return name
+	}
+	return p.Name
 }
 
 // Rules returns every package rule, in package then file order.

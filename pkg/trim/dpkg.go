@@ -2,6 +2,7 @@ package trim
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,41 +23,141 @@ import (
 // src/main/filesdb.c writes them; `dpkg -L` reads them).
 const DpkgInfoDir = "var/lib/dpkg/info"
 
+// DpkgStatus is dpkg's status file: a stanza a package, whose Package:
+// and Version: give the versions check records.
+const DpkgStatus = "var/lib/dpkg/status"
+
+// maxVersion bounds a version string; longer ones are ignored.
+const maxVersion = 128
+
 // maxDpkgList bounds what one .list file may cost: Debian's largest
 // (linux-image's, texlive's) are a few megabytes.
 const maxDpkgList = 64 << 20
 
-// DpkgDB is the ownership a Debian or Ubuntu root records about itself.
-// dpkg's diversions (var/lib/dpkg/diversions) are not read: a diverted
-// file is attributed to the package whose .list names the path, which for
-// the files the policy is about (CNI configurations, crictl.yaml, units)
-// no runtime package diverts.
+// OwnersDir is where an image records what no package manager installed:
+// a Dockerfile's RUN step that unpacks a release tarball writes
+// <package>.list there, in dpkg's .list form (one absolute path a line),
+// and may write <package>.version, one line. It is read with the dpkg
+// database and after it, so a tarball that overwrote a packaged file is
+// that file's last writer. It lies outside /var, which a KIC node mounts
+// as a volume.
+const OwnersDir = "usr/local/share/rootfs-trim/owners"
+
+// DpkgDB is the ownership a Debian or Ubuntu root records about itself:
+// dpkg's database and the image's own OwnersDir. dpkg's diversions
+// (var/lib/dpkg/diversions) are not read: a diverted file is attributed
+// to the package whose .list names the path, which for the files the
+// policy is about (CNI configurations, crictl.yaml, units) no runtime
+// package diverts.
 type DpkgDB struct {
 	Owners   *Owners
-	Packages int // distinct package names with a .list
+	Packages int // distinct package names with a dpkg .list
+	Local    int // distinct package names with a list in OwnersDir
 	// Ignored counts the lines and files that were not understood
 	// (garbage, a path without a leading /, a line over PathMax, a file
 	// name that is no package name): their files are owned by "unknown".
 	Ignored int
+	// Versions are the packages' versions: dpkg's status file, then
+	// OwnersDir's <package>.version files.
+	Versions map[string]string
+
+	dpkg, local map[string]bool
 }
 
 // Describe is the line commands print about where owners came from.
 func (db *DpkgDB) Describe(input string) string {
-	plural := "s"
-	if db.Packages == 1 {
-		plural = ""
+	var s string
+	switch {
+	case db.Local == 0:
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(db.Packages))
+	case db.Packages == 0:
+		s = fmt.Sprintf("owners: from /%s in %s (%s)", OwnersDir, input, packagesCount(db.Local))
+	default:
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(db.Packages), OwnersDir, packagesCount(db.Local))
 	}
-	s := fmt.Sprintf("owners: from the dpkg database in %s (%d package%s)", input, db.Packages, plural)
 	if db.Ignored > 0 {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
 	}
 	return s
 }
 
+func packagesCount(n int) string {
+	if n == 1 {
+		return "1 package"
+	}
+	return fmt.Sprintf("%d packages", n)
+}
+
 func newDpkgDB() *DpkgDB {
 	o := NewOwners()
 	o.Unowned = Unknown
-	return &DpkgDB{Owners: o}
+	return &DpkgDB{Owners: o, Versions: map[string]string{}, dpkg: map[string]bool{}, local: map[string]bool{}}
+}
+
+// finish counts the packages once everything is read.
+func (db *DpkgDB) finish() *DpkgDB {
+	db.Packages, db.Local = len(db.dpkg), len(db.local)
+	return db
+}
+
+// listFile says what a file of the database is, by its clean path: a
+// package's .list (in dpkg's info directory or OwnersDir), an OwnersDir
+// .version, dpkg's status file, or nothing.
+type listFile int
+
+const (
+	notDB listFile = iota
+	dpkgList
+	localList
+	localVersion
+	dpkgStatus
+)
+
+func classifyDBPath(clean string) listFile {
+	dir, base := path.Split(clean)
+	switch {
+	case clean == DpkgStatus:
+		return dpkgStatus
+	case dir == DpkgInfoDir+"/" && strings.HasSuffix(base, ".list"):
+		return dpkgList
+	case dir == OwnersDir+"/" && strings.HasSuffix(base, ".list"):
+		return localList
+	case dir == OwnersDir+"/" && strings.HasSuffix(base, ".version"):
+		return localVersion
+	}
+	return notDB
+}
+
+// read takes one file of the database; regular says it is a regular file
+// (anything else is ignored and counted).
+func (db *DpkgDB) read(kind listFile, base string, regular bool, r io.Reader) error {
+	if kind == dpkgStatus {
+		if regular {
+			return db.readStatus(r)
+		}
+		db.Ignored++
+		return nil
+	}
+	name := base
+	if kind == localVersion {
+		name = strings.TrimSuffix(base, ".version") + ".list"
+	}
+	pkg, ok := DpkgPackage(name)
+	if !ok || !regular {
+		db.Ignored++
+		return nil
+	}
+	switch kind {
+	case localVersion:
+		return db.readVersion(pkg, r)
+	case localList:
+		db.local[pkg] = true
+	default:
+		db.dpkg[pkg] = true
+	}
+	n, err := db.Owners.ParseDpkgList(r, pkg)
+	db.Ignored += n
+	return err
 }
 
 // DpkgPackage returns the package a .list file (its base name) is about:
@@ -164,50 +265,81 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 		return nil, err
 	}
 	defer root.Close()
-	info, err := root.Open(DpkgInfoDir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+	var files []string
+	found := false
+	for _, d := range []string{DpkgInfoDir, OwnersDir} {
+		names, ok, err := dirNames(root, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Join(dir, d), err)
+		}
+		found = found || ok
+		files = append(files, names...)
+	}
+	if !found {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path.Join(dir, DpkgInfoDir), err)
-	}
-	ents, err := info.ReadDir(-1)
-	info.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path.Join(dir, DpkgInfoDir), err)
-	}
+	// The status file, dpkg's lists, then the image's own: the last
+	// writer last.
+	files = append([]string{DpkgStatus}, files...)
 	db := newDpkgDB()
-	var lists []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".list") {
-			lists = append(lists, e.Name())
-		}
-	}
-	slices.Sort(lists)
-	for _, base := range lists {
-		rel := DpkgInfoDir + "/" + base
-		fi, err := root.Lstat(rel)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
-		}
-		pkg, ok := DpkgPackage(base)
-		if !ok || !fi.Mode().IsRegular() {
-			db.Ignored++
+	for _, rel := range files {
+		kind := classifyDBPath(rel)
+		if kind == notDB {
 			continue
 		}
-		f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		fi, err := root.Lstat(rel)
+		if errors.Is(err, fs.ErrNotExist) && kind == dpkgStatus {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 		}
-		n, err := db.Owners.ParseDpkgList(f, pkg)
-		f.Close()
+		var f *os.File
+		if fi.Mode().IsRegular() {
+			if f, err = root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err != nil {
+				return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
+			}
+		}
+		err = db.read(kind, path.Base(rel), f != nil, fileReader(f))
+		if f != nil {
+			f.Close()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 		}
-		db.Ignored += n
 	}
-	db.Packages = len(db.Owners.packages)
-	return db, nil
+	return db.finish(), nil
+}
+
+// dirNames lists the files of dir beneath root, sorted, as paths from
+// root; ok is false when dir does not exist or is no directory.
+func dirNames(root *os.Root, dir string) (names []string, ok bool, err error) {
+	d, err := root.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range ents {
+		names = append(names, dir+"/"+e.Name())
+	}
+	slices.Sort(names)
+	return names, true, nil
+}
+
+// fileReader is f, or an empty reader for no file (a .list that is not a
+// regular file is counted, never read).
+func fileReader(f *os.File) io.Reader {
+	if f == nil {
+		return strings.NewReader("")
+	}
+	return f
 }
 
 func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
@@ -218,6 +350,8 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 	}
 	defer in.Close()
 	var db *DpkgDB
+	var local []localFile // OwnersDir's lists, read after dpkg's
+	var held int64
 	for {
 		e, err := in.Next()
 		if err == io.EOF {
@@ -230,29 +364,125 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 		if err != nil {
 			continue // the real pass reports it
 		}
-		dir, base := path.Split(clean)
-		if clean != DpkgInfoDir && dir != DpkgInfoDir+"/" {
+		if (clean == DpkgInfoDir || clean == OwnersDir) && db == nil {
+			db = newDpkgDB()
+		}
+		kind := classifyDBPath(clean)
+		if kind == notDB {
 			continue
 		}
 		if db == nil {
 			db = newDpkgDB()
 		}
-		if clean == DpkgInfoDir || !strings.HasSuffix(base, ".list") {
+		regular := e.Type == archive.TypeRegular
+		if kind == localList && regular {
+			// Held back: in an archive OwnersDir (usr/) comes before
+			// var/lib/dpkg, and its lists must be read last. All of
+			// them together within one list's bound.
+			data, err := io.ReadAll(io.LimitReader(in, maxDpkgList-held))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", name, clean, err)
+			}
+			held += int64(len(data))
+			local = append(local, localFile{path.Base(clean), data})
 			continue
 		}
-		pkg, ok := DpkgPackage(base)
-		if !ok || e.Type != archive.TypeRegular {
-			db.Ignored++
-			continue
-		}
-		n, err := db.Owners.ParseDpkgList(in, pkg)
-		if err != nil {
+		if err := db.read(kind, path.Base(clean), regular, in); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", name, clean, err)
 		}
-		db.Ignored += n
 	}
-	if db != nil {
-		db.Packages = len(db.Owners.packages)
+	for _, lf := range local {
+		if err := db.read(localList, lf.base, true, bytes.NewReader(lf.data)); err != nil {
+			return nil, fmt.Errorf("%s: %s/%s: %w", name, OwnersDir, lf.base, err)
+		}
 	}
-	return db, nil
+	if db == nil {
+		return nil, nil
+	}
+	return db.finish(), nil
+}
+
+type localFile struct {
+	base string
+	data []byte
+}
+
+// readStatus takes the versions of dpkg's status file: each stanza's
+// Package: and Version:, for a package whose Status: says installed. A
+// stanza without them, or with a version that is not one, is skipped and
+// counted; only a read error is returned.
+func (db *DpkgDB) readStatus(r io.Reader) error {
+	br := bufio.NewReader(io.LimitReader(r, maxDpkgList))
+	var pkg, version, status string
+	flush := func() {
+		switch {
+		case pkg == "" && version == "" && status == "":
+		case !strings.HasSuffix(status, " installed"):
+		case !validVersion(version):
+			db.Ignored++
+		default:
+			if p, ok := DpkgPackage(pkg + ".list"); ok {
+				db.Versions[p] = version
+			} else {
+				db.Ignored++
+			}
+		}
+		pkg, version, status = "", "", ""
+	}
+	for {
+		line, err := br.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			flush()
+		} else if k, v, ok := strings.Cut(line, ":"); ok && line[0] != ' ' && line[0] != '\t' {
+			switch k {
+			case "Package":
+				pkg = strings.TrimSpace(v)
+			case "Version":
+				version = strings.TrimSpace(v)
+			case "Status":
+				status = strings.TrimSpace(v)
+			}
+		}
+		if err == io.EOF {
+			flush()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readVersion takes OwnersDir's <pkg>.version: one line, the version.
+func (db *DpkgDB) readVersion(pkg string, r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxVersion+2))
+	if err != nil {
+		return err
+	}
+	v := strings.TrimSpace(string(data))
+	if !validVersion(v) {
+		db.Ignored++
+		return nil
+	}
+	db.Versions[pkg] = v
+	return nil
+}
+
+// validVersion: a Debian version's characters (and _, which release tags
+// use), at most maxVersion bytes.
+func validVersion(v string) bool {
+	if v == "" || len(v) > maxVersion {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte(".+~:-_", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -159,3 +159,77 @@ func FuzzDpkgList(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadOwnersDir: an image's own lists (OwnersDir) are read after
+// dpkg's, so a tarball's file that overwrote a packaged one is the
+// tarball's; versions come from dpkg's status file and the .version
+// files; a list that is a symlink, a bad name or a bad version is counted.
+func TestLoadOwnersDir(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(DpkgInfoDir+"/containerd.io.list", "/.\n/usr/bin/runc\n/usr/bin/containerd\n")
+	write(DpkgStatus, "Package: containerd.io\nStatus: install ok installed\nVersion: 2.3.4-1\nDescription: x\n more: text\n\n"+
+		"Package: gone\nStatus: deinstall ok config-files\nVersion: 1.0\n\nPackage: bad\nStatus: install ok installed\nVersion: 1 2\n")
+	write(OwnersDir+"/buildkit.list", "/usr/local/bin/buildkitd\n/usr/bin/runc\n")
+	write(OwnersDir+"/buildkit.version", "v0.32.2\n")
+	write(OwnersDir+"/crictl.version", "$(id)\n")
+	write(OwnersDir+"/README", "not a list\n")
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, OwnersDir, "evil.list")); err != nil {
+		t.Fatal(err)
+	}
+	db, err := LoadDpkg(root, container.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range []string{"usr/bin/containerd", "usr/bin/runc", "usr/local/bin/buildkitd", "etc/passwd"} {
+		got[p] = (&Verdict{Path: p}).Owner(db.Owners)
+	}
+	want := map[string]string{
+		"usr/bin/containerd":      "containerd.io",
+		"usr/bin/runc":            "buildkit", // the last writer
+		"usr/local/bin/buildkitd": "buildkit",
+		"etc/passwd":              Unknown,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("owners (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"containerd.io": "2.3.4-1", "buildkit": "v0.32.2"}, db.Versions); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	// Ignored: bad's version, crictl's version, evil.list.
+	if db.Packages != 1 || db.Local != 1 || db.Ignored != 3 {
+		t.Errorf("Packages, Local, Ignored = %d, %d, %d; want 1, 1, 3", db.Packages, db.Local, db.Ignored)
+	}
+	if got, want := db.Describe("img"), "owners: from the dpkg database in img (1 package) and /"+OwnersDir+" (1 package); 3 unreadable entries ignored, their files are owned by unknown"; got != want {
+		t.Errorf("Describe:\n got %q\nwant %q", got, want)
+	}
+}
+
+// FuzzDpkgStatus: no status file makes the parser fail or panic, and
+// every version it records is a valid one, of a valid package name.
+func FuzzDpkgStatus(f *testing.F) {
+	f.Add([]byte("Package: podman\nStatus: install ok installed\nVersion: 4.3.1+ds1-8+deb12u1+b3\n\n"))
+	f.Add([]byte("Package: a\r\nVersion: 1\r\nStatus: install ok installed\r\n"))
+	f.Add([]byte("Package:\nVersion:\nStatus: installed\n\n\n Package: x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		db := newDpkgDB()
+		if err := db.readStatus(bytes.NewReader(data)); err != nil {
+			t.Fatalf("error on in-memory input: %v", err)
+		}
+		for p, v := range db.Versions {
+			if _, ok := DpkgPackage(p + ".list"); !ok || !validVersion(v) {
+				t.Fatalf("recorded %q = %q", p, v)
+			}
+		}
+	})
+}

@@ -173,13 +173,22 @@ func TestPackageTrees(t *testing.T) {
 				})
 			}
 			// One lock, whatever name the package goes by: check keys it
-			// by the rule file's package name.
+			// by the rule file's package name, or a variant's own (cri-o
+			// beside crio-bin): then the lock holds an entry under each,
+			// and each name's check sees only its own.
+			keys := map[string]bool{}
+			for _, name := range fx.names {
+				keys[set.LockName(name)] = true
+			}
 			for _, name := range fx.names {
 				t.Run("check/"+name, func(t *testing.T) {
 					version := readVersion(t, dir)
 					lock := filepath.Join(dir, "check.lock")
-					input := name + "@" + version + "=" + tree
-					runCheck(t, root, lock, fx.stale, input)
+					args := []string{name + "@" + version + "=" + tree}
+					if len(keys) > 1 {
+						args = append([]string{"--allow-missing"}, args...)
+					}
+					runCheck(t, root, lock, fx.stale, args...)
 				})
 			}
 		})
@@ -400,6 +409,9 @@ func runCheck(t *testing.T, root, lock string, stale []string, args ...string) {
 	}
 	got := map[string]string{}
 	for _, f := range r.Findings {
+		if f.Severity == "note" {
+			continue // a variant's entry, absent under the other name (--allow-missing)
+		}
 		got[f.Rule] = f.Severity + " " + f.Check + " " + f.Reason
 	}
 	if code != 0 || !cmp.Equal(want, got) {

@@ -1,0 +1,1 @@
+nerdctl binary (placeholder)

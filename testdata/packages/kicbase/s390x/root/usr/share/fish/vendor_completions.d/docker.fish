@@ -1,0 +1,1 @@
+# docker-ce-cli (placeholder)
