@@ -88,6 +88,7 @@ func TestScripts(t *testing.T) {
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(block), 0o755))
 			},
 			"mkarchive": mkarchive,
+			"mkimage":   mkimage,
 			// mkrootfs DIR: the shared fixture tree (devices only as root).
 			"mkrootfs": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 1 {

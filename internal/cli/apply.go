@@ -18,6 +18,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -124,6 +125,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
 	strict := fs.Bool("strict", false, "ignore fallback rules: a forbidden file no package rule handles stops the run")
+	squash := fs.Bool("squash", false, "for an image OUT: write one layer of the whole filesystem, not the input's layers and one of the changes")
 	maxSize := maxSizeFlag(fs)
 	recompress := recompressFlag(fs)
 	pos, err := parseFlags(fs, args)
@@ -163,8 +165,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 
 	var rep *trim.Report
 	if len(pos) == 1 {
-		if *format != "" || *codec != "" {
-			return usagef("--archive-format and --compress need IN and OUT")
+		if *format != "" || *codec != "" || *squash {
+			return usagef("--archive-format, --compress and --squash need IN and OUT")
 		}
 		var mm *manifest.Manifest
 		if *manifestPath != "" {
@@ -178,7 +180,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		defer unlock()
 	} else {
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress}
+			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
+			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
+				CreatedBy: fmt.Sprintf("rootfs-trim apply --rules %s (rootfs-trim %s, rules %s)", *rulesDir, Version, set.Digest)}}
 		if *manifestPath != "" {
 			a.m = m // the digests the manifest wants cost a pass over input and output
 		}
@@ -287,6 +291,7 @@ type archiveApply struct {
 	flags           *inputFlags
 	recompress      string
 	m               *manifest.Manifest
+	image           container.ImageOptions
 }
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
@@ -295,8 +300,13 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
 		Open: a.flags.open(), Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
 		Format: func(in archive.Format) (archive.Format, error) {
-			return outputFormat(in, a.format, a.codec, a.outPath, false)
+			out, err := outputFormat(in, a.format, a.codec, a.outPath, false)
+			if err == nil && a.image.Squash && out.Image == "" {
+				err = usagef("--squash: OUT is %s, not an image", out)
+			}
+			return out, err
 		},
+		Image: a.image,
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
 		},
@@ -347,15 +357,30 @@ func noteTo(env *Env, cmd string) func(string) {
 func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool) (archive.Format, error) {
 	out := in
 	var err error
-	if format != "" {
-		if out.Kind, err = archive.ParseKind(format); err != nil {
-			return out, usagef("--archive-format: %v", err)
+	switch format {
+	case "":
+	case ociimage.LayoutName, ociimage.ArchiveName:
+		if in.Image == "" {
+			out.Codec = compress.Gzip
 		}
+		out.Kind, out.Image = archive.KindTar, format
+	default:
+		if out.Kind, err = archive.ParseKind(format); err != nil {
+			return out, usagef("--archive-format: %v (or an image: %s, %s)", err, ociimage.LayoutName, ociimage.ArchiveName)
+		}
+		out.Image = ""
 	}
 	if codec != "" {
 		if out.Codec, err = compress.ParseCodec(codec); err != nil {
 			return out, usagef("--compress: %v", err)
 		}
+	}
+	if out.Image != "" {
+		// An image's layer is written gzip or raw, whatever OUT's name.
+		if out.Codec != compress.Gzip && out.Codec != compress.None {
+			return out, usagef("--compress %s: an image's new layer is gzip or none", out.Codec)
+		}
+		return out, nil
 	}
 	if out.Kind == archive.KindDir {
 		if strictDir && codec != "" && out.Codec != compress.None {

@@ -15,6 +15,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -100,7 +101,11 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 	for _, p := range pos {
 		in, err := parseCheckInput(p, *fileList)
 		if err != nil {
-			return err
+			var db *trim.DpkgDB
+			if db, err = dpkgInput(p, maxSize.open(), err); err != nil {
+				return err
+			}
+			in = check.Input{Path: p, Owners: db.Owners}
 		}
 		inputs = append(inputs, in)
 	}
@@ -160,6 +165,25 @@ func versionFromName(name string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// dpkgInput is the dpkg database of a whole root given without NAME= (an
+// image, a Debian root), or else usage, parseCheckInput's error.
+func dpkgInput(arg string, open container.OpenOptions, usage error) (*trim.DpkgDB, error) {
+	if strings.Contains(arg, "=") {
+		return nil, usage
+	}
+	if _, err := os.Stat(arg); err != nil {
+		return nil, usage
+	}
+	db, err := trim.LoadDpkg(arg, open)
+	if err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return nil, usage
+	}
+	return db, nil
 }
 
 func parseCheckInput(arg, fileList string) (check.Input, error) {
@@ -295,7 +319,7 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 		if f.Rule != "" {
 			subject += ", rule " + f.Rule
 		}
-		fmt.Fprintf(w, "%-7s [%s] %s: %s%s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where)
+		fmt.Fprintf(w, "%-7s [%s] %s: %s%s%s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where, layerNote(f.Layer))
 		if f.Diff != "" {
 			// The lines of a file a package ships: escaped like names.
 			for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {

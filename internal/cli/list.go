@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 func init() {
@@ -41,6 +43,14 @@ type listHead struct {
 	Path        string `json:"path"`
 	Format      string `json:"format"`
 	Compression string `json:"compression"`
+	// Image: when the input is an image, which one and its layers.
+	Image *listImage `json:"image,omitempty"`
+}
+
+type listImage struct {
+	Kind     string            `json:"kind"`
+	Platform string            `json:"platform,omitempty"`
+	Layers   []*ociimage.Layer `json:"layers"`
 }
 
 // listEntry is the stable JSON form of an entry.
@@ -69,6 +79,8 @@ type listEntry struct {
 	// FromGlobal: the PAX keywords the entry took from the global header.
 	FromGlobal []string    `json:"from_global,omitempty"`
 	Sparse     *listSparse `json:"sparse,omitempty"`
+	// Layer: in an image, the index of the layer that added the entry.
+	Layer *int `json:"layer,omitempty"`
 }
 
 type listGlobal struct {
@@ -134,6 +146,12 @@ func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) err
 		return listJSON(w, in, r)
 	}
 	fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
+	if img := in.Image(); img != nil {
+		fmt.Fprintf(w, "# image %s, %d layers\n", img.Platform, len(img.Layers))
+		for _, l := range img.Layers {
+			fmt.Fprintf(w, "# layer %d %s: %s\n", l.Index, l.Digest, oneLine(l.CreatedBy))
+		}
+	}
 	var globals tarGlobalShown
 	for {
 		e, err := r.Next()
@@ -203,7 +221,12 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 // listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...]}
 // without holding the entries in memory.
 func listJSON(w io.Writer, in *container.Input, r archive.Reader) error {
-	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String()})
+	h := listHead{Schema: listSchema, Path: in.Path, Format: in.Format.Kind.String(), Compression: in.Format.Codec.String()}
+	img := in.Image()
+	if img != nil {
+		h.Image = &listImage{Kind: img.Kind.String(), Platform: img.Platform, Layers: img.Layers}
+	}
+	head, _ := json.Marshal(h)
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
 	var globals tarGlobalShown
 	for i := 0; ; i++ {
@@ -215,7 +238,15 @@ func listJSON(w io.Writer, in *container.Input, r archive.Reader) error {
 			fmt.Fprintln(w, "]}")
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		b, _ := json.Marshal(toListEntry(e, globals.next(e)))
+		le := toListEntry(e, globals.next(e))
+		if img != nil {
+			if c, err := pathx.Clean(e.Name); err == nil {
+				if l := img.LayerOf(c); l != nil {
+					le.Layer = &l.Index
+				}
+			}
+		}
+		b, _ := json.Marshal(le)
 		if i > 0 {
 			w.Write([]byte(","))
 		}

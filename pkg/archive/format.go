@@ -57,9 +57,16 @@ type Format struct {
 	// Tar is the header format for tar output when the entries do not say
 	// (tar.FormatUnknown lets archive/tar choose the smallest that fits).
 	Tar tar.Format
+	// Image names the container image kind ("oci", "docker-archive";
+	// pkg/ociimage) whose layers hold the entries, as tar; Codec is then
+	// that of the layer an output adds. "" for an archive or a tree.
+	Image string
 }
 
 func (f Format) String() string {
+	if f.Image != "" {
+		return f.Image + " image (tar layers), " + f.Codec.String()
+	}
 	s := f.Kind.String()
 	if f.Kind == KindTar && f.Tar != tar.FormatUnknown {
 		s = "tar (" + strings.ToLower(f.Tar.String()) + ")"

@@ -28,12 +28,15 @@ const (
 )
 
 // Input is one thing to check: a package's tree or archive (Package set),
-// or a whole target with its packages-file-list.txt (FileList set).
+// or a whole target with its packages-file-list.txt (FileList set), or
+// a whole root whose owners the caller read (Owners set: an image's or a
+// tree's own dpkg database).
 type Input struct {
 	Path     string
 	Package  string
 	FileList string
 	Version  string
+	Owners   *trim.Owners
 }
 
 // Options configures Run.
@@ -131,8 +134,10 @@ func Run(opt Options) (*Result, error) {
 	inputOf := map[string]string{}
 	for _, in := range opt.Inputs {
 		owners := trim.NewOwners()
-		if in.FileList != "" {
-			if err := owners.ReadFileList(in.FileList); err != nil {
+		if in.FileList != "" || in.Owners != nil {
+			if in.Owners != nil {
+				owners = in.Owners
+			} else if err := owners.ReadFileList(in.FileList); err != nil {
 				return nil, err
 			}
 			// Every package of the target that has rules is checked, even
@@ -241,6 +246,9 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		owner := v.Owner(owners)
 		s := state(owner)
 		lf := &LockFile{Path: v.Path, Mode: fmt.Sprintf("%04o", e.Mode), Type: e.Type.String()}
+		if img := src.Image(); img != nil {
+			lf.layer = img.LayerOf(v.Path)
+		}
 		switch {
 		case v.Unreviewed():
 			lf.fallback = v.Rule.Name
@@ -318,7 +326,7 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 	}
 	for _, p := range paths {
 		f := s.files[p]
-		base := trim.Finding{Input: input, Path: p, Type: f.Type, Package: s.name, Rule: f.Rule, Action: f.Action, Policy: f.Policy}
+		base := trim.Finding{Input: input, Path: p, Type: f.Type, Package: s.name, Rule: f.Rule, Action: f.Action, Policy: f.Policy, Layer: f.layer}
 		if f.Rule == "" {
 			pos := rules.Pos{}
 			for _, pol := range opt.Set.Policy {

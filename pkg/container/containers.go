@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // containerRow is one kind of container of a root filesystem: how it is
@@ -21,6 +22,9 @@ type containerRow struct {
 	Name string
 	// Is recognises it, from the input's os.Stat.
 	Is func(fi os.FileInfo) bool
+	// Sniff, when set, recognises it instead of Is, from its path too (a
+	// container whose kind the file's content says).
+	Sniff func(path string, fi os.FileInfo) bool
 	// Open finds its parts and returns them as one Input.
 	Open func(path string, fi os.FileInfo, opt OpenOptions) (*Input, error)
 	// Writes says whether an output of format f is this container.
@@ -32,18 +36,20 @@ type containerRow struct {
 
 // containers: the first row whose Is or Writes says yes is the one.
 var containers = []containerRow{
+	{Name: "image", Is: func(os.FileInfo) bool { return false }, Sniff: ociimage.IsImage, Open: openImage, Writes: isImage, Create: createImage},
 	{Name: "tree", Is: os.FileInfo.IsDir, Open: openTree, Writes: isTree, Create: createTree},
 	{Name: "stream", Is: isRegular, Open: openFile, Writes: isStream, Create: createStream},
 }
 
 func isRegular(fi os.FileInfo) bool  { return fi.Mode().IsRegular() }
 func isTree(f archive.Format) bool   { return f.Kind == archive.KindDir }
-func isStream(f archive.Format) bool { return f.Kind != archive.KindDir }
+func isStream(f archive.Format) bool { return f.Kind != archive.KindDir && f.Image == "" }
+func isImage(f archive.Format) bool  { return f.Image != "" }
 
 // containerOf returns the container the input with fi is; false for none.
-func containerOf(fi os.FileInfo) (containerRow, bool) {
+func containerOf(path string, fi os.FileInfo) (containerRow, bool) {
 	for _, row := range containers {
-		if row.Is(fi) {
+		if row.Sniff != nil && row.Sniff(path, fi) || row.Sniff == nil && row.Is(fi) {
 			return row, true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // outputFormats is every format an output can have: each archive kind
@@ -27,6 +28,12 @@ func outputFormats() []archive.Format {
 		}
 		for _, c := range []compress.Codec{compress.None, compress.Gzip} {
 			out = append(out, archive.Format{Kind: k, Codec: c})
+		}
+	}
+	// An image: its layers are tar, its new layer gzip or not.
+	for _, img := range []string{ociimage.LayoutName, ociimage.ArchiveName} {
+		for _, c := range []compress.Codec{compress.None, compress.Gzip} {
+			out = append(out, archive.Format{Kind: archive.KindTar, Codec: c, Image: img})
 		}
 	}
 	return out
@@ -70,7 +77,7 @@ func TestEveryContainerHandled(t *testing.T) {
 		t.Errorf("docs/formats.md's containers table has %d rows, containers %d", len(doc), len(containers))
 	}
 	for _, row := range containers {
-		if row.Is == nil || row.Open == nil || row.Writes == nil || row.Create == nil {
+		if row.Is == nil && row.Sniff == nil || row.Open == nil || row.Writes == nil || row.Create == nil {
 			t.Errorf("container %q: a column is unset: %+v", row.Name, row)
 		}
 		if cells := doc[row.Name]; len(cells) != 5 || slicesHasEmpty(cells) {
@@ -100,7 +107,7 @@ func TestEveryContainerHandled(t *testing.T) {
 			}
 			fi, err := os.Stat(out)
 			mustDo(t, err)
-			if row, ok := containerOf(fi); !ok || row.Name != writers[0] {
+			if row, ok := containerOf(out, fi); !ok || row.Name != writers[0] {
 				t.Errorf("read as container %q, written as %q", row.Name, writers[0])
 			}
 			if d := cmp.Diff(want, listEntries(t, out)); d != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // Input is an open archive or tree.
@@ -28,7 +29,11 @@ type Input struct {
 	dir     *archive.DirReader // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
+	image   *ociimage.Image
 }
+
+// Image is the image the input is, nil for an archive or a tree.
+func (in *Input) Image() *ociimage.Image { return in.image }
 
 // FileInfo is the input file's, as it was opened; nil for a tree.
 func (in *Input) FileInfo() os.FileInfo { return in.info }
@@ -50,6 +55,12 @@ func (in *Input) Close() error {
 	var err error
 	if in.dir != nil {
 		err = in.dir.Close()
+	}
+	if in.image != nil {
+		if r, ok := in.Reader.(*ociimage.Reader); ok {
+			r.Close()
+		}
+		err = in.image.Close()
 	}
 	if in.decomp != nil {
 		err = in.decomp.Close()
@@ -80,6 +91,9 @@ type OpenOptions struct {
 	// Tap, when set, sees the decompressed stream as it is read, so that
 	// an output can be matched against it (see OutputOptions.Reuse).
 	Tap Tap
+	// Platform (os/arch[/variant]) picks the image of a multi-platform
+	// image; "" takes the only one.
+	Platform string
 }
 
 // Tap watches an archive's decompressed stream.
@@ -103,7 +117,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, ok := containerOf(fi)
+	row, ok := containerOf(path, fi)
 	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
@@ -117,6 +131,21 @@ func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
 		return nil, err
 	}
 	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
+}
+
+// openImage opens an image: its parts are its layers, read as the merged
+// filesystem (ociimage.Reader).
+func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
+	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, MaxSize: opt.MaxSize, Backend: opt.Backend})
+	if err != nil {
+		return nil, err
+	}
+	// Its compression is its top layer's, which a layer apply adds takes.
+	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip, Image: img.Kind.String()}
+	if n := len(img.Layers); n > 0 && img.Layers[n-1].Codec() == compress.None {
+		f.Codec = compress.None
+	}
+	return &Input{Reader: img.Reader(), Path: path, Format: f, image: img}, nil
 }
 
 // openFile opens a single stream: its one part is the whole file.
