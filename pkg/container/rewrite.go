@@ -121,7 +121,7 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	}
 	img := opt.Image
 	img.Source = in.Image()
-	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level}, Backend: opt.Open.Backend,
+	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level, Backend: opt.Open.Backend},
 		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), Image: img})
 	if err != nil {
 		return Result{}, err

@@ -33,7 +33,7 @@ func (img *Image) openLayer(l *Layer) (*layerStream, error) {
 		return nil, errMissing(l.String(), l.blobOrDigest(), err)
 	}
 	s := &layerStream{l: l, blob: rc, blobHash: digest.New(), diffHash: digest.New()}
-	dec, codec, err := compress.NewReaderWith(io.TeeReader(rc, s.blobHash), img.opt.Backend)
+	dec, codec, err := compress.NewReader(io.TeeReader(rc, s.blobHash), compress.ReaderOptions{Backend: img.opt.Backend})
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("%s: %w", l, err)
