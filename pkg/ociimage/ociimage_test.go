@@ -210,3 +210,20 @@ func TestChangedBetweenPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryBeneathALowerSymlink: a layer's entry beneath a name a lower
+// layer made a symlink is refused, naming both: extractors disagree on
+// whether it goes through the link.
+func TestEntryBeneathALowerSymlink(t *testing.T) {
+	steps := []ocitest.Step{
+		{CreatedBy: "base", Entries: []ocitest.Entry{{Name: "etc/", Type: tar.TypeDir}, {Name: "x", Type: tar.TypeSymlink, Linkname: "etc/cni/net.d"}}},
+		{CreatedBy: "two", Entries: []ocitest.Entry{{Name: "x/00-evil.conflist", Data: "{}"}}},
+	}
+	dir := filepath.Join(t.TempDir(), "img")
+	ocitest.WriteLayout(dir, ocitest.Image(steps, "linux/amd64"), "x")
+	_, err := Open(dir, Options{})
+	want := `layer 1 \(sha256:[0-9a-f]{64}\): entry "x/00-evil.conflist": x above it is a symlink in the layers so far, not a directory$`
+	if err == nil || !regexpMatch(want, err.Error()) {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

@@ -112,15 +112,31 @@ type Step struct {
 
 // Image builds an image of steps, for platform, with a config like
 // kicbase's (ENV container=docker, the entrypoint, STOPSIGNAL, EXPOSE 22)
-// and an empty_layer history entry between the first two steps.
+// and an empty_layer history entry between the first two steps. Its
+// media types are OCI's, as buildx's OCI exporter writes (skopeo 1.9 and
+// umoci find only those in a layout).
 func Image(steps []Step, platform string) v1.Image {
+	return image(steps, platform, true)
+}
+
+// DockerImage is Image with Docker's media types, as docker save's.
+func DockerImage(steps []Step, platform string) v1.Image {
+	return image(steps, platform, false)
+}
+
+func image(steps []Step, platform string, oci bool) v1.Image {
 	img := empty.Image
+	layerType := types.DockerLayer
+	if oci {
+		img = mutate.MediaType(mutate.ConfigMediaType(img, types.OCIConfigJSON), types.OCIManifestSchema1)
+		layerType = types.OCILayer
+	}
 	for i, s := range steps {
 		b := s.Raw
 		if b == nil {
 			b = Tar(s.Entries)
 		}
-		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, tarball.WithMediaType(layerType))
 		must(err)
 		img, err = mutate.Append(img, mutate.Addendum{Layer: l, History: v1.History{CreatedBy: s.CreatedBy, Created: v1.Time{Time: MTime}}})
 		must(err)
