@@ -325,12 +325,21 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 		return nil, applyError(env, err)
 	}
 	if a.m != nil {
-		a.m.Input = manifest.Target{Path: a.inPath, Format: res.In.Kind.String(), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
+		a.m.Input = manifest.Target{Path: a.inPath, Format: formatName(res.In), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
 		if res.Committed {
-			a.m.Output = manifest.Target{Path: a.outPath, Format: res.Out.Kind.String(), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
+			a.m.Output = manifest.Target{Path: a.outPath, Format: formatName(res.Out), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
 		}
 	}
 	return rep, nil
+}
+
+// formatName is the manifest's format of f: the archive kind, or the
+// image kind (oci, docker-archive).
+func formatName(f archive.Format) string {
+	if f.Image != "" {
+		return f.Image
+	}
+	return f.Kind.String()
 }
 
 // recompressFlag is apply's and repack's --recompress.

@@ -282,8 +282,12 @@ func (a *asyncHash) Sum() []byte {
 
 // Digest returns "sha256:<hex>" of the whole input file. Decompressors may
 // stop short of the end (trailing padding after the last frame), so the
-// rest of the file is read first. For a tree it returns "".
+// rest of the file is read first. For a tree it returns "", for an image
+// its config's digest (its ID).
 func (in *Input) Digest() (string, error) {
+	if in.image != nil {
+		return in.image.ID(), nil
+	}
 	if in.counter == nil {
 		return "", nil
 	}

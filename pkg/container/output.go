@@ -370,8 +370,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // Digest returns "sha256:<hex>" of the file written, after Commit; "" for
-// a tree or when OutputOptions.Digest was not set.
+// a tree or when OutputOptions.Digest was not set; an image's config
+// digest (its ID).
 func (o *Output) Digest() string {
+	if o.image != nil {
+		return o.image.ID()
+	}
 	if o.directSum != nil {
 		return "sha256:" + hex.EncodeToString(o.directSum)
 	}

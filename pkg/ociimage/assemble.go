@@ -42,6 +42,7 @@ func (w *Writer) assemble(l *Layer) error {
 		return err
 	}
 	cfgBlob := jsonBlob(cfg)
+	w.id = cfgBlob.digest
 	man, err := w.manifest(layers, cfgBlob)
 	if err != nil {
 		return err

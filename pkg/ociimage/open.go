@@ -98,7 +98,11 @@ type Image struct {
 	emitted        map[any]emitted // what the Reader yielded, by its Format
 	dpkg           []DpkgList
 	newestMTimeSec int64
+	id             string
 }
+
+// ID is the config's digest: the image ID docker and podman show.
+func (img *Image) ID() string { return img.id }
 
 // candidate is an image an index or manifest.json names.
 type candidate struct {
@@ -344,7 +348,7 @@ func (img *Image) parseConfig(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	img.parsed = cfg
+	img.parsed, img.id = cfg, "sha256:"+digest.Bytes(b)
 	if img.Platform == "" && cfg.OS != "" {
 		img.Platform = cfg.Platform().String()
 	}

@@ -53,7 +53,11 @@ type Writer struct {
 	discard bool
 	newest  int64
 	result  string
+	id      string
 }
+
+// ID is the written image's config digest, once closed.
+func (w *Writer) ID() string { return w.id }
 
 // pending is a changed entry, its data in the spool.
 type pending struct {
