@@ -219,6 +219,9 @@ func applyTree(ctx context.Context, env *Env, target string, dryRun bool, opt tr
 	if !fi.IsDir() {
 		return nil, nil, usagef("%s is not a directory; to rewrite an archive give IN and OUT", target)
 	}
+	if ociimage.IsImage(target, fi) {
+		return nil, nil, usagef("%s is an image (an OCI layout), never changed in place: give IN and OUT", target)
+	}
 	var before string
 	var n int
 	if m != nil {
