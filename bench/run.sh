@@ -39,6 +39,7 @@ EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
 	repack-gzip repack-xz repack-xzblocks repack-lz4 repack-zstd
 	apply-gzip apply-xz apply-xzblocks apply-lz4 apply-zstd apply-iso rss)
+ALL_CASES+=(apply-image)
 
 die() {
 	printf 'bench: %s\n' "$*" >&2
@@ -751,6 +752,50 @@ case_apply_iso() {
 	rm -f "$out" "$WORK/peer.iso" "$WORK/peer.cpio.gz"
 }
 
+# ensure_image: set IMAGE to a multi-layer OCI layout of the main tree
+# (bench/genimage: its top-level directories in 4 gzip layers, and a layer
+# with a whiteout), made unless a complete one from the same generator is
+# cached.
+IMAGE=
+ensure_image() {
+	local dir stamp
+	ensure_tree "$SIZE_MB"
+	dir=$(rootfs_dir "$SIZE_MB")
+	IMAGE=$dir/image
+	stamp="genimage $(cksum <"$ROOT/bench/genimage/main.go" | cut -d' ' -f1)"
+	if [[ -f $IMAGE.stamp && $(cat "$IMAGE.stamp") == "$stamp" && -f $IMAGE/index.json ]]; then
+		return 0
+	fi
+	rm -rf "$IMAGE" "$IMAGE.stamp"
+	(cd "$ROOT" && go build -o "$BENCH_DIR/bin/genimage" ./bench/genimage) || die "cannot build bench/genimage"
+	log "== making the OCI layout $IMAGE (bench/genimage), this can take a while"
+	"$BENCH_DIR/bin/genimage" -tree "$dir/target" -out "$IMAGE" -ref bench -layers 4 >&2 || die "genimage failed"
+	printf '%s\n' "$stamp" >"$IMAGE.stamp" || die "cannot write $IMAGE.stamp"
+}
+
+# apply on the image, to a layout, against what a user would script with
+# umoci: unpack the image, rm what apply strips and moves, repack it (into
+# a copy of the layout, made before each run, untimed). apply keeps the
+# input's layers as they are and writes one layer of the changes.
+case_apply_image() {
+	local out=$WORK/image-out bundle=$WORK/image-bundle peer=$WORK/image-peer list strip rootless=
+	ensure_image
+	list=$(rootfs_dir "$SIZE_MB")/packages-file-list.txt
+	if ((EUID != 0)); then
+		rootless=--rootless
+	fi
+	run_ours "apply-image" "$out" -- env SOURCE_DATE_EPOCH="$EPOCH" "$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$list" "$IMAGE" "$out"
+	strip=$("$BIN" audit --rules "$ROOT/rules" --packages-file-list "$list" --report json "$IMAGE" | grep -o '"path": "[^"]*"' | sed 's/"path": "\(.*\)"/\1/' | tr '\n' ' ' || true)
+	MEASURE_PREP=(bash -c 'rm -rf "$2" "$3" && cp -a "$1" "$2"' _ "$IMAGE" "$peer" "$bundle")
+	run_peer "apply-image" "umoci unpack, rm, umoci repack" "" "umoci" -- \
+		bash -c 'umoci unpack $4 --image "$1:bench" "$2" >/dev/null && (cd "$2/rootfs" && rm -rf -- $3) && umoci repack --image "$1:trimmed" "$2"' _ "$peer" "$bundle" "$strip" "$rootless"
+	MEASURE_PREP=()
+	if [[ -f $out/index.json ]]; then
+		NOTES+=("apply-image: input $(du -sb "$IMAGE" | cut -f1) bytes in $(find "$IMAGE/blobs" -type f | wc -l) blobs; the output adds $(($(du -sb "$out" | cut -f1) - $(du -sb "$IMAGE" | cut -f1))) bytes (its new layer, config, manifest); the peer stripped: $strip")
+	fi
+	rm -rf "$out" "$peer" "$bundle"
+}
+
 # Peak RSS of rootfs-trim repack at two input sizes: it should not grow with
 # the archive.
 case_rss() {
@@ -914,6 +959,9 @@ for codec in gzip xz xzblocks lz4 zstd; do
 done
 if want rss; then
 	case_rss
+fi
+if want apply-image; then
+	case_apply_image
 fi
 
 {

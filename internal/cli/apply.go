@@ -19,6 +19,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -125,6 +126,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
 	strict := fs.Bool("strict", false, "ignore fallback rules: a forbidden file no package rule handles stops the run")
+	squash := fs.Bool("squash", false, "for an image OUT: write one layer of the whole filesystem, not the input's layers and one of the changes")
 	maxSize := maxSizeFlag(fs)
 	recompress := recompressFlag(fs)
 	pos, err := parseFlags(fs, args)
@@ -164,8 +166,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 
 	var rep *trim.Report
 	if len(pos) == 1 {
-		if *format != "" || *codec != "" {
-			return usagef("--archive-format and --compress need IN and OUT")
+		if *format != "" || *codec != "" || *squash {
+			return usagef("--archive-format, --compress and --squash need IN and OUT")
 		}
 		var mm *manifest.Manifest
 		if *manifestPath != "" {
@@ -179,7 +181,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		defer unlock()
 	} else {
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress}
+			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
+			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
+				CreatedBy: fmt.Sprintf("rootfs-trim apply --rules %s (rootfs-trim %s, rules %s)", *rulesDir, Version, set.Digest)}}
 		if *manifestPath != "" {
 			a.m = m // the digests the manifest wants cost a pass over input and output
 		}
@@ -215,6 +219,9 @@ func applyTree(ctx context.Context, env *Env, target string, dryRun bool, opt tr
 	}
 	if !fi.IsDir() {
 		return nil, nil, usagef("%s is not a directory; to rewrite an archive give IN and OUT", target)
+	}
+	if ociimage.IsImage(target, fi) {
+		return nil, nil, usagef("%s is an image (an OCI layout), never changed in place: give IN and OUT", target)
 	}
 	var before string
 	var n int
@@ -288,6 +295,7 @@ type archiveApply struct {
 	flags           *inputFlags
 	recompress      string
 	m               *manifest.Manifest
+	image           container.ImageOptions
 }
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
@@ -296,8 +304,13 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
 		Open: a.flags.open(), Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
 		Format: func(in archive.Format) (archive.Format, error) {
-			return outputFormat(in, a.format, a.codec, a.outPath, false)
+			out, err := outputFormat(in, a.format, a.codec, a.outPath, false)
+			if err == nil && a.image.Squash && out.Image == "" {
+				err = usagef("--squash: OUT is %s, not an image", out)
+			}
+			return out, err
 		},
+		Image: a.image,
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
 		},
@@ -315,12 +328,21 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 		return nil, applyError(env, err)
 	}
 	if a.m != nil {
-		a.m.Input = manifest.Target{Path: a.inPath, Format: res.In.Kind.String(), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
+		a.m.Input = manifest.Target{Path: a.inPath, Format: formatName(res.In), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
 		if res.Committed {
-			a.m.Output = manifest.Target{Path: a.outPath, Format: res.Out.Kind.String(), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
+			a.m.Output = manifest.Target{Path: a.outPath, Format: formatName(res.Out), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
 		}
 	}
 	return rep, nil
+}
+
+// formatName is the manifest's format of f: the archive kind, or the
+// image kind (oci, docker-archive).
+func formatName(f archive.Format) string {
+	if f.Image != "" {
+		return f.Image
+	}
+	return f.Kind.String()
 }
 
 // recompressFlag is apply's and repack's --recompress.
@@ -353,15 +375,30 @@ func outputFormat(in archive.Format, format, codec, outPath string, strictDir bo
 		out.Container = ""
 	}
 	var err error
-	if format != "" {
-		if out.Kind, err = archive.ParseKind(format); err != nil {
-			return out, usagef("--archive-format: %v", err)
+	switch format {
+	case "":
+	case ociimage.LayoutName, ociimage.ArchiveName:
+		if in.Image == "" {
+			out.Codec = compress.Gzip
 		}
+		out.Kind, out.Image = archive.KindTar, format
+	default:
+		if out.Kind, err = archive.ParseKind(format); err != nil {
+			return out, usagef("--archive-format: %v (or an image: %s, %s)", err, ociimage.LayoutName, ociimage.ArchiveName)
+		}
+		out.Image = ""
 	}
 	if codec != "" {
 		if out.Codec, err = compress.ParseCodec(codec); err != nil {
 			return out, usagef("--compress: %v", err)
 		}
+	}
+	if out.Image != "" {
+		// An image's layer is written gzip or raw, whatever OUT's name.
+		if out.Codec != compress.Gzip && out.Codec != compress.None {
+			return out, usagef("--compress %s: an image's new layer is gzip or none", out.Codec)
+		}
+		return out, nil
 	}
 	if out.Kind == archive.KindDir {
 		if strictDir && codec != "" && out.Codec != compress.None {

@@ -11,6 +11,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -160,7 +161,7 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		}
 		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason), layerNote(f.Layer))
 		if f.Severity == rules.Error {
 			errs++
 		} else {
@@ -172,14 +173,31 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 	return nil
 }
 
+// layerNote names, in an image, the layer that added a finding's file and
+// the Dockerfile line that made it.
+func layerNote(l *ociimage.Layer) string {
+	if l == nil {
+		return ""
+	}
+	digest := l.Digest
+	if len(digest) > len("sha256:")+12 {
+		digest = digest[:len("sha256:")+12]
+	}
+	s := fmt.Sprintf(" [layer %d %s", l.Index, digest)
+	if l.CreatedBy != "" {
+		s += ": " + oneLine(l.CreatedBy)
+	}
+	return s + "]"
+}
+
 func findingMessage(f trim.Finding) string {
 	switch f.Check {
 	case trim.CheckStale:
 		return fmt.Sprintf("rule %s of package %s %s", f.Rule, names.Quote(f.Package), f.Reason)
 	case trim.CheckUnhandled:
-		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason))
+		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), layerNote(f.Layer))
 	}
-	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, oneLine(f.Reason))
+	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, oneLine(f.Reason), layerNote(f.Layer))
 }
 
 // oneLine folds a reason's whitespace and escapes what it must not carry

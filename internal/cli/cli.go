@@ -315,8 +315,9 @@ func (b *byteSize) Set(s string) error {
 
 // inputFlags are the flags every command that reads archives has.
 type inputFlags struct {
-	maxSize byteSize
-	backend backendFlag
+	maxSize  byteSize
+	backend  backendFlag
+	platform string
 }
 
 // maxSizeFlag registers --max-size and --backend.
@@ -324,11 +325,12 @@ func maxSizeFlag(fs *flag.FlagSet) *inputFlags {
 	f := &inputFlags{maxSize: byteSize(container.DefaultMaxSize)}
 	fs.Var(&f.maxSize, "max-size", "refuse input that expands beyond this `size` (K, M, G, T suffixes)")
 	fs.Var(&f.backend, "backend", "(de)compressors: auto (the xz, zstd, pigz, lz4 tools when on PATH), go, or external")
+	fs.StringVar(&f.platform, "platform", "", "of a multi-platform image, the one to read: `os/arch[/variant]`")
 	return f
 }
 
 func (f *inputFlags) open() container.OpenOptions {
-	return container.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend)}
+	return container.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend), Platform: f.platform}
 }
 
 type backendFlag compress.Backend

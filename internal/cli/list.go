@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 func init() {
@@ -51,16 +53,23 @@ type listHead struct {
 }
 
 // listImage is an ISO image around the entries listed.
+//
+// An image around the entries is one of two kinds: an ISO image holding
+// the initrd (Container "iso9660" and the fields after Layers), or a
+// container image whose layers hold them (Kind and Platform and Layers).
 type listImage struct {
-	Container string `json:"container"`
-	VolumeID  string `json:"volume_id"`
+	Container string            `json:"container,omitempty"`
+	Kind      string            `json:"kind,omitempty"`
+	Platform  string            `json:"platform,omitempty"`
+	Layers    []*ociimage.Layer `json:"layers,omitempty"`
+	VolumeID  string            `json:"volume_id,omitempty"`
 	// BootConfigs are the boot configurations read; Initrd the initrd's
 	// files in the image, which the entries are, and NamedAt the line
 	// naming them.
-	BootConfigs []string        `json:"boot_configs"`
-	Initrd      []string        `json:"initrd"`
-	NamedAt     string          `json:"named_at"`
-	Files       []listImageFile `json:"files"`
+	BootConfigs []string        `json:"boot_configs,omitempty"`
+	Initrd      []string        `json:"initrd,omitempty"`
+	NamedAt     string          `json:"named_at,omitempty"`
+	Files       []listImageFile `json:"files,omitempty"`
 }
 
 type listImageFile struct {
@@ -73,8 +82,11 @@ type listImageFile struct {
 	Linkname string `json:"linkname,omitempty"`
 }
 
-// imageOf lists the ISO image in is, nil for another input.
+// imageOf lists the image around the entries of in, nil for none.
 func imageOf(in *container.Input) (*listImage, error) {
+	if oci := in.Image(); oci != nil {
+		return &listImage{Kind: oci.Kind.String(), Platform: oci.Platform, Layers: oci.Layers}, nil
+	}
 	iso := in.ISO
 	if iso == nil {
 		return nil, nil
@@ -136,6 +148,8 @@ type listEntry struct {
 	// FromGlobal: the PAX keywords the entry took from the global header.
 	FromGlobal []string    `json:"from_global,omitempty"`
 	Sparse     *listSparse `json:"sparse,omitempty"`
+	// Layer: in an image, the index of the layer that added the entry.
+	Layer *int `json:"layer,omitempty"`
 }
 
 type listGlobal struct {
@@ -204,10 +218,16 @@ func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) err
 	if asJSON {
 		return listJSON(w, in, r, img)
 	}
-	if img != nil {
+	if in.ISO != nil {
 		listImageText(w, in, img)
 	} else {
 		fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
+	}
+	if oci := in.Image(); oci != nil {
+		fmt.Fprintf(w, "# image %s, %d layers\n", oci.Platform, len(oci.Layers))
+		for _, l := range oci.Layers {
+			fmt.Fprintf(w, "# layer %d %s: %s\n", l.Index, l.Digest, oneLine(l.CreatedBy))
+		}
 	}
 	var globals tarGlobalShown
 	for {
@@ -290,7 +310,15 @@ func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage
 			fmt.Fprintln(w, "]}")
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		b, _ := json.Marshal(toListEntry(e, globals.next(e)))
+		le := toListEntry(e, globals.next(e))
+		if oci := in.Image(); oci != nil {
+			if c, err := pathx.Clean(e.Name); err == nil {
+				if l := oci.LayerOf(c); l != nil {
+					le.Layer = &l.Index
+				}
+			}
+		}
+		b, _ := json.Marshal(le)
 		if i > 0 {
 			w.Write([]byte(","))
 		}

@@ -60,9 +60,16 @@ type Format struct {
 	// Container names what holds the archive when it is not the archive
 	// file itself: "iso9660" for an initrd in an ISO image; "" otherwise.
 	Container string
+	// Image names the container image kind ("oci", "docker-archive";
+	// pkg/ociimage) whose layers hold the entries, as tar; Codec is then
+	// that of the layer an output adds. "" for an archive or a tree.
+	Image string
 }
 
 func (f Format) String() string {
+	if f.Image != "" {
+		return f.Image + " image (tar layers), " + f.Codec.String()
+	}
 	s := f.Kind.String()
 	if f.Kind == KindTar && f.Tar != tar.FormatUnknown {
 		s = "tar (" + strings.ToLower(f.Tar.String()) + ")"

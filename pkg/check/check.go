@@ -29,7 +29,9 @@ const (
 )
 
 // Input is one thing to check: a package's tree or archive (Package set),
-// or a whole target with its packages-file-list.txt (FileList set).
+// or a whole target with its packages-file-list.txt (FileList set), or
+// a whole root whose owners the caller read (Owners set: an image's or a
+// tree's own dpkg database).
 type Input struct {
 	Path     string
 	Package  string
@@ -273,6 +275,9 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		owner := v.Owner(owners)
 		s := state(owner)
 		lf := &LockFile{Path: v.Path, Mode: fmt.Sprintf("%04o", e.Mode), Type: e.Type.String()}
+		if img := src.Image(); img != nil {
+			lf.layer = img.LayerOf(v.Path)
+		}
 		switch {
 		case v.Unreviewed():
 			lf.fallback = v.Rule.Name
@@ -350,7 +355,7 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 	}
 	for _, p := range paths {
 		f := s.files[p]
-		base := trim.Finding{Input: input, Path: p, Type: f.Type, Package: s.name, Rule: f.Rule, Action: f.Action, Policy: f.Policy}
+		base := trim.Finding{Input: input, Path: p, Type: f.Type, Package: s.name, Rule: f.Rule, Action: f.Action, Policy: f.Policy, Layer: f.layer}
 		if f.Rule == "" {
 			pos := rules.Pos{}
 			for _, pol := range opt.Set.Policy {

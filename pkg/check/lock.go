@@ -1,6 +1,8 @@
 package check
 
 import (
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -62,6 +64,9 @@ type LockFile struct {
 	// seenAs says where the booted system sees the file when that is not
 	// its path (Verdict.Alias), for the finding.
 	seenAs string
+	// layer is, in an image, the layer that added the file, for the
+	// finding; never in the lock (a rebuild moves files between layers).
+	layer *ociimage.Layer
 }
 
 // NewLock returns an empty lock: what a first --update-lock starts from.

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // containerRow is one kind of container of a root filesystem: how it is
@@ -36,14 +37,28 @@ type containerRow struct {
 
 // containers: the first row whose Is or Writes says yes is the one.
 var containers = []containerRow{
+	{Name: "image", Is: isDirOrRegular, Content: isImagePath, Open: openImage, Writes: isImage, Create: createImage},
 	{Name: "tree", Is: os.FileInfo.IsDir, Open: openTree, Writes: isTree, Create: createTree},
 	{Name: "iso9660", Is: isRegular, Content: isISOFile, Open: openISO, Writes: isISO, Create: createISO},
 	{Name: "stream", Is: isRegular, Open: openFile, Writes: isStream, Create: createStream},
 }
 
-func isRegular(fi os.FileInfo) bool  { return fi.Mode().IsRegular() }
-func isTree(f archive.Format) bool   { return f.Kind == archive.KindDir }
-func isStream(f archive.Format) bool { return f.Kind != archive.KindDir && f.Container == "" }
+func isRegular(fi os.FileInfo) bool { return fi.Mode().IsRegular() }
+func isTree(f archive.Format) bool  { return f.Kind == archive.KindDir }
+func isStream(f archive.Format) bool {
+	return f.Kind != archive.KindDir && f.Container == "" && f.Image == ""
+}
+func isImage(f archive.Format) bool { return f.Image != "" }
+
+// isDirOrRegular: an image is a layout directory or a save tarball.
+func isDirOrRegular(fi os.FileInfo) bool { return fi.IsDir() || fi.Mode().IsRegular() }
+
+// isImagePath says whether the layout or tarball at path is an image; its
+// content says so (an oci-layout file, a manifest.json member).
+func isImagePath(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && ociimage.IsImage(path, fi)
+}
 
 // containerOf returns the container the input at path, with fi, is;
 // false for none.

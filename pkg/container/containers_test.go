@@ -14,6 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660/isotest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // outputFormats is every format an output can have: each archive kind
@@ -28,6 +29,12 @@ func outputFormats() []archive.Format {
 		}
 		for _, c := range []compress.Codec{compress.None, compress.Gzip} {
 			out = append(out, archive.Format{Kind: k, Codec: c})
+		}
+	}
+	// An image: its layers are tar, its new layer gzip or not.
+	for _, img := range []string{ociimage.LayoutName, ociimage.ArchiveName} {
+		for _, c := range []compress.Codec{compress.None, compress.Gzip} {
+			out = append(out, archive.Format{Kind: archive.KindTar, Codec: c, Image: img})
 		}
 	}
 	// An initrd in an ISO image, as minikube ships it.

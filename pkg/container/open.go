@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // Input is an open archive or tree.
@@ -36,7 +37,11 @@ type Input struct {
 	decomp  io.Closer
 	// wholeDigest: Digest is file's, the whole container's.
 	wholeDigest bool
+	image       *ociimage.Image
 }
+
+// Image is the image the input is, nil for an archive or a tree.
+func (in *Input) Image() *ociimage.Image { return in.image }
 
 // FileInfo is the input file's, as it was opened; nil for a tree.
 func (in *Input) FileInfo() os.FileInfo { return in.info }
@@ -58,6 +63,12 @@ func (in *Input) Close() error {
 	var err error
 	if in.dir != nil {
 		err = in.dir.Close()
+	}
+	if in.image != nil {
+		if r, ok := in.Reader.(*ociimage.Reader); ok {
+			r.Close()
+		}
+		err = in.image.Close()
 	}
 	if in.decomp != nil {
 		err = in.decomp.Close()
@@ -88,6 +99,9 @@ type OpenOptions struct {
 	// Tap, when set, sees the decompressed stream as it is read, so that
 	// an output can be matched against it (see OutputOptions.Reuse).
 	Tap Tap
+	// Platform (os/arch[/variant]) picks the image of a multi-platform
+	// image; "" takes the only one.
+	Platform string
 }
 
 // Tap watches an archive's decompressed stream.
@@ -125,6 +139,21 @@ func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
 		return nil, err
 	}
 	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
+}
+
+// openImage opens an image: its parts are its layers, read as the merged
+// filesystem (ociimage.Reader).
+func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
+	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, MaxSize: opt.MaxSize, Backend: opt.Backend})
+	if err != nil {
+		return nil, err
+	}
+	// Its compression is its top layer's, which a layer apply adds takes.
+	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip, Image: img.Kind.String()}
+	if n := len(img.Layers); n > 0 && img.Layers[n-1].Codec() == compress.None {
+		f.Codec = compress.None
+	}
+	return &Input{Reader: img.Reader(), Path: path, Format: f, image: img}, nil
 }
 
 // openFile opens a single stream: its one part is the whole file.
@@ -261,10 +290,14 @@ func (a *asyncHash) Sum() []byte {
 
 // Digest returns "sha256:<hex>" of the whole input file. Decompressors may
 // stop short of the end (trailing padding after the last frame), so the
-// rest of the file is read first. For a tree it returns "".
+// rest of the file is read first. For a tree it returns "", for an image
+// its config's digest (its ID).
 func (in *Input) Digest() (string, error) {
 	if in.wholeDigest {
 		return in.digestFile()
+	}
+	if in.image != nil {
+		return in.image.ID(), nil
 	}
 	if in.counter == nil {
 		return "", nil

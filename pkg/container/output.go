@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // OutputOptions configures Create.
@@ -30,6 +32,19 @@ type OutputOptions struct {
 	// the same: the whole file when nothing changed, the unchanged blocks
 	// of an lz4 legacy stream otherwise (see reuse.go).
 	Reuse *Reuse
+	// Image says how an image output is made (Format.Image set).
+	Image ImageOptions
+}
+
+// ImageOptions is what an image output needs besides its entries.
+type ImageOptions struct {
+	// Squash writes one layer; else the source's layers are kept and one
+	// layer of the changes is added.
+	Squash    bool
+	CreatedBy string
+	Epoch     *time.Time
+	// Source is the input image; nil makes a new image of one layer.
+	Source *ociimage.Image
 }
 
 // Output is an archive or tree being written. Nothing appears at Path until
@@ -53,6 +68,7 @@ type Output struct {
 	comp    io.WriteCloser
 	counter *countingWriter
 	done    bool
+	image   *ociimage.Writer
 
 	// direct: an external compressor writes to file itself, so the bytes
 	// are counted by the file's offset and hashed once it is complete.
@@ -99,7 +115,7 @@ func Create(path string, f archive.Format, opt OutputOptions) (*Output, error) {
 		path = filepath.Clean(path)
 	}
 	if fi, err := os.Lstat(path); err == nil {
-		if f.Kind == archive.KindDir {
+		if f.Kind == archive.KindDir || f.Image == ociimage.LayoutName {
 			return nil, fmt.Errorf("%s: already exists; a tree is only written to a new directory", path)
 		}
 		if !fi.Mode().IsRegular() {
@@ -131,6 +147,27 @@ func createTree(o *Output, dir, base string, opt OutputOptions) error {
 		return err
 	}
 	o.tmp, o.Writer = tmp, w
+	return nil
+}
+
+// createImage starts o, an image, in a new directory beside its path: the
+// layout itself, or where the tarball is made.
+func createImage(o *Output, dir, base string, opt OutputOptions) error {
+	tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return userPathError(o.Path, err)
+	}
+	kind := ociimage.Layout
+	if o.Format.Image == ociimage.ArchiveName {
+		kind = ociimage.Archive
+	}
+	w, err := ociimage.NewWriter(tmp, ociimage.WriteOptions{Kind: kind, Squash: opt.Image.Squash, CreatedBy: opt.Image.CreatedBy,
+		Epoch: opt.Image.Epoch, Codec: o.Format.Codec, Source: opt.Image.Source})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	o.tmp, o.Writer, o.image = tmp, w, w
 	return nil
 }
 
@@ -215,12 +252,15 @@ func (o *Output) Commit() error {
 	if o.iso != nil {
 		from = o.iso.out
 	}
+	if o.image != nil {
+		from = o.image.Result()
+	}
 	if err := os.Rename(from, o.Path); err != nil {
 		o.removeTemp()
 		return err
 	}
-	if o.iso != nil {
-		os.RemoveAll(o.tmp) // the work directory, without the image
+	if from != o.tmp {
+		os.RemoveAll(o.tmp)
 	}
 	return syncDir(filepath.Dir(o.Path))
 }
@@ -346,8 +386,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // Digest returns "sha256:<hex>" of the file written, after Commit; "" for
-// a tree or when OutputOptions.Digest was not set.
+// a tree or when OutputOptions.Digest was not set; an image's config
+// digest (its ID).
 func (o *Output) Digest() string {
+	if o.image != nil {
+		return o.image.ID()
+	}
 	if o.directSum != nil {
 		return "sha256:" + hex.EncodeToString(o.directSum)
 	}

@@ -61,6 +61,9 @@ type RewriteOptions struct {
 	Note func(string)
 	// Transform rewrites the entries; nil is Copy.
 	Transform Transform
+	// Image says how an image output is made; its Source is set to the
+	// input when that is an image.
+	Image ImageOptions
 }
 
 // Result is what Rewrite read and wrote, for the manifest.
@@ -116,8 +119,10 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if opt.DryRun {
 		target = outPath + ".dry-run"
 	}
+	img := opt.Image
+	img.Source = in.Image()
 	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level, Backend: opt.Open.Backend},
-		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), From: in})
+		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), From: in, Image: img})
 	if err != nil {
 		return Result{}, err
 	}
@@ -163,7 +168,7 @@ func reuseFor(m *splice.Matcher, in *Input, out archive.Format, opt RewriteOptio
 	if m == nil {
 		return nil
 	}
-	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || out.Container != in.Format.Container || opt.Level != 0 {
+	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || out.Container != in.Format.Container || in.Format.Image != "" || out.Image != "" || opt.Level != 0 {
 		m.Disable()
 		return nil
 	}

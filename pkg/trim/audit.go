@@ -1,6 +1,8 @@
 package trim
 
 import (
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+
 	"fmt"
 	"io"
 	"sort"
@@ -29,6 +31,9 @@ type Finding struct {
 	// Target is a dangling symlink's target, or the new target a
 	// retarget rule gives a symlink.
 	Target string `json:"target,omitempty"`
+	// Layer is, in an image, the layer that added the file: its index,
+	// digest, diff_id and the history's created_by (the Dockerfile line).
+	Layer *ociimage.Layer `json:"layer,omitempty"`
 }
 
 // The checks a finding can come from, in the [check-name] style of Yocto's
@@ -133,7 +138,15 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 		}
 	}
 	res.Entries += a.Entries
-	res.Findings = append(res.Findings, a.Findings()...)
+	found := a.Findings()
+	if img := src.Image(); img != nil {
+		for i := range found {
+			if found[i].Path != "" {
+				found[i].Layer = img.LayerOf(found[i].Path)
+			}
+		}
+	}
+	res.Findings = append(res.Findings, found...)
 	return a.Classifier(), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // DpkgInfoDir is where dpkg records what each package installed: one
@@ -253,7 +254,7 @@ func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
+	if fi.IsDir() && !ociimage.IsImage(name, fi) {
 		return loadDpkgTree(name)
 	}
 	return loadDpkgArchive(name, open)
@@ -349,6 +350,9 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 		return nil, err
 	}
 	defer in.Close()
+	if img := in.Image(); img != nil {
+		return dpkgOfImage(img)
+	}
 	var db *DpkgDB
 	var local []localFile // OwnersDir's lists, read after dpkg's
 	var held int64
@@ -485,4 +489,28 @@ func validVersion(v string) bool {
 		}
 	}
 	return true
+}
+
+// dpkgOfImage is the dpkg database of an image's merged view, which its
+// first pass read (ociimage.Image.DpkgLists): the layers are not read again.
+func dpkgOfImage(img *ociimage.Image) (*DpkgDB, error) {
+	lists, ok := img.DpkgLists()
+	if !ok {
+		return nil, nil
+	}
+	db := newDpkgDB()
+	for _, l := range lists {
+		pkg, ok := DpkgPackage(path.Base(l.Name))
+		if !ok || l.Type != archive.TypeRegular || l.Data == nil {
+			db.Ignored++
+			continue
+		}
+		n, err := db.Owners.ParseDpkgList(bytes.NewReader(l.Data), pkg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", img.Path, l.Name, err)
+		}
+		db.Ignored += n
+	}
+	db.Packages = len(db.Owners.packages)
+	return db, nil
 }

@@ -1,0 +1,351 @@
+package ociimage
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// blob is one file of the image written: its digest, and where its bytes
+// come from (a scratch file of the writer's, or the source's store).
+type blob struct {
+	digest string
+	size   int64
+	file   string // a file in the writer's directory, moved into place
+	data   []byte // a JSON document
+	from   *Layer // a source layer, copied and checked
+	src    *Image
+}
+
+// assemble writes the image around the new layer l.
+func (w *Writer) assemble(l *Layer) error {
+	src := w.opt.Source
+	var layers []*Layer
+	if src != nil && !w.opt.Squash {
+		layers = append(layers, src.Layers...)
+	}
+	layers = append(layers, l)
+	cfg, err := w.config(layers)
+	if err != nil {
+		return err
+	}
+	cfgBlob := jsonBlob(cfg)
+	w.id = cfgBlob.digest
+	man, err := w.manifest(layers, cfgBlob)
+	if err != nil {
+		return err
+	}
+	manBlob := jsonBlob(man)
+	blobs := []blob{}
+	for _, sl := range layers[:len(layers)-1] {
+		blobs = append(blobs, blob{digest: sl.Digest, size: sl.size, from: sl, src: src})
+	}
+	blobs = append(blobs, blob{digest: l.Digest, size: l.size, file: l.blob}, cfgBlob, manBlob)
+	index := w.index(manBlob)
+	if w.opt.Kind == Archive {
+		return w.writeTarball(blobs, index, layers, cfgBlob)
+	}
+	return w.writeLayout(blobs, index)
+}
+
+func jsonBlob(b []byte) blob {
+	return blob{digest: "sha256:" + digest.Bytes(b), size: int64(len(b)), data: b}
+}
+
+// config is the source's config with the new rootfs, history and created
+// (every other field kept as it was), or a new one.
+func (w *Writer) config(layers []*Layer) ([]byte, error) {
+	cfg := map[string]json.RawMessage{}
+	src := w.opt.Source
+	if src != nil {
+		for k, v := range src.config {
+			cfg[k] = v
+		}
+	} else {
+		os, arch, variant := "linux", runtime.GOARCH, ""
+		if w.opt.Platform != "" {
+			p, err := v1.ParsePlatform(w.opt.Platform)
+			if err != nil {
+				return nil, err
+			}
+			os, arch, variant = p.OS, p.Architecture, p.Variant
+		}
+		cfg["os"], cfg["architecture"] = mustJSON(os), mustJSON(arch)
+		if variant != "" {
+			cfg["variant"] = mustJSON(variant)
+		}
+		cfg["config"] = json.RawMessage(`{}`)
+	}
+	var ids []string
+	for _, l := range layers {
+		ids = append(ids, l.DiffID)
+	}
+	cfg["rootfs"] = mustJSON(map[string]any{"type": "layers", "diff_ids": ids})
+	var history []map[string]any
+	if h, ok := cfg["history"]; ok {
+		if err := json.Unmarshal(h, &history); err != nil {
+			return nil, fmt.Errorf("config history: %w", err)
+		}
+	}
+	if w.opt.Squash {
+		for _, h := range history {
+			h["empty_layer"] = true
+		}
+	}
+	created := w.epoch().Format(time.RFC3339)
+	history = append(history, map[string]any{"created": created, "created_by": w.opt.CreatedBy, "comment": "rootfs-trim"})
+	cfg["history"], cfg["created"] = mustJSON(history), mustJSON(created)
+	return json.Marshal(cfg)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only values of this file's own making
+	}
+	return b
+}
+
+// layerType is a layer's media type in a manifest of type man.
+func layerType(l *Layer, man types.MediaType) types.MediaType {
+	if l.mediaType != "" {
+		return l.mediaType
+	}
+	docker := man == types.DockerManifestSchema2
+	switch {
+	case l.codec == compress.Gzip && docker:
+		return types.DockerLayer
+	case l.codec == compress.Gzip:
+		return types.OCILayer
+	case l.codec == compress.Zstd:
+		return types.OCILayerZStd
+	case docker:
+		return types.DockerUncompressedLayer
+	}
+	return types.OCIUncompressedLayer
+}
+
+// manifest is the source's manifest with the new config and layers, or
+// a new OCI manifest.
+func (w *Writer) manifest(layers []*Layer, cfg blob) ([]byte, error) {
+	m := map[string]json.RawMessage{}
+	mt, ct := types.OCIManifestSchema1, types.OCIConfigJSON
+	if src := w.opt.Source; src != nil && src.manifest != nil {
+		for k, v := range src.manifest {
+			m[k] = v
+		}
+		mt, ct = src.manifestType, src.configType
+	}
+	if _, ok := m["schemaVersion"]; !ok {
+		m["schemaVersion"] = mustJSON(2)
+	}
+	m["mediaType"] = mustJSON(mt)
+	m["config"] = mustJSON(v1.Descriptor{MediaType: ct, Size: cfg.size, Digest: mustHash(cfg.digest)})
+	var descs []v1.Descriptor
+	for _, l := range layers {
+		descs = append(descs, v1.Descriptor{MediaType: layerType(l, mt), Size: l.size, Digest: mustHash(l.Digest)})
+	}
+	m["layers"] = mustJSON(descs)
+	return json.Marshal(m)
+}
+
+func mustHash(s string) v1.Hash {
+	h, err := v1.NewHash(s)
+	if err != nil {
+		panic(err) // digests of this package's own computing
+	}
+	return h
+}
+
+// index is the layout's index.json: the one image, with the annotations
+// the source's index gave it (its ref names), or names from the tarball's
+// RepoTags.
+func (w *Writer) index(man blob) []byte {
+	src := w.opt.Source
+	ann := map[string]string{}
+	mt := types.OCIManifestSchema1
+	if src != nil {
+		for k, v := range src.annotations {
+			ann[k] = v
+		}
+		if len(ann) == 0 && len(src.repoTags) > 0 {
+			ann["io.containerd.image.name"] = src.repoTags[0]
+			if i := strings.LastIndex(src.repoTags[0], ":"); i >= 0 && !strings.Contains(src.repoTags[0][i:], "/") {
+				ann[RefName] = src.repoTags[0][i+1:]
+			}
+		}
+		if src.manifest != nil {
+			mt = src.manifestType
+		}
+	}
+	d := v1.Descriptor{MediaType: mt, Size: man.size, Digest: mustHash(man.digest)}
+	if len(ann) > 0 {
+		d.Annotations = ann
+	}
+	if p, err := v1.ParsePlatform(w.platform()); err == nil && p.OS != "" {
+		d.Platform = p
+	}
+	return mustJSON(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{d}})
+}
+
+func (w *Writer) platform() string {
+	if w.opt.Source != nil {
+		return w.opt.Source.Platform
+	}
+	if w.opt.Platform != "" {
+		return w.opt.Platform
+	}
+	return "linux/" + runtime.GOARCH
+}
+
+const ociLayout = `{"imageLayoutVersion":"1.0.0"}`
+
+// writeLayout writes the layout into the writer's directory.
+func (w *Writer) writeLayout(blobs []blob, index []byte) error {
+	if err := os.MkdirAll(filepath.Join(w.dir, "blobs", "sha256"), 0o755); err != nil {
+		return err
+	}
+	for _, b := range blobs {
+		if err := b.writeFile(blobPath(w.dir, b.digest)); err != nil {
+			return err
+		}
+	}
+	for name, data := range map[string][]byte{"oci-layout": []byte(ociLayout), "index.json": index} {
+		if err := os.WriteFile(filepath.Join(w.dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	w.result = w.dir
+	return os.Chmod(w.dir, 0o755)
+}
+
+// writeFile puts b at name.
+func (b blob) writeFile(name string) error {
+	switch {
+	case b.file != "":
+		if err := os.Rename(b.file, name); err != nil {
+			return err
+		}
+		return os.Chmod(name, 0o644)
+	case b.data != nil:
+		return os.WriteFile(name, b.data, 0o644)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := b.copyTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// copyTo copies a source layer's blob, checking it is still what the
+// image says.
+func (b blob) copyTo(w io.Writer) error {
+	rc, _, err := b.src.store.open(b.from.blob)
+	if err != nil {
+		return errMissing(b.from.String(), b.from.blobOrDigest(), err)
+	}
+	defer rc.Close()
+	h := digest.New()
+	n, err := io.Copy(io.MultiWriter(w, h), rc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.from, err)
+	}
+	if got := "sha256:" + digest.Sum(h); got != b.digest || n != b.size {
+		return fmt.Errorf("%s: changed while it was read: its sha256 is now %s", b.from, got)
+	}
+	return nil
+}
+
+// writeTarball writes a docker-archive tarball as Docker 25+ does: the
+// blobs, an OCI layout's index.json and oci-layout, and manifest.json.
+func (w *Writer) writeTarball(blobs []blob, index []byte, layers []*Layer, cfg blob) error {
+	f, err := os.CreateTemp(w.dir, ".image-")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	mtime := w.epoch()
+	tw := tar.NewWriter(f)
+	for _, d := range []string{"blobs/", "blobs/sha256/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+	}
+	for _, b := range blobs {
+		if err := writeTarBlob(tw, b, mtime); err != nil {
+			return err
+		}
+	}
+	var names []string
+	for _, l := range layers {
+		names = append(names, "blobs/sha256/"+l.Digest[len("sha256:"):])
+	}
+	var tags []string
+	if src := w.opt.Source; src != nil {
+		tags = src.repoTags
+		if tags == nil && src.annotations["io.containerd.image.name"] != "" {
+			tags = []string{src.annotations["io.containerd.image.name"]}
+		}
+	}
+	manifest := mustJSON([]map[string]any{{"Config": "blobs/sha256/" + cfg.digest[len("sha256:"):], "RepoTags": tags, "Layers": names}})
+	for _, m := range []struct {
+		name string
+		data []byte
+	}{{"index.json", index}, {"manifest.json", manifest}, {"oci-layout", []byte(ociLayout)}} {
+		if err := writeTarBlob(tw, blob{data: m.data, size: int64(len(m.data))}, mtime, m.name); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	w.result = f.Name()
+	return f.Close()
+}
+
+// writeTarBlob writes b as a member of the tarball, at blobs/sha256/<hex>
+// or at name.
+func writeTarBlob(tw *tar.Writer, b blob, mtime time.Time, name ...string) error {
+	n := "blobs/sha256/"
+	if len(name) > 0 {
+		n = name[0]
+	} else {
+		n += b.digest[len("sha256:"):]
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: n, Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+		return err
+	}
+	switch {
+	case b.data != nil:
+		_, err := tw.Write(b.data)
+		return err
+	case b.file != "":
+		f, err := os.Open(b.file)
+		if err != nil {
+			return err
+		}
+		defer func() { f.Close(); os.Remove(b.file) }()
+		_, err = io.Copy(tw, f)
+		return err
+	}
+	return b.copyTo(tw)
+}

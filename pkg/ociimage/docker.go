@@ -1,0 +1,140 @@
+package ociimage
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+)
+
+// dockerManifest is one image of a docker save tarball's manifest.json
+// (moby's image/tarexport: Config, RepoTags, Layers, file names in the
+// tarball).
+type dockerManifest struct {
+	Config   string
+	RepoTags []string
+	Layers   []string
+}
+
+// blobFile matches a file named by its digest: Docker 25+'s
+// blobs/sha256/<hex>, and older releases' <hex>.json config.
+var blobFile = regexp.MustCompile(`^(?:blobs/sha256/([0-9a-f]{64})|([0-9a-f]{64})\.json)$`)
+
+// digestOfName is the digest a file's name states, "" for none.
+func digestOfName(name string) string {
+	m := blobFile.FindStringSubmatch(path.Clean("/" + name)[1:])
+	if m == nil {
+		return ""
+	}
+	return "sha256:" + m[1] + m[2]
+}
+
+// sniffTarball says whether the tar file at name has manifest.json or
+// oci-layout among its first members (docker and podman write them first
+// or last; a small image's are all read quickly, and the index is needed
+// anyway to open it).
+func sniffTarball(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for i := 0; i < 1<<16; i++ {
+		h, err := tr.Next()
+		if err != nil {
+			return false
+		}
+		switch path.Clean("/" + h.Name)[1:] {
+		case "manifest.json", "oci-layout":
+			return h.Typeflag == tar.TypeReg
+		}
+	}
+	return false
+}
+
+// dockerCandidates lists the images of manifest.json, with the platform
+// each one's config states.
+func (img *Image) dockerCandidates() ([]candidate, error) {
+	b, err := readSmall(img.store, "manifest.json")
+	if err != nil {
+		return nil, err
+	}
+	var ms []dockerManifest
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return nil, fmt.Errorf("manifest.json: %w", err)
+	}
+	var out []candidate
+	for i := range ms {
+		m := &ms[i]
+		cfg, err := img.dockerConfig(m)
+		if err != nil {
+			return nil, err
+		}
+		var c struct {
+			OS, Architecture, Variant string
+		}
+		if err := json.Unmarshal(cfg, &c); err != nil {
+			return nil, fmt.Errorf("manifest.json: config %s: %w", m.Config, err)
+		}
+		out = append(out, candidate{platform: v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}, docker: m})
+	}
+	return out, nil
+}
+
+// dockerConfig reads a manifest.json entry's config, checked against the
+// digest its name states.
+func (img *Image) dockerConfig(m *dockerManifest) ([]byte, error) {
+	name := path.Clean("/" + m.Config)[1:]
+	b, err := readSmall(img.store, name)
+	if err != nil {
+		return nil, errMissing("manifest.json: config", m.Config, err)
+	}
+	if want := digestOfName(name); want != "" {
+		if got := "sha256:" + digest.Bytes(b); got != want {
+			return nil, fmt.Errorf("manifest.json: config %s: digest mismatch: its sha256 is %s", m.Config, got)
+		}
+	}
+	return b, nil
+}
+
+// loadDocker reads the image of a manifest.json entry.
+func (img *Image) loadDocker(m *dockerManifest) error {
+	cfg, err := img.dockerConfig(m)
+	if err != nil {
+		return err
+	}
+	if err := img.parseConfig(cfg); err != nil {
+		return err
+	}
+	img.repoTags = m.RepoTags
+	for i, name := range m.Layers {
+		name = path.Clean("/" + name)[1:]
+		l := &Layer{Index: i, blob: name}
+		if d := digestOfName(name); d != "" && strings.HasPrefix(name, "blobs/") {
+			l.Digest, l.digestKnown = d, true
+		}
+		if _, size, err := img.store.open(name); err == nil {
+			l.size = size
+		}
+		img.Layers = append(img.Layers, l)
+	}
+	return img.checkLayers("manifest.json")
+}
+
+// readAllLimited reads r to its end, at most max bytes.
+func readAllLimited(r io.Reader, max int64) ([]byte, bool, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	return b, int64(len(b)) > max, err
+}
+
+var _ = bytes.NewReader

@@ -1,0 +1,5 @@
+package ociimage
+
+import "regexp"
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

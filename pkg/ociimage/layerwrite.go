@@ -1,0 +1,82 @@
+package ociimage
+
+import (
+	"fmt"
+	"hash"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// layerWriter writes a new layer to a scratch file: tar, compressed as
+// asked (gzip with no name and no time in its header, so that the same
+// entries give the same bytes), hashed on both sides.
+type layerWriter struct {
+	archive.Writer
+	file     *os.File
+	blobHash hash.Hash
+	diffHash hash.Hash
+	gz       *gzip.Writer
+	codec    compress.Codec
+	size     int64
+	counted  counted
+}
+
+// newLayer is a layer written to a new file in dir.
+func newLayer(dir string, codec compress.Codec) (*layerWriter, error) {
+	if err := checkCodec(codec); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, ".layer-")
+	if err != nil {
+		return nil, err
+	}
+	lw := &layerWriter{file: f, blobHash: digest.New(), diffHash: digest.New(), codec: codec}
+	var w io.Writer = io.MultiWriter(f, lw.blobHash, &lw.counted)
+	if codec == compress.Gzip {
+		lw.gz = gzip.NewWriter(w)
+		w = lw.gz
+	}
+	lw.Writer = archive.NewTarWriter(io.MultiWriter(w, lw.diffHash), 0)
+	return lw, nil
+}
+
+// counted is a byte count as an io.Writer.
+type counted int64
+
+func (c *counted) Write(p []byte) (int, error) { *c += counted(len(p)); return len(p), nil }
+
+// finish ends the layer; the file stays, for the image to take.
+func (lw *layerWriter) finish() (*Layer, error) {
+	if err := lw.Writer.Close(); err != nil {
+		return nil, err
+	}
+	if lw.gz != nil {
+		if err := lw.gz.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if err := lw.file.Close(); err != nil {
+		return nil, err
+	}
+	lw.size = int64(lw.counted)
+	return &Layer{Digest: "sha256:" + digest.Sum(lw.blobHash), DiffID: "sha256:" + digest.Sum(lw.diffHash),
+		size: lw.size, codec: lw.codec, blob: lw.file.Name(), digestKnown: true}, nil
+}
+
+func (lw *layerWriter) abort() {
+	lw.file.Close()
+	os.Remove(lw.file.Name())
+}
+
+func checkCodec(c compress.Codec) error {
+	if c != compress.Gzip && c != compress.None {
+		return fmt.Errorf("a new layer is written with gzip or no compression, not %s", c)
+	}
+	return nil
+}

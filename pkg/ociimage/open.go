@@ -1,0 +1,396 @@
+package ociimage
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// Kind is how an image is stored.
+type Kind uint8
+
+const (
+	// Layout is an OCI image layout directory (oci-layout, index.json,
+	// blobs/).
+	Layout Kind = iota + 1
+	// Archive is a tarball: docker save's manifest.json, the OCI layout
+	// Docker 25+ puts beside it, or only that layout (oci-archive).
+	Archive
+)
+
+// Names of the kinds, as --archive-format takes them.
+const (
+	LayoutName  = "oci"
+	ArchiveName = "docker-archive"
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Layout:
+		return LayoutName
+	case Archive:
+		return ArchiveName
+	}
+	return ""
+}
+
+// RefName is the annotation skopeo and umoci find an image in a layout by.
+const RefName = "org.opencontainers.image.ref.name"
+
+// Options says which image of a multi-platform input to read, and bounds
+// what it may cost.
+type Options struct {
+	// Platform is os/arch[/variant]; "" takes the only image there is.
+	Platform string
+	// MaxSize caps the uncompressed bytes of each layer.
+	MaxSize int64
+	// Backend chooses the layers' decompressors.
+	Backend compress.Backend
+}
+
+// Layer is one layer of an image, bottom first.
+type Layer struct {
+	Index int `json:"index"`
+	// Digest is the blob's (compressed) sha256; DiffID the uncompressed
+	// tar's, from the config's rootfs.diff_ids.
+	Digest    string `json:"digest"`
+	DiffID    string `json:"diff_id"`
+	CreatedBy string `json:"created_by,omitempty"`
+
+	mediaType types.MediaType
+	size      int64
+	blob      string // its name in the store
+	codec     compress.Codec
+	// digestKnown is false for a legacy docker save layer (<id>/layer.tar),
+	// whose file name is no digest: the first pass computes it.
+	digestKnown bool
+}
+
+// Image is one image of a layout or a tarball, opened and scanned.
+type Image struct {
+	Path     string
+	Kind     Kind
+	Platform string
+	Layers   []*Layer
+
+	store store
+	opt   Options
+	// manifest and config as read, every field kept; manifest is nil for a
+	// docker save tarball without a layout.
+	manifest       map[string]json.RawMessage
+	manifestType   types.MediaType
+	configType     types.MediaType
+	config         map[string]json.RawMessage
+	parsed         *v1.ConfigFile
+	annotations    map[string]string // of the descriptor index.json names the image by
+	repoTags       []string
+	tree           *scan
+	emitted        map[any]emitted // what the Reader yielded, by its Format
+	dpkg           []DpkgList
+	newestMTimeSec int64
+	id             string
+}
+
+// ID is the config's digest: the image ID docker and podman show.
+func (img *Image) ID() string { return img.id }
+
+// candidate is an image an index or manifest.json names.
+type candidate struct {
+	platform    v1.Platform
+	manifest    v1.Descriptor
+	annotations map[string]string
+	docker      *dockerManifest // a manifest.json entry
+}
+
+// IsImage says whether path looks like an image: a directory with an
+// oci-layout file, or a tar file holding manifest.json or oci-layout at its
+// top (only the first members are read).
+func IsImage(path string, fi os.FileInfo) bool {
+	if fi.IsDir() {
+		fi, err := os.Lstat(path + "/oci-layout")
+		return err == nil && fi.Mode().IsRegular()
+	}
+	return fi.Mode().IsRegular() && sniffTarball(path)
+}
+
+// Open opens the image at path and makes the first pass over its layers
+// (Scan): what each layer hides, who owns what, every digest checked.
+func Open(path string, opt Options) (*Image, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	img := &Image{Path: path, opt: opt}
+	if fi.IsDir() {
+		img.Kind = Layout
+		img.store, err = openDirStore(path)
+	} else {
+		img.Kind = Archive
+		img.store, err = openTarStore(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sig := signature(path, fi, opt)
+	if c := cached(sig); c != nil {
+		c.store = img.store
+		return c, nil
+	}
+	if err := img.load(); err != nil {
+		img.store.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := img.scan(); err != nil {
+		img.store.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	remember(sig, img)
+	return img, nil
+}
+
+// Close releases the image's files.
+func (img *Image) Close() error { return img.store.Close() }
+
+// load reads the index or manifest.json, chooses the image and reads its
+// manifest and config.
+func (img *Image) load() error {
+	var cands []candidate
+	var err error
+	switch {
+	case img.store.has("manifest.json"):
+		cands, err = img.dockerCandidates()
+	case img.store.has("index.json"):
+		if !img.store.has("oci-layout") {
+			return errors.New("index.json without oci-layout: not an OCI image layout")
+		}
+		cands, err = img.indexCandidates("index.json", nil, 0)
+	default:
+		return errors.New("neither manifest.json nor index.json: not an image")
+	}
+	if err != nil {
+		return err
+	}
+	c, err := choose(cands, img.opt.Platform)
+	if err != nil {
+		return err
+	}
+	img.Platform, img.annotations = c.platform.String(), c.annotations
+	if c.docker != nil {
+		return img.loadDocker(c.docker)
+	}
+	return img.loadManifest(c.manifest)
+}
+
+// indexCandidates lists the images an index names, descending into the
+// indexes it names (a multi-platform image in a layout is an index in
+// index.json). annotations are those of the descriptor in index.json.
+func (img *Image) indexCandidates(name string, annotations map[string]string, depth int) ([]candidate, error) {
+	if depth > 4 {
+		return nil, fmt.Errorf("%s: indexes nested more than 4 deep", name)
+	}
+	b, err := readSmall(img.store, name)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := v1.ParseIndexManifest(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var out []candidate
+	for _, d := range idx.Manifests {
+		ann := annotations
+		if depth == 0 {
+			ann = d.Annotations
+		}
+		switch {
+		case d.MediaType.IsIndex():
+			blob, err := img.verifiedBlob("index "+d.Digest.String(), d)
+			if err != nil {
+				return nil, err
+			}
+			sub, err := img.indexCandidates(blob, ann, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		case d.MediaType.IsImage():
+			c := candidate{manifest: d, annotations: ann}
+			if d.Platform != nil {
+				c.platform = *d.Platform
+			}
+			if c.platform.OS == "unknown" {
+				continue // buildx's attestations
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// choose picks the image of platform want ("" for the only one).
+func choose(cands []candidate, want string) (candidate, error) {
+	var list []string
+	for _, c := range cands {
+		s := c.platform.String()
+		if s == "" {
+			s = "(no platform)"
+		}
+		list = append(list, s)
+	}
+	slices.Sort(list)
+	have := strings.Join(list, ", ")
+	if len(cands) == 0 {
+		return candidate{}, errors.New("it names no image")
+	}
+	if want == "" {
+		if len(cands) > 1 {
+			return candidate{}, fmt.Errorf("it holds %d images (%s): choose one with --platform", len(cands), have)
+		}
+		return cands[0], nil
+	}
+	p, err := v1.ParsePlatform(want)
+	if err != nil {
+		return candidate{}, fmt.Errorf("--platform %q: %w", want, err)
+	}
+	var match []candidate
+	for _, c := range cands {
+		if c.platform.Satisfies(*p) {
+			match = append(match, c)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return candidate{}, fmt.Errorf("no image for platform %s; it holds %s", want, have)
+	case 1:
+		return match[0], nil
+	}
+	return candidate{}, fmt.Errorf("%d images for platform %s (%s): give the variant too", len(match), want, have)
+}
+
+// blobName is where a blob of digest d is in a layout.
+func blobName(d v1.Hash) string { return "blobs/" + d.Algorithm + "/" + d.Hex }
+
+// verifiedBlob checks that the blob d names is there, of its size and
+// digest, and returns its name; what names the one asking.
+func (img *Image) verifiedBlob(what string, d v1.Descriptor) (string, error) {
+	if d.Digest.Algorithm != "sha256" {
+		return "", fmt.Errorf("%s: digest algorithm %q: only sha256 is read", what, d.Digest.Algorithm)
+	}
+	name := blobName(d.Digest)
+	b, err := readSmall(img.store, name)
+	if err != nil {
+		return "", errMissing(what, d.Digest.String(), err)
+	}
+	if got := "sha256:" + digest.Bytes(b); got != d.Digest.String() {
+		return "", fmt.Errorf("%s: digest mismatch: the blob's sha256 is %s", what, got)
+	}
+	return name, nil
+}
+
+// readVerified reads the small blob d names, checked.
+func (img *Image) readVerified(what string, d v1.Descriptor) ([]byte, error) {
+	name, err := img.verifiedBlob(what, d)
+	if err != nil {
+		return nil, err
+	}
+	return readSmall(img.store, name)
+}
+
+// loadManifest reads an OCI or Docker v2 manifest and its config.
+func (img *Image) loadManifest(d v1.Descriptor) error {
+	what := "manifest " + d.Digest.String()
+	b, err := img.readVerified(what, d)
+	if err != nil {
+		return err
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := json.Unmarshal(b, &img.manifest); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	img.manifestType = d.MediaType
+	img.configType = m.Config.MediaType
+	cfg, err := img.readVerified(what+": config "+m.Config.Digest.String(), m.Config)
+	if err != nil {
+		return err
+	}
+	if err := img.parseConfig(cfg); err != nil {
+		return err
+	}
+	for i, l := range m.Layers {
+		if l.Digest.Algorithm != "sha256" {
+			return fmt.Errorf("%s: layer %d: digest algorithm %q: only sha256 is read", what, i, l.Digest.Algorithm)
+		}
+		img.Layers = append(img.Layers, &Layer{Index: i, Digest: l.Digest.String(), mediaType: l.MediaType, size: l.Size,
+			blob: blobName(l.Digest), digestKnown: true})
+	}
+	return img.checkLayers(what)
+}
+
+// parseConfig keeps the config as read and what rootfs-trim needs of it.
+func (img *Image) parseConfig(b []byte) error {
+	if err := json.Unmarshal(b, &img.config); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	cfg, err := v1.ParseConfigFile(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	img.parsed, img.id = cfg, "sha256:"+digest.Bytes(b)
+	if img.Platform == "" && cfg.OS != "" {
+		img.Platform = cfg.Platform().String()
+	}
+	return nil
+}
+
+// checkLayers matches the layers with the config's diff_ids and history,
+// and checks that every layer's blob is there.
+func (img *Image) checkLayers(what string) error {
+	ids := img.parsed.RootFS.DiffIDs
+	if len(ids) != len(img.Layers) {
+		return fmt.Errorf("%s: %d layers, but the config has %d diff_ids", what, len(img.Layers), len(ids))
+	}
+	var history []v1.History
+	for _, h := range img.parsed.History {
+		if !h.EmptyLayer {
+			history = append(history, h)
+		}
+	}
+	for i, l := range img.Layers {
+		l.DiffID = ids[i].String()
+		if len(history) == len(img.Layers) {
+			l.CreatedBy = history[i].CreatedBy
+		}
+		if !img.store.has(l.blob) {
+			return fmt.Errorf("%s: layer %d: blob %s is missing", what, i, l.blobOrDigest())
+		}
+	}
+	return nil
+}
+
+func (l *Layer) blobOrDigest() string {
+	if l.digestKnown {
+		return l.Digest
+	}
+	return l.blob
+}
+
+// Codec is the layer's compression, as its first read found it.
+func (l *Layer) Codec() compress.Codec { return l.codec }
+
+// String names the layer in messages: its index and digest.
+func (l *Layer) String() string {
+	return fmt.Sprintf("layer %d (%s)", l.Index, l.blobOrDigest())
+}

@@ -1,0 +1,136 @@
+package ociimage
+
+import (
+	"cmp"
+	"io"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+)
+
+// DpkgInfoDir is where dpkg keeps its file lists (pkg/trim reads them).
+const DpkgInfoDir = "var/lib/dpkg/info"
+
+// maxDpkgList bounds one .list file, as pkg/trim does.
+const maxDpkgList = 64 << 20
+
+// DpkgList is one file list of the dpkg database in the merged view.
+type DpkgList struct {
+	Name string // clean, var/lib/dpkg/info/<package>.list
+	Type archive.Type
+	Data []byte
+}
+
+// readDpkgList reads e's data when e is a file of var/lib/dpkg/info: the
+// first pass keeps them all, and the ones the merged view keeps are the
+// image's database.
+func readDpkgList(e *archive.Entry, r io.Reader) (DpkgList, bool, error) {
+	name, err := pathx.Clean(e.Name)
+	if err != nil || path.Dir(name) != DpkgInfoDir || !strings.HasSuffix(name, ".list") {
+		return DpkgList{}, false, nil
+	}
+	d := DpkgList{Name: name, Type: e.Type}
+	if e.Type == archive.TypeRegular {
+		b, too, err := readAllLimited(r, maxDpkgList)
+		if err != nil {
+			return d, false, err
+		}
+		if !too {
+			d.Data = b
+		}
+	}
+	return d, true, nil
+}
+
+// plan says, for every entry the merged view keeps, what the second pass
+// yields, and keeps the dpkg lists the merged view holds.
+func (img *Image) plan(lists map[key]DpkgList) {
+	s := img.tree
+	s.plan = map[key]*planned{}
+	owner := map[key]*node{} // the entry that is a file's data now
+	var links []*node
+	walk(s.root, func(n *node) {
+		switch {
+		case n.at.layer < 0:
+		case n.hdr.Type == archive.TypeDir && n.since != n.at:
+			s.plan[n.since] = &planned{node: n, hdr: n.hdr}
+		case n.hdr.Type == archive.TypeHardlink:
+			links = append(links, n)
+		default:
+			s.plan[n.at] = &planned{node: n}
+			owner[n.at] = n
+		}
+	})
+	slices.SortFunc(links, func(a, b *node) int { return cmpKey(a.at, b.at) })
+	orphans := map[key]*node{} // a link's data, yielded under the first name left
+	for _, n := range links {
+		if o := owner[n.link]; o != nil {
+			s.plan[n.at] = &planned{node: n, hdr: relinked(n.hdr, o.name)}
+			continue
+		}
+		if first := orphans[n.link]; first != nil {
+			s.plan[n.at] = &planned{node: n, hdr: relinked(n.hdr, first.name)}
+			continue
+		}
+		orphans[n.link] = n
+		s.plan[n.link] = &planned{node: n, as: n.name}
+	}
+	for k, d := range lists {
+		if p := s.plan[k]; p != nil && p.as == "" && p.node.name == d.Name {
+			img.dpkg = append(img.dpkg, d)
+		}
+	}
+	slices.SortFunc(img.dpkg, func(a, b DpkgList) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// relinked is a hard link's header pointing at name, as it is when that
+// is where it pointed.
+func relinked(h *archive.Entry, name string) *archive.Entry {
+	if c, err := pathx.Clean(h.Linkname); err == nil && c == name {
+		return nil
+	}
+	c := h.Clone()
+	c.Linkname = name
+	return c
+}
+
+func cmpKey(a, b key) int {
+	if c := cmp.Compare(a.layer, b.layer); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ord, b.ord)
+}
+
+// walk calls f on n and everything beneath it, in name order.
+func walk(n *node, f func(*node)) {
+	f(n)
+	for _, base := range slices.Sorted(maps.Keys(n.children)) {
+		walk(n.children[base], f)
+	}
+}
+
+// DpkgLists returns the dpkg database's file lists in the merged view,
+// sorted, and whether it has var/lib/dpkg/info at all.
+func (img *Image) DpkgLists() ([]DpkgList, bool) {
+	n := img.tree.lookup(DpkgInfoDir)
+	return img.dpkg, n != nil && n.isDir()
+}
+
+// LayerOf returns the layer that added the file at name (clean) in the
+// merged view; nil for none (a path no layer has, or a directory only
+// its contents imply).
+func (img *Image) LayerOf(name string) *Layer {
+	n := img.tree.lookup(name)
+	if n == nil || n.at.layer < 0 {
+		return nil
+	}
+	k := n.at
+	if n.hdr.Type == archive.TypeDir {
+		k = n.since
+	}
+	return img.Layers[k.layer]
+}
