@@ -107,7 +107,12 @@ func TestSignalDuringApply(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(500 * time.Millisecond)
+			// Signal once apply is writing its output (its temporary file is
+			// there), not after a fixed delay: on a loaded machine the
+			// process may not have reached its handler in any given time.
+			for deadline := time.Now().Add(time.Minute); len(leftovers(t, dir)) == 0 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
 			var ee *exec.ExitError
