@@ -28,6 +28,17 @@ type Input struct {
 	dir     *archive.DirReader // a tree's: holds an os.Root until closed
 	counter *countingReader
 	decomp  io.Closer
+	segs    *segReader // an initrd read as segments
+}
+
+// Segments returns the initrd segments read so far (all of them once the
+// entries are read to the end), nil when the input is not read as
+// segments: a tree, a tar, or one stream of a codec read whole.
+func (in *Input) Segments() []Segment {
+	if in.segs == nil {
+		return nil
+	}
+	return in.segs.Segments()
 }
 
 // FileInfo is the input file's, as it was opened; nil for a tree.
@@ -36,6 +47,9 @@ func (in *Input) FileInfo() os.FileInfo { return in.info }
 // Consumed reports how many bytes of the file on disk have been read, for
 // progress reporting.
 func (in *Input) Consumed() int64 {
+	if in.segs != nil {
+		return in.segs.next
+	}
 	if in.counter == nil {
 		return 0
 	}
@@ -48,6 +62,9 @@ func (in *Input) Close() error {
 		in.counter.h.Sum() // stops the hashing goroutine
 	}
 	var err error
+	if in.segs != nil {
+		in.segs.close()
+	}
 	if in.dir != nil {
 		err = in.dir.Close()
 	}
@@ -78,8 +95,12 @@ type OpenOptions struct {
 	// it costs a sha256 pass, on another core.
 	Digest bool
 	// Tap, when set, sees the decompressed stream as it is read, so that
-	// an output can be matched against it (see OutputOptions.Reuse).
+	// an output can be matched against it (see OutputOptions.Reuse): of
+	// the first segment, when the input is read as segments.
 	Tap Tap
+	// SegmentTap, when set, gives the Tap of segment k (0-based, from 1
+	// on) of an input read as segments, when that segment starts.
+	SegmentTap func(k int) Tap
 }
 
 // Tap watches an archive's decompressed stream.
@@ -124,6 +145,23 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	var head [16]byte
+	n, _ := f.ReadAt(head[:], 0)
+	if segmentStart(head[:n]) {
+		in, ok, err := openSegments(f, fi, opt)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if ok {
+			in.Path, in.Size, in.file = path, fi.Size(), f
+			if in.info, err = f.Stat(); err != nil {
+				in.Close()
+				return nil, err
+			}
+			return in, nil
+		}
 	}
 	in, err := openStream(f, f, opt)
 	if err != nil {
@@ -255,6 +293,9 @@ func (a *asyncHash) Sum() []byte {
 // stop short of the end (trailing padding after the last frame), so the
 // rest of the file is read first. For a tree it returns "".
 func (in *Input) Digest() (string, error) {
+	if in.segs != nil {
+		return fileDigest(in.file, in.Size)
+	}
 	if in.counter == nil {
 		return "", nil
 	}
