@@ -101,6 +101,9 @@ type OpenOptions struct {
 	// SegmentTap, when set, gives the Tap of segment k (0-based, from 1
 	// on) of an input read as segments, when that segment starts.
 	SegmentTap func(k int) Tap
+	// Applied, when set, says which entry names only apply writes (its
+	// index): a segment holding one is marked Segment.Applied.
+	Applied func(name string) bool
 }
 
 // Tap watches an archive's decompressed stream.

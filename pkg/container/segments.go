@@ -29,6 +29,9 @@ type Segment struct {
 	Codec compress.Codec
 	// Entries counts the entries read from it, trailers included.
 	Entries int
+	// Applied: it holds an entry OpenOptions.Applied says an earlier
+	// apply wrote (its index): the segment an earlier apply added.
+	Applied bool
 }
 
 // segReader reads an initrd's segments one after the other as one stream
@@ -123,6 +126,11 @@ func (s *segReader) probe(seg Segment, cut bool) ([]byte, error) {
 func (s *segReader) onlyZerosAfter(at int64) bool {
 	n, _ := s.zerosAt(at)
 	return at+n >= s.size
+}
+
+// wholeFile reports whether seg is all the file holds, padding aside.
+func (s *segReader) wholeFile(seg Segment) bool {
+	return seg.Offset == 0 && s.onlyZerosAfter(seg.Offset+seg.Length)
 }
 
 // zerosAt counts the zero bytes at at.
@@ -299,6 +307,9 @@ func (s *segReader) Next() (*archive.Entry, error) {
 			k := len(s.segs)
 			e.Segment = k
 			s.segs[k-1].Entries++
+			if s.opt.Applied != nil && s.opt.Applied(e.Name) {
+				s.segs[k-1].Applied = true
+			}
 			return e, nil
 		}
 		if err != io.EOF {
