@@ -48,7 +48,7 @@ func KernelMagic(b []byte) (c Codec, name string, ok bool) {
 // is only found by decoding. Once Read has returned io.EOF, the stream
 // ended over() bytes before what br has delivered to the decoder (bzip2
 // reads two bytes past its end to look for a next stream). Every other
-// codec's segment is cut to its length first and read with NewReaderWith.
+// codec's segment is cut to its length first and read with NewReader.
 func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() int64, err error) {
 	none := func() int64 { return 0 }
 	switch c {

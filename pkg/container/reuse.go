@@ -128,7 +128,7 @@ func (r *reuseWriter) digestPrefix() error {
 	if err != nil {
 		return err
 	}
-	d, _, err := compress.NewReaderWith(r.at(f, size), r.in.Backend)
+	d, _, err := compress.NewReader(r.at(f, size), compress.ReaderOptions{Backend: r.in.Backend})
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.in.Path, err)
 	}
@@ -243,7 +243,7 @@ func (r *reuseWriter) startLz4() error {
 		level = lz4Level(o.opt.Compress.Level)
 	}
 	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
-	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Backend)
+	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Compress.Backend)
 	if err != nil {
 		return err
 	}
@@ -308,12 +308,11 @@ func (r *reuseWriter) startXz() error {
 	}
 	o := r.o
 	o.startBuffer()
-	opt := compress.WriterOptions{Level: o.opt.Compress.Level, SingleBlock: true, Threads: 1}
-	backend := o.opt.Backend
+	opt := compress.WriterOptions{Level: o.opt.Compress.Level, SingleBlock: true, Threads: 1, Backend: o.opt.Compress.Backend}
 	stream := func(src []byte) ([]byte, error) {
 		var buf bytes.Buffer
 		buf.Grow(len(src)/3 + 4096)
-		w, _, err := compress.NewWriterWith(&buf, compress.Xz, opt, backend)
+		w, _, err := compress.NewWriter(&buf, compress.Xz, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -326,13 +325,13 @@ func (r *reuseWriter) startXz() error {
 		}
 		return buf.Bytes(), nil
 	}
-	probe, desc, err := compress.NewWriterWith(io.Discard, compress.Xz, opt, backend)
+	probe, desc, err := compress.NewWriter(io.Discard, compress.Xz, opt)
 	if err != nil {
 		return err
 	}
 	probe.Close()
 	decode := func(rd io.Reader) (io.Reader, error) {
-		d, _, err := compress.NewReaderWith(rd, r.in.Backend)
+		d, _, err := compress.NewReader(rd, compress.ReaderOptions{Backend: r.in.Backend})
 		return d, err
 	}
 	threads := max(1, runtime.GOMAXPROCS(0))
@@ -368,7 +367,7 @@ func (r *reuseWriter) startFull() error {
 		if err != nil {
 			return err
 		}
-		d, _, err := compress.NewReaderWith(r.at(f, size), r.in.Backend)
+		d, _, err := compress.NewReader(r.at(f, size), compress.ReaderOptions{Backend: r.in.Backend})
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.in.Path, err)
 		}
@@ -520,7 +519,7 @@ func (r *reuseWriter) verify() error {
 	}
 	// xz is read by the xz tool where there is one: several threads, and
 	// its own reading of the new index and checks.
-	d, _, err := compress.NewReaderWith(r.o.file, r.in.Backend)
+	d, _, err := compress.NewReader(r.o.file, compress.ReaderOptions{Backend: r.in.Backend})
 	if err != nil {
 		return fmt.Errorf("checking the spliced output: %w", err)
 	}

@@ -228,7 +228,7 @@ func (s *segReader) decode(seg Segment, cut bool) (*segPart, error) {
 		if seg.Codec == compress.Lzo {
 			p.dec, err = compress.NewLzoReader(section)
 		} else {
-			p.dec, _, err = compress.NewReaderWith(section, s.opt.Backend)
+			p.dec, _, err = compress.NewReader(section, compress.ReaderOptions{Backend: s.opt.Backend})
 		}
 	} else {
 		p.src = &countingReader{r: io.NewSectionReader(s.file, seg.Offset, s.size-seg.Offset)}

@@ -149,8 +149,8 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			m.Disable()
 		}
 	}
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: ropt.Level},
-		Backend: ropt.Open.Backend, Reuse: reuse, Digest: ropt.Digest})
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: ropt.Level, Backend: ropt.Open.Backend},
+		Reuse: reuse, Digest: ropt.Digest})
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (w *segWriter) addedPart() (*segOut, error) {
 	}
 	f := w.format
 	f.Codec = codec
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: w.opt.Level}, Backend: w.opt.Open.Backend})
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: w.opt.Level, Backend: w.opt.Open.Backend}})
 	if err != nil {
 		return nil, err
 	}
