@@ -13,8 +13,11 @@ import (
 // found without decoding them: an initrd's segment is read by the codec's
 // usual reader (the xz tool, the parallel lz4 decoder) once cut to it.
 
-// zstdLen walks the Zstandard frames (RFC 8878, 3.1) and skippable frames
-// at the start of r: frame headers and block headers, never the data.
+// zstdLen walks the skippable frames and the one Zstandard frame (RFC
+// 8878, 3.1) at the start of r: frame headers and block headers, never the
+// data. One frame: the kernel's unzstd (lib/decompress_unzstd.c) stops at
+// the end of the first ("returns zero when the frame is complete"), so a
+// next frame is a segment of its own.
 func zstdLen(r io.ReaderAt, size int64) (int64, error) {
 	var at int64
 	for at+4 <= size {
@@ -38,7 +41,7 @@ func zstdLen(r io.ReaderAt, size int64) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		at += n
+		return at + n, nil
 	}
 	if at > size {
 		return 0, fmt.Errorf("zstd: frame past the end: %w", io.ErrUnexpectedEOF)

@@ -169,6 +169,8 @@ func TestSegmentEnds(t *testing.T) {
 		{name: "lz4 zero block then raw", file: cat(lz, make([]byte, 4+(4-len(lz)%4)%4), early), segs: 2},
 		{name: "gzip gzip with grub's padding", file: cat(pad(gz, 4-len(gz)%4), gz), segs: 2},
 		{name: "two raw members", file: cat(early, early), segs: 1},
+		// unzstd decompresses one frame: the next is a segment of its own.
+		{name: "two zstd frames", file: cat(squeeze(t, main, "zstd", "-q", "-c"), squeeze(t, main, "zstd", "-q", "-c")), segs: 2},
 		{name: "unknown magic", file: cat(early, []byte("junk")), wantErr: "segment 2 at offset 512 (after segment 1, none at offset 0): invalid magic at start of compressed archive (6a756e6b)"},
 		{name: "cut within an entry", file: squeeze(t, main[:100], "gzip", "-c"), wantErr: "junk at the end of compressed archive"},
 		{name: "junk inside", file: cat(early, squeeze(t, cat(main, []byte("x")), "gzip", "-c")), wantErr: "segment 2 (gzip at offset 512): offset 512: junk within compressed archive"},
