@@ -148,13 +148,8 @@ func (cr *CpioReader) Next() (*Entry, error) {
 }
 
 func (cr *CpioReader) next() (*Entry, error) {
-	if err := cr.finishEntry(); err != nil {
+	if done, err := cr.toHeader(); done || err != nil {
 		return nil, err
-	}
-	if cr.segment != notSegment {
-		if done, err := cr.segmentBoundary(); done || err != nil {
-			return nil, err
-		}
 	}
 	start := cr.off
 	var hdr [newcHeaderLen]byte
@@ -399,6 +394,18 @@ func (cr *CpioReader) skipZeros() (int64, error) {
 		cr.off += int64(k)
 		n += int64(k)
 	}
+}
+
+// toHeader skips the rest of the current entry and, in a segment, what
+// the kernel skips before a header; done reports the segment's end.
+func (cr *CpioReader) toHeader() (done bool, err error) {
+	if err := cr.finishEntry(); err != nil {
+		return true, err
+	}
+	if cr.segment == notSegment {
+		return false, nil
+	}
+	return cr.segmentBoundary()
 }
 
 // segmentBoundary is the kernel's Reset state at a header boundary of a
