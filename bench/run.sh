@@ -38,7 +38,7 @@ EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 
 ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
 	repack-gzip repack-xz repack-xzblocks repack-lz4 repack-zstd
-	apply-gzip apply-xz apply-xzblocks apply-lz4 apply-zstd apply-iso rss)
+	apply-gzip apply-xz apply-xzblocks apply-lz4 apply-zstd apply-iso rss list-initrd repack-initrd)
 ALL_CASES+=(apply-image)
 
 die() {
@@ -608,6 +608,44 @@ case_list() {
 	run_peer "$case" "bsdtar -tf" "" "bsdtar" -- bsdtar -tf "$in"
 }
 
+# case_initrd: an initrd of two segments as dracut and initramfs-tools write
+# them, an early raw cpio (a microcode file) then the rootfs in zstd:
+# list, and repack with no change, against the peers that read such a
+# file, dracut's skipcpio with zstd -dc and cpio -t for the main segment
+# plus cpio -t of the early one (issue 28: within 1.2x).
+case_initrd() {
+	local in early main out=$WORK/ours-initrd.img
+	if ! ensure_archive "$SIZE_MB" zstd; then
+		add_row ROWS list-initrd "n/a" "zstd missing" "n/a" "n/a" "-" "-"
+		return 0
+	fi
+	main=$ARCHIVE
+	early=$BENCH_DIR/early.cpio
+	in=$BENCH_DIR/initrd-${SIZE_MB}mb.img
+	if [[ ! -f $in ]]; then
+		mkdir -p "$WORK/early/kernel/x86/microcode"
+		head -c 65536 /dev/urandom >"$WORK/early/kernel/x86/microcode/GenuineIntel.bin"
+		(cd "$WORK/early" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) >"$early" || die "cpio failed"
+		cat "$early" "$main" >"$in.tmp" && mv "$in.tmp" "$in" || die "writing $in failed"
+		rm -rf "$WORK/early"
+	fi
+	local skip=/usr/lib/dracut/skipcpio
+	if want list-initrd; then
+		run_ours list-initrd "" -- "$BIN" list "$in"
+		run_peer list-initrd "skipcpio | zstd -dc | cpio -t, cpio -t of the early segment" "" "cpio zstd $skip" -- \
+			bash -c '"$3" "$1" | zstd -dc | cpio -t --quiet && cpio -t --quiet <"$2"' _ "$in" "$early" "$skip"
+	fi
+	if want repack-initrd; then
+		run_ours repack-initrd "$out" -- "$BIN" repack "$in" "$out"
+		if ! cmp -s "$out" "$in"; then
+			NOTES+=("repack-initrd: the output differs from the input")
+		fi
+		run_peer repack-initrd "skipcpio | zstd -dc | cpio -t, cpio -t of the early segment" "" "cpio zstd $skip" -- \
+			bash -c '"$3" "$1" | zstd -dc | cpio -t --quiet && cpio -t --quiet <"$2"' _ "$in" "$early" "$skip"
+		rm -f "$out"
+	fi
+}
+
 # pct A B: A relative to B, as +0.012%.
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f%%", (a - b) * 100 / b }'; }
 
@@ -962,6 +1000,9 @@ if want rss; then
 fi
 if want apply-image; then
 	case_apply_image
+fi
+if want list-initrd || want repack-initrd; then
+	case_initrd
 fi
 
 {

@@ -15,6 +15,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/fslock"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
@@ -301,8 +302,14 @@ type archiveApply struct {
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
 func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Options) (*trim.Report, error) {
 	var rep *trim.Report
+	open := a.flags.open()
+	// An initrd's segment an earlier apply added is where this one adds.
+	open.Applied = func(name string) bool {
+		p, err := pathx.Clean(name)
+		return err == nil && p == contract.IndexPath
+	}
 	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
-		Open: a.flags.open(), Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
+		Open: open, Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
 		Format: func(in archive.Format) (archive.Format, error) {
 			out, err := outputFormat(in, a.format, a.codec, a.outPath, false)
 			if err == nil && a.image.Squash && out.Image == "" {
@@ -331,6 +338,12 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 		a.m.Input = manifest.Target{Path: a.inPath, Format: formatName(res.In), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
 		if res.Committed {
 			a.m.Output = manifest.Target{Path: a.outPath, Format: formatName(res.Out), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
+			if len(res.Segments) > 1 {
+				for _, s := range res.Segments {
+					a.m.Output.Segments = append(a.m.Output.Segments, manifest.Segment{Input: s.Input, Offset: s.Offset, Length: s.Length,
+						Compression: s.Codec.String(), Action: s.Action, Compressor: s.Compressor})
+				}
+			}
 		}
 	}
 	return rep, nil

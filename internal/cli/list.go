@@ -28,7 +28,10 @@ Prints one line per entry, like 'bsdtar -tv' or 'cpio -itv' but complete: type
 and mode (setuid, setgid, sticky), uid/gid, size or device numbers, mtime (UTC),
 name exactly as stored, symlink target, and hard-link group (inode and link
 count). cpio member boundaries (TRAILER!!!) are shown, since several members
-may be concatenated. The first line names the detected format and compression.
+may be concatenated. The first line names the detected format and compression
+(of the first segment, for an initrd of several: each later one starts with a
+line naming its compression and offset, and the last lines say where each
+segment was, its length, compression and entries).
 A tar PAX global header is shown as a line of its own before the entries it
 applies to, and an entry that took a field from it says which; a sparse file
 shows its expanded size and how many bytes the archive stores.
@@ -39,7 +42,7 @@ the initrd's path in the image and the configuration line that names it.
 
 // listSchema names list --json's JSON Schema, docs/schema/list.json. Any
 // change to listHead's or listEntry's fields changes it.
-const listSchema = "rootfs-trim/list/v1"
+const listSchema = "rootfs-trim/list/v2"
 
 // listHead is what list --json says before its entries.
 type listHead struct {
@@ -150,6 +153,42 @@ type listEntry struct {
 	Sparse     *listSparse `json:"sparse,omitempty"`
 	// Layer: in an image, the index of the layer that added the entry.
 	Layer *int `json:"layer,omitempty"`
+	// Segment: the initrd segment the entry is in, from the second on.
+	Segment int `json:"segment,omitempty"`
+}
+
+// listSegment is one segment of an initrd of several (list --json's
+// "segments", after the entries).
+type listSegment struct {
+	Offset      int64  `json:"offset"`
+	Length      int64  `json:"length"`
+	Pad         int64  `json:"pad"`
+	Compression string `json:"compression"`
+	Entries     int    `json:"entries"`
+}
+
+// segmentsOf is the input's segments when there are several, nil else.
+func segmentsOf(in *container.Input) []listSegment {
+	segs := in.Segments()
+	if len(segs) < 2 {
+		return nil
+	}
+	out := make([]listSegment, len(segs))
+	for i, s := range segs {
+		out[i] = listSegment{s.Offset, s.Length, s.Pad, s.Codec.String(), s.Entries}
+	}
+	return out
+}
+
+// formatSegments says, after the entries, where each segment was.
+func formatSegments(w io.Writer, segs []listSegment) {
+	for i, s := range segs {
+		line := fmt.Sprintf("-- segment %d at offset %d: %d bytes, %s, %d entries", i+1, s.Offset, s.Length, s.Compression, s.Entries)
+		if s.Pad > 0 {
+			line += fmt.Sprintf(", then %d bytes of zero padding", s.Pad)
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 type listGlobal struct {
@@ -230,13 +269,20 @@ func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) err
 		}
 	}
 	var globals tarGlobalShown
+	seg := 1
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
+			formatSegments(w, segmentsOf(in))
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if e.Segment > seg {
+			seg = e.Segment
+			s := in.Segments()[seg-1]
+			fmt.Fprintf(w, "-- segment %d: %s at offset %d\n", seg, s.Codec, s.Offset)
 		}
 		if g := globals.next(e); g != nil {
 			fmt.Fprintln(w, formatGlobal(g))
@@ -283,6 +329,9 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 		DevMajor: e.DevMajor, DevMinor: e.DevMinor, RdevMajor: e.RdevMajor, RdevMinor: e.RdevMinor,
 		Offset: e.Offset, Pad: e.Pad,
 	}
+	if e.Segment > 1 {
+		l.Segment = e.Segment
+	}
 	if g != nil {
 		l.PAXGlobal = &listGlobal{Name: g.Name, Offset: g.Offset, Records: g.Records}
 	}
@@ -295,7 +344,7 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 	return l
 }
 
-// listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...]}
+// listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...],"segments":[...]}
 // without holding the entries in memory.
 func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage) error {
 	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String(), img})
@@ -324,7 +373,12 @@ func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage
 		}
 		fmt.Fprintf(w, "\n%s", b)
 	}
-	fmt.Fprintln(w, "\n]}")
+	fmt.Fprint(w, "\n]")
+	if segs := segmentsOf(in); segs != nil {
+		b, _ := json.Marshal(segs)
+		fmt.Fprintf(w, ",\"segments\":%s", b)
+	}
+	fmt.Fprintln(w, "}")
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,7 +24,8 @@ const (
 // listDoc is list --json's document: listJSON streams it in pieces.
 type listDoc struct {
 	listHead
-	Entries []listEntry `json:"entries"`
+	Entries  []listEntry   `json:"entries"`
+	Segments []listSegment `json:"segments,omitempty"`
 }
 
 // Every JSON document rootfs-trim writes has a committed schema with
@@ -143,6 +146,24 @@ func TestOutputsValidate(t *testing.T) {
 		}
 		schematest.Validate(t, st.schema, doc)
 	}
+	// An initrd of two segments: the list has its segments.
+	initrd := filepath.Join(dir, "initrd.img")
+	raw, rerr := os.ReadFile(cpio)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw)
+	zw.Close()
+	if err := os.WriteFile(initrd, append(raw, gz.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, nil, "list", "--json", initrd)
+	if code != ExitOK || !strings.Contains(stdout, `"segments":[`) {
+		t.Fatalf("list --json of two segments: exit %d, no segments:\n%s%s", code, stdout[max(0, len(stdout)-300):], stderr)
+	}
+	schematest.Validate(t, "list", []byte(stdout))
 	// The example's committed lock is an output too (test/packages
 	// validates the ISO's and the fixtures').
 	data, err := os.ReadFile(filepath.Join(exampleDir, "check.lock"))

@@ -123,6 +123,10 @@ type Entry struct {
 	// Offset is the byte offset of the header in the uncompressed input,
 	// for error messages; -1 when unknown (directory trees).
 	Offset int64
+	// Segment is the 1-based number of the initrd segment the entry came
+	// from (pkg/container's segmented reader), 0 when the input is not
+	// read as segments or the entry was made by apply.
+	Segment int
 
 	// Format holds what a same-format writer needs to reproduce the entry
 	// exactly: for tar a *TarFormat (the header with its PAX records, user

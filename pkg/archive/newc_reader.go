@@ -75,7 +75,55 @@ type CpioReader struct {
 	sawTrailer bool // the last entry returned ended a member
 	entries    int  // entries in the current member
 	err        error
+
+	// segment: read as one segment of an initrd (NewSegmentCpioReader).
+	segment segmentMode
+	// Foreign is set when a raw segment stopped at a byte that starts no
+	// cpio header: where the next segment begins.
+	Foreign bool
 }
+
+// segmentMode is how a segment's cpio stream ends, as init/initramfs.c
+// reads it: after each entry the unpacker is in its Reset state, which
+// skips zero bytes; the next must be a header's "0" or the end.
+type segmentMode uint8
+
+const (
+	notSegment segmentMode = iota
+	// rawSegment: a raw archive within the initrd; anything but a "0" at
+	// a header boundary ends it (the next segment, compressed).
+	rawSegment
+	// compressedSegment: a decompressed stream, which must end at a
+	// header boundary (a trailer is optional); anything else at one is
+	// "junk within compressed archive".
+	compressedSegment
+)
+
+// The kernel's own words (init/initramfs.c), which the segmented reader's
+// errors carry so that they read as the boot would fail.
+var (
+	ErrJunkWithin = errors.New("junk within compressed archive")
+	ErrJunkAtEnd  = errors.New("junk at the end of compressed archive")
+)
+
+// NewSegmentCpioReader returns a reader of one initrd segment's cpio
+// stream: raw (a run of cpio entries in the file itself, ended by a byte
+// that starts no header) or decompressed. A trailer is optional in both.
+func NewSegmentCpioReader(r io.Reader, raw bool) *CpioReader {
+	cr := NewCpioReader(r)
+	cr.segment = compressedSegment
+	if raw {
+		cr.segment = rawSegment
+	}
+	return cr
+}
+
+// PeekHead returns up to n bytes of what the reader is about to read,
+// without consuming them: the format of a segment's payload.
+func (cr *CpioReader) PeekHead(n int) ([]byte, error) { return cr.r.Peek(n) }
+
+// Offset is how many bytes of the stream the reader has consumed.
+func (cr *CpioReader) Offset() int64 { return cr.off }
 
 // NewCpioReader returns a reader of the newc or crc cpio archive in r.
 func NewCpioReader(r io.Reader) *CpioReader {
@@ -100,7 +148,7 @@ func (cr *CpioReader) Next() (*Entry, error) {
 }
 
 func (cr *CpioReader) next() (*Entry, error) {
-	if err := cr.finishEntry(); err != nil {
+	if done, err := cr.toHeader(); done || err != nil {
 		return nil, err
 	}
 	start := cr.off
@@ -376,6 +424,49 @@ func (cr *CpioReader) skipZeros() (int64, error) {
 		cr.off += int64(k)
 		n += int64(k)
 	}
+}
+
+// toHeader skips the rest of the current entry and, in a segment, what
+// the kernel skips before a header; done reports the segment's end.
+func (cr *CpioReader) toHeader() (done bool, err error) {
+	if err := cr.finishEntry(); err != nil {
+		return true, err
+	}
+	if cr.segment == notSegment {
+		return false, nil
+	}
+	return cr.segmentBoundary()
+}
+
+// segmentBoundary is the kernel's Reset state at a header boundary of a
+// segment: zero bytes skipped, then the end (io.EOF), a header, or what
+// ends a raw segment. done reports that the segment's entries are over.
+func (cr *CpioReader) segmentBoundary() (done bool, err error) {
+	if !cr.sawTrailer {
+		if _, err := cr.skipZeros(); err != nil {
+			return true, &FormatError{Offset: cr.off, Err: err}
+		}
+	}
+	b, err := cr.r.Peek(1)
+	if len(b) == 0 {
+		if err == io.EOF {
+			return true, io.EOF
+		}
+		return true, err
+	}
+	if b[0] == '0' {
+		return false, nil
+	}
+	if cr.segment == rawSegment {
+		cr.Foreign = true
+		return true, io.EOF
+	}
+	return true, &FormatError{Offset: cr.off, Err: fmt.Errorf("%w: %s where a cpio header should start", ErrJunkWithin, printable(peekSome(cr.r)))}
+}
+
+func peekSome(br *bufio.Reader) []byte {
+	b, _ := br.Peek(8)
+	return b
 }
 
 func parseHex8(b []byte) (uint32, bool) {

@@ -19,6 +19,12 @@ const (
 	Lz4Frame               // lz4 frame format (`lz4`), not readable by the kernel
 	Zstd                   // Zstandard frames
 	Bzip2                  // bzip2, read only
+	// Lzma and Lzo are read only as segments of an initrd (NewStreamReader,
+	// NewLzoReader): Sniff reports them unsupported in a single stream, as
+	// before, and they are not in Codecs, which are the single-stream
+	// codecs.
+	Lzma // lzma-alone (`lzma`), the kernel's "lzma"
+	Lzo  // lzop's format, the kernel's "lzo"
 )
 
 // Codecs lists every codec, in declaration order.
@@ -32,6 +38,8 @@ var codecNames = [...]string{
 	Lz4Frame:  "lz4",
 	Zstd:      "zstd",
 	Bzip2:     "bzip2",
+	Lzma:      "lzma",
+	Lzo:       "lzo",
 }
 
 // Aliases that ParseCodec accepts besides the canonical names; they are the
@@ -63,7 +71,7 @@ func (c Codec) CanWrite() bool {
 // is the frame format: the kernel needs "lz4-legacy".
 func ParseCodec(s string) (Codec, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
-	for c, n := range codecNames {
+	for c, n := range codecNames[:Lzma] {
 		if n == name {
 			return Codec(c), nil
 		}
@@ -71,7 +79,7 @@ func ParseCodec(s string) (Codec, error) {
 	if c, ok := codecAliases[name]; ok {
 		return c, nil
 	}
-	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(codecNames[:], ", "))
+	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(codecNames[:Lzma], ", "))
 }
 
 // MarshalText implements encoding.TextMarshaler so that codecs can appear in

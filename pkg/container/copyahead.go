@@ -27,6 +27,7 @@ const copyAheadChunk = 8 << 20
 type copyAhead struct {
 	src  *os.File
 	dst  *os.File
+	off  int64 // where the input's stream starts in src
 	size int64
 
 	stopped atomic.Bool
@@ -38,20 +39,21 @@ type copyAhead struct {
 // copyInKernel is false in tests of the fallback through this process.
 var copyInKernel = true
 
-func startCopyAhead(src, dst *os.File, size int64) *copyAhead {
-	c := &copyAhead{src: src, dst: dst, size: size, done: make(chan struct{})}
+func startCopyAhead(src, dst *os.File, off, size int64) *copyAhead {
+	c := &copyAhead{src: src, dst: dst, off: off, size: size, done: make(chan struct{})}
 	go c.run()
 	return c
 }
 
 func (c *copyAhead) run() {
 	defer close(c.done)
-	var roff, woff int64
+	roff, woff := c.off, int64(0)
+	end := c.off + c.size
 	srcFd, dstFd := int(c.src.Fd()), int(c.dst.Fd())
 	inKernel := copyInKernel
 	buf := []byte(nil)
-	for roff < c.size && !c.stopped.Load() {
-		want := int(min(c.size-roff, copyAheadChunk))
+	for roff < end && !c.stopped.Load() {
+		want := int(min(end-roff, copyAheadChunk))
 		if inKernel {
 			n, err := unix.CopyFileRange(srcFd, &roff, dstFd, &woff, want, 0)
 			switch {
@@ -91,7 +93,7 @@ func (c *copyAhead) run() {
 			return
 		}
 	}
-	c.n = roff
+	c.n = roff - c.off
 }
 
 // stop abandons the copy and waits for it to end.

@@ -35,7 +35,7 @@ func TestCopyAhead(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer out.Close()
-				if err := startCopyAhead(in, out, int64(len(data))).wait(); err != nil {
+				if err := startCopyAhead(in, out, 0, int64(len(data))).wait(); err != nil {
 					t.Fatal(err)
 				}
 				got, err := os.ReadFile(out.Name())
@@ -57,7 +57,7 @@ func TestCopyAhead(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer out.Close()
-				c := startCopyAhead(in, out, int64(len(data)))
+				c := startCopyAhead(in, out, 0, int64(len(data)))
 				c.stop()
 				if c.n > int64(len(data)) {
 					t.Fatalf("copied %d bytes of %d", c.n, len(data))
@@ -82,7 +82,7 @@ func TestCopyAhead(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer out.Close()
-				if err := startCopyAhead(in, out, int64(len(data))+10).wait(); err == nil {
+				if err := startCopyAhead(in, out, 0, int64(len(data))+10).wait(); err == nil {
 					t.Fatal("copying more than the input holds: no error")
 				}
 			})

@@ -38,6 +38,17 @@ type Input struct {
 	// wholeDigest: Digest is file's, the whole container's.
 	wholeDigest bool
 	image       *ociimage.Image
+	segs        *segReader // an initrd read as segments
+}
+
+// Segments returns the initrd segments read so far (all of them once the
+// entries are read to the end), nil when the input is not read as
+// segments: a tree, a tar, or one stream of a codec read whole.
+func (in *Input) Segments() []Segment {
+	if in.segs == nil {
+		return nil
+	}
+	return in.segs.Segments()
 }
 
 // Image is the image the input is, nil for an archive or a tree.
@@ -49,6 +60,9 @@ func (in *Input) FileInfo() os.FileInfo { return in.info }
 // Consumed reports how many bytes of the file on disk have been read, for
 // progress reporting.
 func (in *Input) Consumed() int64 {
+	if in.segs != nil {
+		return in.segs.next
+	}
 	if in.counter == nil {
 		return 0
 	}
@@ -61,6 +75,9 @@ func (in *Input) Close() error {
 		in.counter.h.Sum() // stops the hashing goroutine
 	}
 	var err error
+	if in.segs != nil {
+		in.segs.close()
+	}
 	if in.dir != nil {
 		err = in.dir.Close()
 	}
@@ -97,11 +114,18 @@ type OpenOptions struct {
 	// it costs a sha256 pass, on another core.
 	Digest bool
 	// Tap, when set, sees the decompressed stream as it is read, so that
-	// an output can be matched against it (see OutputOptions.Reuse).
+	// an output can be matched against it (see OutputOptions.Reuse): of
+	// the first segment, when the input is read as segments.
 	Tap Tap
 	// Platform (os/arch[/variant]) picks the image of a multi-platform
 	// image; "" takes the only one.
 	Platform string
+	// SegmentTap, when set, gives the Tap of segment k (0-based, from 1
+	// on) of an input read as segments, when that segment starts.
+	SegmentTap func(k int) Tap
+	// Applied, when set, says which entry names only apply writes (its
+	// index): a segment holding one is marked Segment.Applied.
+	Applied func(name string) bool
 }
 
 // Tap watches an archive's decompressed stream.
@@ -161,6 +185,23 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	var head [16]byte
+	n, _ := f.ReadAt(head[:], 0)
+	if segmentStart(head[:n]) {
+		in, ok, err := openSegments(f, fi, opt)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if ok {
+			in.Path, in.Size, in.file = path, fi.Size(), f
+			if in.info, err = f.Stat(); err != nil {
+				in.Close()
+				return nil, err
+			}
+			return in, nil
+		}
 	}
 	in, err := openStream(f, f, opt)
 	if err != nil {
@@ -298,6 +339,9 @@ func (in *Input) Digest() (string, error) {
 	}
 	if in.image != nil {
 		return in.image.ID(), nil
+	}
+	if in.segs != nil {
+		return fileDigest(in.file, in.Size)
 	}
 	if in.counter == nil {
 		return "", nil

@@ -180,7 +180,7 @@ func createStream(o *Output, dir, base string, opt OutputOptions) error {
 		return userPathError(o.Path, err)
 	}
 	o.tmp, o.file, o.opt = file.Name(), file, opt
-	if r := opt.Reuse; r != nil && f.Codec == r.Codec && f.Codec != compress.None {
+	if r := opt.Reuse; r != nil && (f.Codec == r.Codec && f.Codec != compress.None || r.Segment) {
 		// The compressor starts only once the output leaves the input's
 		// path: an output equal to its input is a copy of the file.
 		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
@@ -263,6 +263,20 @@ func (o *Output) Commit() error {
 		os.RemoveAll(o.tmp)
 	}
 	return syncDir(filepath.Dir(o.Path))
+}
+
+// finishPart finishes the archive as Commit does, and leaves it at the
+// temporary path it returns: a part of an output of several (segout.go).
+func (o *Output) finishPart() (string, error) {
+	if o.done {
+		return "", errors.New("output already finished")
+	}
+	if err := o.finish(); err != nil {
+		o.Abort()
+		return "", err
+	}
+	o.done = true
+	return o.tmp, nil
 }
 
 func (o *Output) finish() error {

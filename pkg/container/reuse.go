@@ -39,6 +39,16 @@ type Reuse struct {
 	// every byte (make bench: repack-lz4) at the cost of a second
 	// decompression of the start when the bet is lost.
 	ExpectSame bool
+	// Offset is where the input's stream starts in Path: an initrd
+	// segment's; Length, when set and not 0, its length once known (0
+	// while it is not: to the end of the file).
+	Offset int64
+	Length func() int64
+	// Segment: the stream is an initrd segment, reused when raw too (a
+	// microcode cpio is copied, never written anew) and, when its codec
+	// cannot be written, copied if unchanged and written in the output's
+	// codec otherwise.
+	Segment bool
 }
 
 // The Compressor strings of the reuse paths, as the manifest records them.
@@ -118,7 +128,7 @@ func (r *reuseWriter) digestPrefix() error {
 	if err != nil {
 		return err
 	}
-	d, _, err := compress.NewReader(io.NewSectionReader(f, 0, size), compress.ReaderOptions{Backend: r.in.Backend})
+	d, _, err := compress.NewReader(r.at(f, size), compress.ReaderOptions{Backend: r.in.Backend})
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.in.Path, err)
 	}
@@ -148,7 +158,7 @@ func (r *reuseWriter) start() error {
 		}
 	}
 	start := codecOf(r.in.Codec).Splice
-	if start == nil {
+	if start == nil || r.o.Format.Codec != r.in.Codec {
 		return r.startFull()
 	}
 	err := start(r)
@@ -190,18 +200,30 @@ func (r *reuseWriter) openInput() (*os.File, int64, error) {
 	if was := r.in.Info; was != nil && (!os.SameFile(fi, was) || fi.Size() != was.Size() || !fi.ModTime().Equal(was.ModTime())) {
 		return nil, 0, fmt.Errorf("%s: replaced or changed while it was read", r.in.Path)
 	}
-	return r.inFile, fi.Size(), nil
+	size := fi.Size() - r.in.Offset
+	if r.in.Length != nil {
+		if n := r.in.Length(); n > 0 {
+			size = n
+		}
+	}
+	return r.inFile, size, nil
+}
+
+// at is the input's stream in f, of size bytes.
+func (r *reuseWriter) at(f *os.File, size int64) *io.SectionReader {
+	return io.NewSectionReader(f, r.in.Offset, size)
 }
 
 // scanInput opens the input again and reads its layout with scan. An
 // input the splicer does not handle stays ErrUnhandled (the caller falls
 // back to full recompression); any other failure names the input.
-func scanInput[L any](r *reuseWriter, scan func(io.ReaderAt, int64) (L, error)) (*os.File, L, error) {
+func scanInput[L any](r *reuseWriter, scan func(io.ReaderAt, int64) (L, error)) (io.ReaderAt, L, error) {
 	var none L
-	f, size, err := r.openInput()
+	file, size, err := r.openInput()
 	if err != nil {
 		return nil, none, err
 	}
+	f := r.at(file, size)
 	lay, err := scan(f, size)
 	if err != nil && !errors.Is(err, splice.ErrUnhandled) {
 		err = fmt.Errorf("%s: %w", r.in.Path, err)
@@ -323,7 +345,7 @@ func (r *reuseWriter) startXz() error {
 }
 
 func (r *reuseWriter) startFull() error {
-	if r.in.Codec == compress.Xz {
+	if r.in.Codec == compress.Xz && r.o.Format.Codec == compress.Xz {
 		// Write the blocks the way the input has them: one block in, one
 		// block out (on one core; --recompress=full uses every core, in
 		// blocks).
@@ -331,7 +353,7 @@ func (r *reuseWriter) startFull() error {
 		if err != nil {
 			return err
 		}
-		if n, err := splice.XzBlocks(f, size); err == nil && n == 1 {
+		if n, err := splice.XzBlocks(r.at(f, size), size); err == nil && n == 1 {
 			r.o.opt.Compress.SingleBlock = true
 		}
 	}
@@ -341,14 +363,11 @@ func (r *reuseWriter) startFull() error {
 	}
 	if r.n > 0 {
 		// The prefix went by without being kept: decompress it again.
-		f, _, err := r.openInput()
+		f, size, err := r.openInput()
 		if err != nil {
 			return err
 		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		d, _, err := compress.NewReader(f, compress.ReaderOptions{Backend: r.in.Backend})
+		d, _, err := compress.NewReader(r.at(f, size), compress.ReaderOptions{Backend: r.in.Backend})
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.in.Path, err)
 		}
@@ -417,7 +436,7 @@ func (r *reuseWriter) startAhead() {
 	if err != nil {
 		return
 	}
-	r.ahead = startCopyAhead(f, r.o.file, size)
+	r.ahead = startCopyAhead(f, r.o.file, r.in.Offset, size)
 }
 
 // stopAhead abandons the copy of the input, if one runs, and empties the
@@ -440,10 +459,17 @@ func (r *reuseWriter) copyInput() error {
 	if a := r.ahead; a != nil {
 		r.ahead = nil
 		if err := a.wait(); err == nil {
+			if a.size > size {
+				// A segment whose end was not known when the copy
+				// started: it copied to the end of the file.
+				if err := r.o.file.Truncate(size); err != nil {
+					return err
+				}
+			}
 			c := r.o.counter
 			c.n += size
 			if c.h != nil {
-				if _, err := io.Copy(asyncHashWriter{c.h}, io.NewSectionReader(f, 0, size)); err != nil {
+				if _, err := io.Copy(asyncHashWriter{c.h}, r.at(f, size)); err != nil {
 					return err
 				}
 			}
@@ -459,7 +485,7 @@ func (r *reuseWriter) copyInput() error {
 	if c := r.o.counter; c.h == nil {
 		// No digest to take on the way: file to file in the kernel
 		// (copy_file_range), not through this process's memory.
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
+		if _, err := f.Seek(r.in.Offset, io.SeekStart); err != nil {
 			return err
 		}
 		n, err := r.o.file.ReadFrom(io.LimitReader(f, size))
@@ -470,7 +496,7 @@ func (r *reuseWriter) copyInput() error {
 		if n != size {
 			return fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
 		}
-	} else if _, err := io.Copy(r.o.buf, io.NewSectionReader(f, 0, size)); err != nil {
+	} else if _, err := io.Copy(r.o.buf, r.at(f, size)); err != nil {
 		return err
 	}
 	r.o.Compressor = CompressorCopy

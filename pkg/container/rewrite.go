@@ -74,6 +74,9 @@ type Result struct {
 	InDigest, OutDigest string
 	Compressor          string
 	Committed           bool
+	// Segments says what became of each segment of an initrd read as
+	// segments, in the output's order.
+	Segments []SegmentResult
 }
 
 // ErrSameFile reports an output path that names the input file: the input
@@ -92,11 +95,19 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	open := opt.Open
 	open.Digest = opt.Digest
 	var matcher *splice.Matcher
+	matchers := map[int]*splice.Matcher{}
 	if opt.Reuse {
 		// It must watch the input's stream from the start: before the
 		// input's format, and so whether it may be reused, is known.
 		matcher = splice.NewMatcher(0)
 		open.Tap = matcher
+		matchers[0] = matcher
+		// Each later segment of an initrd has its own, from its start.
+		open.SegmentTap = func(k int) Tap {
+			m := splice.NewMatcher(0)
+			matchers[k] = m
+			return m
+		}
 	}
 	in, err := Open(inPath, open)
 	if err != nil {
@@ -118,6 +129,9 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	target := outPath
 	if opt.DryRun {
 		target = outPath + ".dry-run"
+	}
+	if in.segs != nil && res.Out.Kind == in.Format.Kind && res.Out.Container == "" && res.Out.Image == "" {
+		return rewriteSegments(in, target, res, e, opt, matchers)
 	}
 	img := opt.Image
 	img.Source = in.Image()
@@ -145,8 +159,34 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	return res, nil
 }
 
+// rewriteSegments writes an initrd of segments segment by segment
+// (segout.go): what a segment's entries leave unchanged is copied, what
+// changes is written anew in its own compression, what apply adds goes in
+// a new segment at the end.
+func rewriteSegments(in *Input, target string, res Result, e Entries, opt RewriteOptions, matchers map[int]*splice.Matcher) (Result, error) {
+	w := &segWriter{in: in, final: target, format: res.Out, asked: res.Out.Codec != in.Format.Codec, opt: opt, matchers: matchers}
+	defer w.Abort()
+	if err := transform(in, w, e, opt); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	if opt.Digest {
+		var err error
+		if res.InDigest, err = in.Digest(); err != nil {
+			return Result{}, err
+		}
+	}
+	if opt.DryRun {
+		return res, nil
+	}
+	if err := w.Commit(opt.Digest); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, w.Compressor, w.Digest(), w.Results
+	return res, nil
+}
+
 // transform runs opt.Transform from in to o, wrapped as asked.
-func transform(in *Input, o *Output, e Entries, opt RewriteOptions) error {
+func transform(in *Input, o archive.Writer, e Entries, opt RewriteOptions) error {
 	e.In, e.Out = in, o
 	stop := func() {}
 	if opt.Wrap != nil {

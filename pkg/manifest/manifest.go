@@ -13,8 +13,9 @@ import (
 const Version = 1
 
 // Schema names the manifest's JSON Schema, docs/schema/manifest.json. Any
-// change to the manifest's fields changes it (and Version with it).
-const Schema = "rootfs-trim/manifest/v1"
+// change to the manifest's fields changes it; Version changes only with an
+// incompatible one (an added optional field, as v2's segments, is not).
+const Schema = "rootfs-trim/manifest/v2"
 
 // Manifest is the record of one apply.
 type Manifest struct {
@@ -45,6 +46,22 @@ type Target struct {
 	// its canonical listing (see trim.TreeDigest).
 	Digest  string `json:"digest"`
 	Entries int    `json:"entries"`
+	// Segments: an initrd of several segments (the output's), each with
+	// what was done to it.
+	Segments []Segment `json:"segments,omitempty"`
+}
+
+// Segment is one segment of an initrd apply wrote.
+type Segment struct {
+	// Input is the input segment's number, 1-based; 0 for the one apply
+	// added. Offset and Length are the input segment's.
+	Input       int    `json:"input"`
+	Offset      int64  `json:"offset"`
+	Length      int64  `json:"length"`
+	Compression string `json:"compression"`
+	// Action: copied (its bytes as they were), rewritten, or added.
+	Action     string `json:"action"`
+	Compressor string `json:"compressor,omitempty"`
 }
 
 // Rules identifies the rule set.

@@ -158,8 +158,25 @@ func (c *collector) capture(dec Decision, e *archive.Entry, data io.Reader) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.label(e, dec), err)
 	}
+	c.supersede(v.Path)
 	c.caps = append(c.caps, &captured{entry: e, verdict: v, data: sp})
 	return nil
+}
+
+// supersede drops an earlier capture at path: a later entry of the same
+// name replaces it where the kernel unpacks them (init/initramfs.c: a
+// later member of the stream, or of a later initrd segment, is written
+// over the earlier), so only the later one is moved (issue 28: two
+// members each with podman's bridge failed "both rule podman-bridge and
+// rule podman-bridge write it").
+func (c *collector) supersede(path string) {
+	for i, old := range c.caps {
+		if old.verdict.Path == path {
+			old.data.Close()
+			c.caps = append(c.caps[:i], c.caps[i+1:]...)
+			return
+		}
+	}
 }
 
 // label names e in an error: as a tree's path, or as the stream's entry.

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+)
+
+// skipcpio is dracut-core's: it prints an initrd past its early raw cpio.
+const skipcpio = "/usr/lib/dracut/skipcpio"
+
+// listed is what list --json says of an initrd: each segment's entry
+// names (trailers aside) and the segments.
+type listed struct {
+	names [][]string
+	segs  []struct {
+		Offset, Length int64
+		Compression    string
+	}
+}
+
+func listInitrd(t *testing.T, bin, img string) listed {
+	t.Helper()
+	r := runBinary(t, exec.Command(bin, "list", "--json", img))
+	if r.code != 0 {
+		t.Fatalf("list %s: exit %d: %s", img, r.code, r.stderr)
+	}
+	var doc struct {
+		Entries []struct {
+			Name, Type string
+			Segment    int
+		}
+		Segments []struct {
+			Offset, Length int64
+			Compression    string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var l listed
+	l.segs = doc.Segments
+	l.names = make([][]string, len(doc.Segments))
+	for _, e := range doc.Entries {
+		k := max(e.Segment, 1) - 1
+		if e.Type != "trailer" && e.Name != "." {
+			l.names[k] = append(l.names[k], strings.TrimPrefix(e.Name, "./"))
+		}
+	}
+	for _, n := range l.names {
+		slices.Sort(n)
+	}
+	return l
+}
+
+// cpioNames is what GNU cpio -t lists of the shell pipeline's output.
+func cpioNames(t *testing.T, pipeline string) []string {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", pipeline+" | cpio -t --quiet").Output()
+	if err != nil {
+		t.Fatalf("%s | cpio -t: %v", pipeline, err)
+	}
+	var names []string
+	for _, n := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if n = strings.TrimPrefix(n, "./"); n != "." && n != "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// treeNames lists a directory unmkinitramfs extracted into.
+func treeNames(t *testing.T, root string) []string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		names = append(names, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestInitrdProducers: initrds as dracut writes them (an early raw cpio
+// with the microcode, made here since Debian's microcode packages are
+// non-free, then the main cpio compressed), read by rootfs-trim as the
+// peers dracut's skipcpio with the codec's tool and cpio -t, and
+// initramfs-tools' unmkinitramfs, read them; then applied, and the peers
+// read the output with everything kept.
+func TestInitrdProducers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dracut takes minutes: not with -short")
+	}
+	for _, tool := range []string{"dracut", "cpio", "unmkinitramfs", "zstd", "gzip", skipcpio} {
+		archivetest.RequireTool(t, tool)
+	}
+	bin := binary(t)
+	dir := t.TempDir()
+	fw := filepath.Join(dir, "fw", "intel-ucode")
+	mustOK(t, os.MkdirAll(fw, 0o755))
+	mustOK(t, os.WriteFile(filepath.Join(fw, "06-55-04"), []byte("microcode made for the test\n"), 0o644))
+	crictl := filepath.Join(dir, "crictl.yaml")
+	mustOK(t, os.WriteFile(crictl, []byte("runtime-endpoint: unix:///run/containerd/containerd.sock\n"), 0o644))
+	for _, c := range []struct{ flag, decomp string }{{"--zstd", "zstd -dc"}, {"--gzip", "gzip -dc"}} {
+		t.Run(strings.TrimPrefix(c.flag, "--"), func(t *testing.T) {
+			img := filepath.Join(dir, "dracut"+c.flag+".img")
+			cmd := exec.Command("dracut", "--no-kernel", "--no-hostonly", "--early-microcode", "--fwdir", filepath.Dir(fw),
+				"-m", "base", c.flag, "--include", crictl, "/etc/crictl.yaml", "--reproducible", "--force", "--quiet", img)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("dracut: %v\n%s", err, out)
+			}
+			in := listInitrd(t, bin, img)
+			if len(in.segs) != 2 || in.segs[0].Compression != "none" {
+				t.Fatalf("segments %+v, want an early raw cpio and the main one", in.segs)
+			}
+			checkPeers(t, img, in, c.decomp, dir)
+			if !slices.Contains(in.names[0], "kernel/x86/microcode/GenuineIntel.bin") || !slices.Contains(in.names[1], "etc/crictl.yaml") {
+				t.Fatalf("no microcode in the early segment or no etc/crictl.yaml in the main one")
+			}
+
+			out := filepath.Join(dir, "out"+c.flag+".img")
+			r := runBinary(t, exec.Command(bin, "apply", "--rules", "../../rules", "--package", "containerd-bin", img, out))
+			if r.code != 0 {
+				t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
+			}
+			got := listInitrd(t, bin, out)
+			if len(got.segs) != 3 {
+				t.Fatalf("output segments %+v, want the two and one apply added", got.segs)
+			}
+			a, _ := os.ReadFile(img)
+			b, _ := os.ReadFile(out)
+			if n := in.segs[0].Length; string(a[:n]) != string(b[:n]) {
+				t.Error("the early segment is not copied byte for byte")
+			}
+			kept := slices.DeleteFunc(slices.Clone(in.names[1]), func(n string) bool { return n == "etc/crictl.yaml" })
+			if diff := cmp.Diff(kept, got.names[1]); diff != "" {
+				t.Errorf("the main segment's entries after apply (-want +got):\n%s", diff)
+			}
+			// The peers read what the first two segments hold.
+			got.names, got.segs = got.names[:2], got.segs[:2]
+			checkPeers(t, out, got, c.decomp, dir)
+		})
+	}
+}
+
+// checkPeers compares each segment's names with what skipcpio and cpio,
+// and unmkinitramfs, extract of img.
+func checkPeers(t *testing.T, img string, l listed, decomp, dir string) {
+	t.Helper()
+	early := cpioNames(t, fmt.Sprintf("head -c %d %s", l.segs[0].Length, img))
+	if diff := cmp.Diff(l.names[0], early); diff != "" {
+		t.Errorf("%s: segment 1 and cpio -t of it (-rootfs-trim +cpio):\n%s", img, diff)
+	}
+	main := cpioNames(t, fmt.Sprintf("%s %s | %s", skipcpio, img, decomp))
+	if diff := cmp.Diff(l.names[1], main); diff != "" {
+		t.Errorf("%s: segment 2 and skipcpio | %s | cpio -t (-rootfs-trim +skipcpio):\n%s", img, decomp, diff)
+	}
+	un := filepath.Join(dir, "un-"+filepath.Base(img))
+	os.RemoveAll(un)
+	if out, err := exec.Command("unmkinitramfs", img, un).CombinedOutput(); err != nil {
+		t.Fatalf("unmkinitramfs: %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(l.names[0], treeNames(t, filepath.Join(un, "early"))); diff != "" {
+		t.Errorf("%s: segment 1 and unmkinitramfs's early (-rootfs-trim +unmkinitramfs):\n%s", img, diff)
+	}
+	if diff := cmp.Diff(l.names[1], treeNames(t, filepath.Join(un, "main"))); diff != "" {
+		t.Errorf("%s: segment 2 and unmkinitramfs's main (-rootfs-trim +unmkinitramfs):\n%s", img, diff)
+	}
+}

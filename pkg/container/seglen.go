@@ -1,0 +1,196 @@
+package container
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// The lengths of the compressed segments whose end their structure says,
+// found without decoding them: an initrd's segment is read by the codec's
+// usual reader (the xz tool, the parallel lz4 decoder) once cut to it.
+
+// zstdLen walks the skippable frames and the one Zstandard frame (RFC
+// 8878, 3.1) at the start of r: frame headers and block headers, never the
+// data. One frame: the kernel's unzstd (lib/decompress_unzstd.c) stops at
+// the end of the first ("returns zero when the frame is complete"), so a
+// next frame is a segment of its own.
+func zstdLen(r io.ReaderAt, size int64) (int64, error) {
+	var at int64
+	for at+4 <= size {
+		var m [4]byte
+		if _, err := r.ReadAt(m[:], at); err != nil {
+			return 0, err
+		}
+		v := binary.LittleEndian.Uint32(m[:])
+		switch {
+		case v&0xfffffff0 == 0x184d2a50:
+			var n [4]byte
+			if _, err := r.ReadAt(n[:], at+4); err != nil {
+				return 0, fmt.Errorf("zstd: skippable frame at %d: %w", at, io.ErrUnexpectedEOF)
+			}
+			at += 8 + int64(binary.LittleEndian.Uint32(n[:]))
+			continue
+		case v != 0xfd2fb528:
+			return at, nil
+		}
+		n, err := zstdFrameLen(r, at, size)
+		if err != nil {
+			return 0, err
+		}
+		return at + n, nil
+	}
+	if at > size {
+		return 0, fmt.Errorf("zstd: frame past the end: %w", io.ErrUnexpectedEOF)
+	}
+	return at, nil
+}
+
+func zstdFrameLen(r io.ReaderAt, at, size int64) (int64, error) {
+	var h [2]byte
+	if _, err := r.ReadAt(h[:1], at+4); err != nil {
+		return 0, fmt.Errorf("zstd: frame at %d: %w", at, io.ErrUnexpectedEOF)
+	}
+	fhd := h[0]
+	single := fhd&0x20 != 0
+	n := int64(4 + 1)
+	if !single {
+		n++ // window descriptor
+	}
+	n += [4]int64{0, 1, 2, 4}[fhd&3]
+	fcs := [4]int64{0, 2, 4, 8}[fhd>>6]
+	if fcs == 0 && single {
+		fcs = 1
+	}
+	n += fcs
+	for {
+		var b [3]byte
+		if _, err := r.ReadAt(b[:], at+n); err != nil {
+			return 0, fmt.Errorf("zstd: block header at %d: %w", at+n, io.ErrUnexpectedEOF)
+		}
+		v := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+		last, typ, bsize := v&1 != 0, (v>>1)&3, int64(v>>3)
+		n += 3
+		switch typ {
+		case 1:
+			n++ // RLE: one byte
+		case 3:
+			return 0, fmt.Errorf("zstd: reserved block type at %d", at+n-3)
+		default:
+			n += bsize
+		}
+		if at+n > size {
+			return 0, fmt.Errorf("zstd: block past the end: %w", io.ErrUnexpectedEOF)
+		}
+		if last {
+			break
+		}
+	}
+	if fhd&4 != 0 {
+		n += 4 // content checksum
+	}
+	return n, nil
+}
+
+// lz4LegacyMagic starts a legacy lz4 stream; a block size equal to it
+// starts a concatenated one.
+const lz4LegacyMagic = 0x184c2102
+
+// lz4LegacyLen walks the blocks of the legacy lz4 stream at the start of
+// r. It ends at the end of the input, at a block size of 0 (which the
+// kernel's unlz4 takes for the end: the zeros are then padding), and at
+// the kernel build's 4-byte size trailer when nothing follows it.
+func lz4LegacyLen(r io.ReaderAt, size int64) (int64, error) {
+	at := int64(4)
+	for at+4 <= size {
+		var b [4]byte
+		if _, err := r.ReadAt(b[:], at); err != nil {
+			return 0, err
+		}
+		n := binary.LittleEndian.Uint32(b[:])
+		switch {
+		case n == lz4LegacyMagic:
+			at += 4
+			continue
+		case n == 0:
+			return at, nil
+		case at+4 == size:
+			return size, nil // the size trailer
+		case int64(n) > lz4LegacyBound:
+			// unlz4's "chunk length is longer than allowed".
+			return 0, fmt.Errorf("lz4: block at %d: chunk length is longer than allowed (%d bytes)", at, n)
+		case at+4+int64(n) > size:
+			return 0, fmt.Errorf("lz4: block at %d: %w", at, io.ErrUnexpectedEOF)
+		}
+		at += 4 + int64(n)
+	}
+	return at, nil
+}
+
+// lz4LegacyBound is LZ4_compressBound of the 8 MiB legacy block.
+const lz4LegacyBound = 8<<20 + 8<<20/255 + 16
+
+// xzLen finds the end of the xz stream at the start of r: the first
+// stream footer, at an offset that is a multiple of 4 (xz streams are),
+// whose CRC32, flags and backward size agree with the stream header and an
+// index that checks. Block headers need not say their sizes (single-
+// threaded xz leaves them out), the footer always is there.
+func xzLen(r io.ReaderAt, size int64) (int64, error) {
+	var h [12]byte
+	if _, err := r.ReadAt(h[:], 0); err != nil {
+		return 0, fmt.Errorf("xz: stream header: %w", io.ErrUnexpectedEOF)
+	}
+	const chunk = 1 << 20
+	buf := make([]byte, chunk+12)
+	for base := int64(12); base < size; base += chunk {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-base)], base)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		b := buf[:n]
+		for i := 0; i+2 <= len(b); {
+			j := bytes.Index(b[i:], []byte("YZ"))
+			if j < 0 {
+				break
+			}
+			k := i + j
+			i = k + 1
+			// A footer ends at a multiple of 4: its "YZ" is at 4n+2.
+			if (base+int64(k))%4 != 2 {
+				continue
+			}
+			if end := base + int64(k) + 2; xzFooterOK(r, h, end) {
+				return end, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("xz: no stream footer: %w", io.ErrUnexpectedEOF)
+}
+
+// xzFooterOK checks the footer ending at end against the header h and the
+// index before it.
+func xzFooterOK(r io.ReaderAt, h [12]byte, end int64) bool {
+	var f [12]byte
+	if end < 12+12+8 {
+		return false
+	}
+	if _, err := r.ReadAt(f[:], end-12); err != nil {
+		return false
+	}
+	if crc32.ChecksumIEEE(f[4:10]) != binary.LittleEndian.Uint32(f[:4]) || f[8] != h[6] || f[9] != h[7] {
+		return false
+	}
+	isize := (int64(binary.LittleEndian.Uint32(f[4:8])) + 1) * 4
+	at := end - 12 - isize
+	if at < 12 || isize > 64<<20 {
+		return false
+	}
+	idx := make([]byte, isize)
+	if _, err := r.ReadAt(idx, at); err != nil {
+		return false
+	}
+	return idx[0] == 0 && crc32.ChecksumIEEE(idx[:isize-4]) == binary.LittleEndian.Uint32(idx[isize-4:])
+}

@@ -1,0 +1,455 @@
+package container
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+)
+
+// Segment is one part of an initrd as the kernel's unpack_to_rootfs
+// (init/initramfs.c) reads the file: a raw cpio archive, which starts with
+// a "0" at an offset that is a multiple of 4, or a compressed stream whose
+// magic decompress_method (lib/decompress.c) knows, decompressed to its
+// end; zero bytes between them are skipped one by one.
+type Segment struct {
+	// Offset is where it starts in the file; Length how many bytes it
+	// takes (a raw one's zeros after its trailer included).
+	Offset, Length int64
+	// Pad counts the zero bytes after it, outside any stream, before the
+	// next segment or the end of the file.
+	Pad   int64
+	Codec compress.Codec
+	// Entries counts the entries read from it, trailers included.
+	Entries int
+	// Applied: it holds an entry OpenOptions.Applied says an earlier
+	// apply wrote (its index): the segment an earlier apply added.
+	Applied bool
+}
+
+// segReader reads an initrd's segments one after the other as one stream
+// of entries, each tagged with its segment's number (Entry.Segment).
+type segReader struct {
+	file *os.File
+	size int64
+	opt  OpenOptions
+	segs []Segment
+	cur  *segPart
+	next int64 // where the search for the next segment starts
+	left int64 // decompressed bytes the size limit still allows
+}
+
+// segPart is the segment being read.
+type segPart struct {
+	cr     *archive.CpioReader
+	dec    io.ReadCloser // nil for a raw segment
+	src    *countingReader
+	br     *bufio.Reader // the compressed bytes, for a stream decoded to its end
+	over   func() int64
+	known  bool // the segment's Length is known (cut to it)
+	budget io.Reader
+	out    *countingReader // decompressed bytes, for the size limit
+}
+
+// segmentStart reports whether the file's first bytes start what the
+// segmented reader reads: a raw cpio, or a compressed stream the kernel
+// knows (lz4 frames and tar, which no kernel reads, go the single-stream
+// way).
+func segmentStart(head []byte) bool {
+	if bytes.HasPrefix(head, []byte("07070")) {
+		return true
+	}
+	_, _, ok := compress.KernelMagic(head)
+	return ok
+}
+
+// openSegments opens the file as an initrd of segments. ok is false when
+// it is no such thing after all (its first segment holds a tar, or is one
+// stream to the end of a codec the single-stream reader reads in place):
+// the caller opens it as a single stream.
+func openSegments(f *os.File, fi os.FileInfo, opt OpenOptions) (in *Input, ok bool, err error) {
+	s := &segReader{file: f, size: fi.Size(), opt: opt, left: opt.MaxSize}
+	seg, cut, found, err := s.find()
+	if err != nil || !found {
+		return nil, false, err
+	}
+	if cut && seg.Codec != compress.None && s.onlyZerosAfter(seg.Offset+seg.Length) {
+		// One stream and padding: the single-stream reader's, which maps
+		// an lz4 input and hands xz to its tool.
+		return nil, false, nil
+	}
+	head, err := s.probe(seg, cut)
+	if err != nil {
+		return nil, false, err
+	}
+	if !bytes.HasPrefix(head, []byte("070701")) && !bytes.HasPrefix(head, []byte("070702")) {
+		return nil, false, nil // a tar, another cpio, no archive: the single-stream reader says
+	}
+	if err := s.open(seg, cut); err != nil {
+		return nil, false, err
+	}
+	format := archive.Format{Kind: archive.KindCpio, Codec: seg.Codec}
+	if bytes.HasPrefix(head, []byte("070702")) {
+		format.Kind = archive.KindCpioCRC
+	}
+	return &Input{Reader: s, Format: format, segs: s}, true, nil
+}
+
+// probe returns the first bytes of the segment's payload, decoded apart
+// from the reader that the taps watch.
+func (s *segReader) probe(seg Segment, cut bool) ([]byte, error) {
+	head := make([]byte, 6)
+	if seg.Codec == compress.None {
+		n, _ := s.file.ReadAt(head, seg.Offset)
+		return head[:n], nil
+	}
+	dec, err := s.decoder(seg, cut)
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	n, err := io.ReadFull(dec, head)
+	if n == 0 && err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("segment 1 (%s at offset %d): %w", seg.Codec, seg.Offset, err)
+	}
+	return head[:n], nil
+}
+
+// onlyZerosAfter reports whether the file holds nothing but zeros from at on.
+func (s *segReader) onlyZerosAfter(at int64) bool {
+	n, _ := s.zerosAt(at)
+	return at+n >= s.size
+}
+
+// wholeFile reports whether seg is all the file holds, padding aside.
+func (s *segReader) wholeFile(seg Segment) bool {
+	return seg.Offset == 0 && s.onlyZerosAfter(seg.Offset+seg.Length)
+}
+
+// zerosAt counts the zero bytes at at.
+func (s *segReader) zerosAt(at int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	var n int64
+	for at+n < s.size {
+		k, err := s.file.ReadAt(buf[:min(int64(len(buf)), s.size-at-n)], at+n)
+		if k == 0 && err != nil {
+			return n, err
+		}
+		for i := 0; i < k; i++ {
+			if buf[i] != 0 {
+				return n + int64(i), nil
+			}
+		}
+		n += int64(k)
+	}
+	return n, nil
+}
+
+// start finds the next segment at or after s.next and opens it; s.cur
+// stays nil at the end of the file.
+func (s *segReader) start() error {
+	seg, cut, found, err := s.find()
+	if err != nil || !found {
+		return err
+	}
+	return s.open(seg, cut)
+}
+
+// find finds the next segment at or after s.next: where it starts, its
+// codec and, when cut, its length.
+func (s *segReader) find() (seg Segment, cut, found bool, err error) {
+	zeros, err := s.zerosAt(s.next)
+	if err != nil {
+		return seg, false, false, err
+	}
+	if len(s.segs) > 0 {
+		s.segs[len(s.segs)-1].Pad = zeros
+	}
+	at := s.next + zeros
+	if at >= s.size {
+		return seg, false, false, nil
+	}
+	var head [16]byte
+	n, _ := s.file.ReadAt(head[:], at)
+	b := head[:n]
+	seg = Segment{Offset: at, Codec: compress.None}
+	k := len(s.segs) + 1
+	where := fmt.Sprintf("segment %d at offset %d", k, at)
+	if k > 1 {
+		prev := s.segs[k-2]
+		where += fmt.Sprintf(" (after segment %d, %s at offset %d)", k-1, prev.Codec, prev.Offset)
+	}
+	rest := io.NewSectionReader(s.file, at, s.size-at)
+	if b[0] == '0' {
+		if at%4 != 0 {
+			return seg, false, false, fmt.Errorf("%s: invalid magic at start of compressed archive: a cpio header at an offset that is not a multiple of 4", where)
+		}
+		seg.Length = rawLen(rest, s.size-at)
+		return seg, true, true, nil
+	}
+	c, name, ok := compress.KernelMagic(b)
+	if !ok {
+		return seg, false, false, fmt.Errorf("%s: invalid magic at start of compressed archive (%s)", where, hex.EncodeToString(b[:min(len(b), 4)]))
+	}
+	if c == compress.None {
+		return seg, false, false, fmt.Errorf("%s: %s: no decoder for this method here", where, name)
+	}
+	seg.Codec = c
+	seg.Length, cut, err = segmentLen(c, rest, s.size-at)
+	if err != nil {
+		return seg, false, false, fmt.Errorf("segment %d (%s at offset %d): %w", k, c, at, err)
+	}
+	return seg, cut, true, nil
+}
+
+// decoder decodes the compressed segment seg: cut to its length, or to
+// its end (then the caller reads where that was from the returned part).
+func (s *segReader) decoder(seg Segment, cut bool) (io.ReadCloser, error) {
+	p, err := s.decode(seg, cut)
+	if err != nil {
+		return nil, err
+	}
+	return p.dec, nil
+}
+
+// decode sets up the decoding of seg in a new part.
+func (s *segReader) decode(seg Segment, cut bool) (*segPart, error) {
+	p := &segPart{known: cut}
+	var err error
+	if cut {
+		section := io.NewSectionReader(s.file, seg.Offset, seg.Length)
+		if seg.Codec == compress.Lzo {
+			p.dec, err = compress.NewLzoReader(section)
+		} else {
+			p.dec, _, err = compress.NewReader(section, compress.ReaderOptions{Backend: s.opt.Backend})
+		}
+	} else {
+		p.src = &countingReader{r: io.NewSectionReader(s.file, seg.Offset, s.size-seg.Offset)}
+		p.br = bufio.NewReaderSize(p.src, 64<<10)
+		p.dec, p.over, err = compress.NewStreamReader(p.br, seg.Codec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("segment %d (%s at offset %d): %w", len(s.segs)+1, seg.Codec, seg.Offset, err)
+	}
+	return p, nil
+}
+
+// segmentLen is the length of the compressed segment at the start of r,
+// for the codecs whose structure says it (cut: read it cut to that
+// length); the others are decoded to their end.
+func segmentLen(c compress.Codec, r io.ReaderAt, size int64) (n int64, cut bool, err error) {
+	switch c {
+	case compress.Zstd:
+		n, err = zstdLen(r, size)
+	case compress.Xz:
+		n, err = xzLen(r, size)
+	case compress.Lz4Legacy:
+		n, err = lz4LegacyLen(r, size)
+	case compress.Lzo:
+		n, err = compress.LzoLen(r, size)
+	default:
+		return 0, false, nil
+	}
+	return n, err == nil, err
+}
+
+// open sets up the cpio reader of the segment just found.
+func (s *segReader) open(seg Segment, cut bool) error {
+	raw := seg.Codec == compress.None
+	s.segs = append(s.segs, seg)
+	k := len(s.segs)
+	var p *segPart
+	var dec io.Reader
+	if raw {
+		p = &segPart{known: true}
+		dec = io.NewSectionReader(s.file, seg.Offset, seg.Length)
+	} else {
+		var err error
+		if p, err = s.decode(seg, cut); err != nil {
+			return err
+		}
+		dec = p.dec
+	}
+	p.out = &countingReader{r: dec}
+	var src io.Reader = archive.NewBudget(p.out, s.left)
+	if tap := s.tapFor(k - 1); tap != nil {
+		src = &tapReader{r: src, tap: tap}
+	}
+	p.cr = archive.NewSegmentCpioReader(bufio.NewReaderSize(src, 256<<10), raw)
+	s.cur = p
+	return nil
+}
+
+// tapFor is the Tap that watches segment k's (0-based) decompressed stream.
+func (s *segReader) tapFor(k int) Tap {
+	if k == 0 {
+		return s.opt.Tap
+	}
+	if s.opt.SegmentTap != nil {
+		return s.opt.SegmentTap(k)
+	}
+	return nil
+}
+
+// Next returns the next entry of the current segment, going on to the
+// next segment at the end of one.
+func (s *segReader) Next() (*archive.Entry, error) {
+	for s.cur != nil {
+		e, err := s.cur.cr.Next()
+		if err == nil {
+			k := len(s.segs)
+			e.Segment = k
+			s.segs[k-1].Entries++
+			if s.opt.Applied != nil && s.opt.Applied(e.Name) {
+				s.segs[k-1].Applied = true
+			}
+			return e, nil
+		}
+		if err != io.EOF {
+			return nil, s.segErr(err)
+		}
+		if err := s.end(); err != nil {
+			return nil, err
+		}
+		if err := s.start(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, io.EOF
+}
+
+func (s *segReader) Read(p []byte) (int, error) {
+	if s.cur == nil {
+		return 0, io.EOF
+	}
+	n, err := s.cur.cr.Read(p)
+	if err != nil && err != io.EOF {
+		err = s.segErr(err)
+	}
+	return n, err
+}
+
+// segErr names the segment an error happened in, and says a compressed
+// stream that ends within an entry as the kernel does.
+func (s *segReader) segErr(err error) error {
+	seg := s.segs[len(s.segs)-1]
+	var fe *archive.FormatError
+	if seg.Codec != compress.None && errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%w: %w", archive.ErrJunkAtEnd, err)
+	}
+	if len(s.segs) == 1 && s.single() {
+		return err
+	}
+	return fmt.Errorf("segment %d (%s at offset %d): %w", len(s.segs), seg.Codec, seg.Offset, err)
+}
+
+// single reports whether nothing but the first segment was met so far.
+func (s *segReader) single() bool { return len(s.segs) == 1 }
+
+// end closes the current segment, whose entries are over, and works out
+// where it ended when it was decoded to its end.
+func (s *segReader) end() error {
+	p := s.cur
+	k := len(s.segs)
+	seg := &s.segs[k-1]
+	if seg.Codec != compress.None {
+		// The cpio stream is over: the decompressed one must be too.
+		var one [1]byte
+		if n, _ := p.out.Read(one[:]); n > 0 {
+			return fmt.Errorf("segment %d (%s at offset %d): %w", k, seg.Codec, seg.Offset, archive.ErrJunkWithin)
+		}
+	}
+	if !p.known {
+		seg.Length = p.src.n - int64(p.br.Buffered()) - p.over()
+	}
+	s.left -= p.out.n
+	s.next = seg.Offset + seg.Length
+	s.closePart()
+	return nil
+}
+
+func (s *segReader) closePart() {
+	if s.cur != nil && s.cur.dec != nil {
+		s.cur.dec.Close()
+	}
+	s.cur = nil
+}
+
+func (s *segReader) close() { s.closePart() }
+
+// Segments returns the segments read so far; all of them once the entries
+// are read to the end.
+func (s *segReader) Segments() []Segment { return s.segs }
+
+// rawLen is the length of the raw cpio segment at the start of r: its
+// entries and the zeros after them, up to a byte that starts no header.
+// A header it cannot walk ends it at the end of the file, where the cpio
+// reader says what is wrong with it.
+func rawLen(r io.ReaderAt, size int64) int64 {
+	var at int64
+	var h [110]byte
+	zero := make([]byte, 4096)
+	for at < size {
+		if n, _ := r.ReadAt(h[:1], at); n == 1 && h[0] == 0 {
+			n, _ := r.ReadAt(zero[:min(int64(len(zero)), size-at)], at)
+			i := 0
+			for i < n && zero[i] == 0 {
+				i++
+			}
+			at += int64(i)
+			continue
+		}
+		if at%4 != 0 {
+			return size
+		}
+		if n, _ := r.ReadAt(h[:], at); n < len(h) || string(h[:5]) != "07070" {
+			if n > 0 && h[0] != '0' {
+				return at
+			}
+			return size
+		}
+		namesize, ok1 := hex8(h[94:102])
+		filesize, ok2 := hex8(h[54:62])
+		if !ok1 || !ok2 {
+			return size
+		}
+		at += pad4(110+namesize) + pad4(filesize)
+	}
+	return min(at, size)
+}
+
+func hex8(b []byte) (int64, bool) {
+	var v int64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | int64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | int64(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | int64(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+func pad4(n int64) int64 { return (n + 3) &^ 3 }
+
+// fileDigest is "sha256:<hex>" of the whole file, read again: a segmented
+// input's bytes are read by several readers, none of which sees them all.
+func fileDigest(f *os.File, size int64) (string, error) {
+	h := digest.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

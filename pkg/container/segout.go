@@ -1,0 +1,348 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
+)
+
+// SegmentResult is what became of one segment of an initrd, for the
+// manifest.
+type SegmentResult struct {
+	// Input is the input segment's number (1-based), 0 for the segment
+	// apply added.
+	Input int
+	// Offset and Length are the input segment's (0 for the added one).
+	Offset, Length int64
+	Codec          compress.Codec
+	// Action is "copied" (its bytes, as they were), "rewritten" (its
+	// entries changed: written anew, spliced where its codec has a
+	// splicer) or "added" (what apply adds, in a segment of its own).
+	Action string
+	// Compressor says what wrote it, as Output.Compressor does.
+	Compressor string
+}
+
+// segWriter writes an initrd of segments: each input segment's entries
+// into a part of its own, reusing that segment's bytes (copied whole when
+// nothing in it changed), then what apply adds in a new segment at the
+// end; the parts are joined, with the zero padding the input had between
+// its segments, into the output.
+type segWriter struct {
+	in       *Input
+	final    string
+	format   archive.Format // the output's: its codec, when asked
+	asked    bool           // the codec was asked for (--compress)
+	opt      RewriteOptions
+	matchers map[int]*splice.Matcher // input segment (0-based) -> its tap
+
+	parts []*segOut
+	cur   *segOut
+	last  int // the last input segment a part was started for
+	added *segOut
+	done  bool
+
+	Compressor string
+	digest     string
+	Results    []SegmentResult
+}
+
+type segOut struct {
+	seg   int // input segment, 1-based; 0 for the added one
+	o     *Output
+	codec compress.Codec
+	err   error
+}
+
+// WriteHeader starts e in its segment's part: a later input segment
+// starts a part of its own; what apply made (no segment, or moved from
+// an earlier one) goes to the added segment, unless the input has one
+// segment only, where it goes with the rest as before.
+func (w *segWriter) WriteHeader(e *archive.Entry) error {
+	var err error
+	switch k := e.Segment; {
+	case k > w.last:
+		w.last = k
+		w.cur, err = w.part(k)
+	case k == w.last && k > 0:
+	case w.cur != nil && w.addsInLast():
+		w.cur = w.byIn(w.last)
+	default:
+		w.cur, err = w.addedPart()
+	}
+	if err != nil {
+		return err
+	}
+	return w.cur.wrap(w.cur.o.WriteHeader(e))
+}
+
+func (w *segWriter) Write(p []byte) (int, error) {
+	if w.cur == nil {
+		return 0, errors.New("write before a header")
+	}
+	n, err := w.cur.o.Write(p)
+	return n, w.cur.wrap(err)
+}
+
+// addsInLast says whether what apply adds goes in the last segment's
+// stream, as in a one-stream input: when one segment holds entries, or
+// the last one is what an earlier apply added (it holds the index: added
+// again, it would be a segment more at each run).
+func (w *segWriter) addsInLast() bool {
+	segs := w.in.Segments()
+	if segs[len(segs)-1].Applied {
+		return w.last == len(segs)
+	}
+	full := 0
+	for _, s := range segs {
+		if s.Entries > 0 {
+			full++
+		}
+	}
+	return full <= 1
+}
+
+// byIn is input segment k's part.
+func (w *segWriter) byIn(k int) *segOut {
+	for _, p := range w.parts {
+		if p.seg == k {
+			return p
+		}
+	}
+	return w.cur
+}
+
+// wrap says, for a codec that cannot be written, what to do.
+func (p *segOut) wrap(err error) error {
+	if err == nil || p.codec.CanWrite() {
+		return err
+	}
+	return fmt.Errorf("segment %d changes and is %s, which rootfs-trim reads but cannot write: name the codec to write it in with --compress (%w)", p.seg, p.codec, err)
+}
+
+// part starts input segment k's part.
+func (w *segWriter) part(k int) (*segOut, error) {
+	seg := w.in.Segments()[k-1]
+	codec := seg.Codec
+	if w.asked && (codec != compress.None || w.in.segs.wholeFile(seg)) {
+		// A raw segment stays raw (the kernel takes the microcode from a
+		// raw one only), unless it is the whole file.
+		codec = w.format.Codec
+	}
+	f := w.format
+	f.Codec = codec
+	ropt := w.opt
+	var reuse *Reuse
+	if m := w.matchers[k-1]; m != nil {
+		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
+			segs := w.in.segs
+			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
+				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: seg.Offset, Segment: true,
+				Length: func() int64 { return segs.Segments()[k-1].Length }}
+		} else {
+			m.Disable()
+		}
+	}
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: ropt.Level, Backend: ropt.Open.Backend},
+		Reuse: reuse, Digest: ropt.Digest})
+	if err != nil {
+		return nil, err
+	}
+	p := &segOut{seg: k, o: o, codec: seg.Codec}
+	if codec != seg.Codec {
+		p.codec = codec
+	}
+	w.parts = append(w.parts, p)
+	return p, nil
+}
+
+// addedPart is the segment apply adds, in the last input segment's
+// codec (a raw one stays raw) or the one asked for.
+func (w *segWriter) addedPart() (*segOut, error) {
+	if w.added != nil {
+		return w.added, nil
+	}
+	segs := w.in.Segments()
+	codec := segs[len(segs)-1].Codec
+	if w.asked {
+		codec = w.format.Codec
+	}
+	if !codec.CanWrite() {
+		return nil, fmt.Errorf("what apply adds goes in a new segment in the last one's compression, %s, which rootfs-trim cannot write: name the codec to write it in with --compress", codec)
+	}
+	f := w.format
+	f.Codec = codec
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: w.opt.Level, Backend: w.opt.Open.Backend}})
+	if err != nil {
+		return nil, err
+	}
+	w.added = &segOut{o: o, codec: codec}
+	return w.added, nil
+}
+
+// Close ends every part. It does not commit: Commit does.
+func (w *segWriter) Close() error { return nil }
+
+// Commit finishes the parts and puts the output in place: the one part
+// itself when the input had one segment and nothing was added, else the
+// parts joined.
+func (w *segWriter) Commit(digestIt bool) error {
+	w.done = true
+	parts := w.parts
+	if w.added != nil {
+		parts = append(parts, w.added)
+	}
+	if len(parts) == 1 && w.added == nil && len(w.in.Segments()) == 1 {
+		p := parts[0]
+		p.o.Path = w.final
+		if err := p.wrap(p.o.Commit()); err != nil {
+			return err
+		}
+		w.Compressor, w.digest = p.o.Compressor, p.o.Digest()
+		w.Results = []SegmentResult{w.result(p)}
+		return nil
+	}
+	return w.join(parts, digestIt)
+}
+
+// join writes the parts one after the other into the output, each input
+// segment's with the zeros that followed it, each raw one at an offset
+// that is a multiple of 4 (the kernel looks for a raw cpio only there).
+func (w *segWriter) join(parts []*segOut, digestIt bool) error {
+	dir, base := filepath.Split(w.final)
+	if dir == "" {
+		dir = "."
+	}
+	out, err := os.CreateTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return userPathError(w.final, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			out.Close()
+			os.Remove(out.Name())
+		}
+	}()
+	var at int64
+	segs := w.in.Segments()
+	var zeros [4096]byte
+	pad := func(n int64) error {
+		for n > 0 {
+			k, err := out.Write(zeros[:min(n, int64(len(zeros)))])
+			if err != nil {
+				return err
+			}
+			n -= int64(k)
+			at += int64(k)
+		}
+		return nil
+	}
+	next := 1 // the next input segment to write
+	for _, p := range parts {
+		if p.seg > 0 {
+			// Segments no entry came from (an empty gzip member) are
+			// copied where they were.
+			for ; next < p.seg; next++ {
+				n, err := copyRange(out, w.in.file, segs[next-1].Offset, segs[next-1].Length+segs[next-1].Pad)
+				at += n
+				if err != nil {
+					return err
+				}
+				w.Results = append(w.Results, SegmentResult{Input: next, Offset: segs[next-1].Offset, Length: segs[next-1].Length,
+					Codec: segs[next-1].Codec, Action: "copied", Compressor: CompressorCopy})
+			}
+			next = p.seg + 1
+		}
+		if p.codec == compress.None && at%4 != 0 {
+			if err := pad(4 - at%4); err != nil {
+				return err
+			}
+		}
+		tmp, err := p.o.finishPart()
+		if err != nil {
+			return p.wrap(fmt.Errorf("writing %s: %w", w.final, err))
+		}
+		n, err := appendFile(out, tmp)
+		os.Remove(tmp)
+		if err != nil {
+			return err
+		}
+		at += n
+		w.Results = append(w.Results, w.result(p))
+		if p.seg > 0 {
+			if err := pad(segs[p.seg-1].Pad); err != nil {
+				return err
+			}
+		}
+	}
+	if digestIt {
+		if w.digest, err = fileDigest(out, at); err != nil {
+			return err
+		}
+	}
+	if err := out.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(out.Name(), w.final); err != nil {
+		return err
+	}
+	ok = true
+	w.Compressor = fmt.Sprintf("%d segments", len(parts))
+	return syncDir(dir)
+}
+
+func (w *segWriter) result(p *segOut) SegmentResult {
+	r := SegmentResult{Input: p.seg, Codec: p.o.Format.Codec, Compressor: p.o.Compressor}
+	switch {
+	case p.seg == 0:
+		r.Action = "added"
+	case p.o.Compressor == CompressorCopy:
+		r.Action = "copied"
+	default:
+		r.Action = "rewritten"
+	}
+	if p.seg > 0 {
+		s := w.in.Segments()[p.seg-1]
+		r.Offset, r.Length = s.Offset, s.Length
+	}
+	return r
+}
+
+// Abort discards every part.
+func (w *segWriter) Abort() {
+	for _, p := range w.parts {
+		p.o.Abort()
+	}
+	if w.added != nil {
+		w.added.o.Abort()
+	}
+}
+
+// copyRange copies n bytes of in from off to the end of out.
+func copyRange(out, in *os.File, off, n int64) (int64, error) {
+	return out.ReadFrom(io.NewSectionReader(in, off, n))
+}
+
+// appendFile copies the file at path to the end of out (copy_file_range
+// where the kernel can).
+func appendFile(out *os.File, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return out.ReadFrom(f)
+}
+
+// Digest is "sha256:<hex>" of the output, once committed with digestIt.
+func (w *segWriter) Digest() string { return w.digest }
