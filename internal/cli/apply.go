@@ -76,6 +76,19 @@ func (o *ownershipFlags) load() (*trim.Owners, error) {
 	return owners, nil
 }
 
+// notPipe refuses standard input and pipes as apply's input, which list,
+// audit and check read: apply reads its input again, to copy the
+// compressed bytes it keeps (docs/formats.md), which a pipe cannot give.
+func notPipe(in string) error {
+	if in == container.Stdin {
+		return fmt.Errorf("%s: apply cannot read standard input: it reads its input again to reuse its compressed bytes; save it to a file first", in)
+	}
+	if fi, err := os.Stat(in); err == nil && container.IsPipe(fi) {
+		return fmt.Errorf("%s: apply cannot read a pipe: it reads its input again to reuse its compressed bytes; save it to a file first", in)
+	}
+	return nil
+}
+
 // sourceDateEpoch reads SOURCE_DATE_EPOCH, the one place the tool does.
 func sourceDateEpoch(env *Env) (*time.Time, error) {
 	v := env.Getenv("SOURCE_DATE_EPOCH")
@@ -135,6 +148,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return usagef("want TARGET, or IN and OUT; got %d arguments", len(pos))
+	}
+	if err := notPipe(pos[0]); err != nil {
+		return err
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {

@@ -146,7 +146,8 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 // etc/, so a streaming apply needs them first): the input is a file and is
 // opened, and decompressed, again by the caller. Reading it twice costs
 // a second decompression, not disk space or memory as a spool of the
-// archive would.
+// archive would. Audit does not call it for an archive: it reads the
+// database in its one pass (AuditInput.Dpkg).
 func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
@@ -217,42 +218,66 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 		return nil, err
 	}
 	defer in.Close()
-	var db *DpkgDB
+	var scan dpkgScan
 	for {
 		e, err := in.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: reading the dpkg database: %w", name, err)
+			return nil, dpkgReadError(name, err)
 		}
-		clean, err := pathx.Clean(e.Name)
-		if err != nil {
-			continue // the real pass reports it
+		if err := scan.entry(name, e, in); err != nil {
+			return nil, err
 		}
-		dir, base := path.Split(clean)
-		if clean != DpkgInfoDir && dir != DpkgInfoDir+"/" {
-			continue
-		}
-		if db == nil {
-			db = newDpkgDB()
-		}
-		if clean == DpkgInfoDir || !strings.HasSuffix(base, ".list") {
-			continue
-		}
-		pkg, ok := DpkgPackage(base)
-		if !ok || e.Type != archive.TypeRegular {
-			db.Ignored++
-			continue
-		}
-		n, err := db.Owners.ParseDpkgList(in, pkg)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", name, clean, err)
-		}
-		db.Ignored += n
 	}
-	if db != nil {
-		db.Packages = len(db.Owners.packages)
+	return scan.done(), nil
+}
+
+func dpkgReadError(name string, err error) error {
+	return fmt.Errorf("%s: reading the dpkg database: %w", name, err)
+}
+
+// dpkgScan gathers an archive's dpkg database from its entries as they
+// are read, in one pass with whatever else reads them (Audit).
+type dpkgScan struct {
+	db *DpkgDB // nil until var/lib/dpkg/info or a file in it is seen
+}
+
+// entry looks at e, whose data is data; it reads the data only of a
+// .list file of the database. name is the input's, for errors.
+func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
+	clean, err := pathx.Clean(e.Name)
+	if err != nil {
+		return nil // the real pass reports it
 	}
-	return db, nil
+	dir, base := path.Split(clean)
+	if clean != DpkgInfoDir && dir != DpkgInfoDir+"/" {
+		return nil
+	}
+	if s.db == nil {
+		s.db = newDpkgDB()
+	}
+	if clean == DpkgInfoDir || !strings.HasSuffix(base, ".list") {
+		return nil
+	}
+	pkg, ok := DpkgPackage(base)
+	if !ok || e.Type != archive.TypeRegular {
+		s.db.Ignored++
+		return nil
+	}
+	n, err := s.db.Owners.ParseDpkgList(data, pkg)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", name, clean, err)
+	}
+	s.db.Ignored += n
+	return nil
+}
+
+// done returns the database, nil if the archive has none.
+func (s *dpkgScan) done() *DpkgDB {
+	if s.db != nil {
+		s.db.Packages = len(s.db.Owners.packages)
+	}
+	return s.db
 }

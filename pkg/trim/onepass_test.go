@@ -1,0 +1,164 @@
+package trim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+)
+
+// auditTwoPass is how audit read an input whose owners come from its own
+// dpkg database before it had one pass: LoadDpkg read the archive through
+// for the database, then Audit read it again.
+func auditTwoPass(t *testing.T, paths ...string) (string, error) {
+	t.Helper()
+	set := shippedRules(t)
+	var inputs []AuditInput
+	var notes []string
+	for _, p := range paths {
+		db, err := LoadDpkg(p, container.OpenOptions{})
+		if err != nil {
+			return "", err
+		}
+		owners := NewOwners()
+		if db != nil {
+			owners = db.Owners
+			notes = append(notes, db.Describe(p))
+		}
+		inputs = append(inputs, AuditInput{Path: p, Owners: owners})
+	}
+	res, err := Audit(set, inputs, nil, container.OpenOptions{})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%q\n%d entries\n%+v", notes, res.Entries, res.Findings), nil
+}
+
+func auditOnePass(t *testing.T, paths ...string) (string, error) {
+	t.Helper()
+	set := shippedRules(t)
+	var inputs []AuditInput
+	for _, p := range paths {
+		inputs = append(inputs, AuditInput{Path: p, Dpkg: true})
+	}
+	res, err := Audit(set, inputs, nil, container.OpenOptions{})
+	if err != nil {
+		return "", err
+	}
+	if len(res.Databases) != len(paths) {
+		t.Fatalf("%d databases for %d inputs", len(res.Databases), len(paths))
+	}
+	var notes []string
+	for i, db := range res.Databases {
+		if db != nil {
+			notes = append(notes, db.Describe(paths[i]))
+		}
+	}
+	return fmt.Sprintf("%q\n%d entries\n%+v", notes, res.Entries, res.Findings), nil
+}
+
+// dpkgFixtures archives the package fixtures that carry a dpkg database
+// (and one without) as GNU cpio does, gzipped and truncated too.
+func dpkgFixtures(t *testing.T) (dir string, names []string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, fx := range []string{"cri-o-deb-v1.35.0", "cri-o-kubic-deb-v1.28.0", "cri-o-kubic-deb-v1.24.0", "podman-v5.8.2"} {
+		root, err := filepath.Abs(filepath.Join("..", "..", "testdata", "packages", "upstream", fx, "root"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, fx+".cpio")
+		archivetest.RunIn(t, root, nil, "sh", "-c", "find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 > "+out)
+		archivetest.RunIn(t, dir, nil, "gzip", "-9", "-n", "-k", fx+".cpio")
+		gz, err := os.ReadFile(out + ".gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out+".cut.gz", gz[:len(gz)*2/3], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, out, out+".gz", out+".cut.gz", root)
+	}
+	return dir, names
+}
+
+// TestAuditOnePass: an audit whose owners come from the input's own dpkg
+// database reads the input once, and says what the two passes said,
+// findings, notes and errors, for each fixture alone and for all at once.
+func TestAuditOnePass(t *testing.T) {
+	_, paths := dpkgFixtures(t)
+	check := func(t *testing.T, paths ...string) {
+		want, wantErr := auditTwoPass(t, paths...)
+		got, gotErr := auditOnePass(t, paths...)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("error %v, want %v", gotErr, wantErr)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("audit (-two passes +one):\n%s", diff)
+		}
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), func(t *testing.T) { check(t, p) })
+	}
+	t.Run("all", func(t *testing.T) { check(t, paths...) })
+}
+
+// TestAuditPipe: a pipe can be read only once, which two passes could not
+// do ("not a regular file"); one pass audits it as it does the file.
+func TestAuditPipe(t *testing.T) {
+	dir, paths := dpkgFixtures(t)
+	for _, p := range paths {
+		if filepath.Ext(p) != ".gz" || filepath.Ext(p[:len(p)-3]) == ".cut" {
+			continue
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			fifo := filepath.Join(dir, "fifo")
+			os.Remove(fifo)
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				if err != nil {
+					return
+				}
+				defer w.Close()
+				data, _ := os.ReadFile(p)
+				w.Write(data)
+			}()
+			set := shippedRules(t)
+			res, err := Audit(set, []AuditInput{{Path: fifo, Dpkg: true}}, nil, container.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Audit(set, []AuditInput{{Path: p, Dpkg: true}}, nil, container.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want.Findings {
+				if want.Findings[i].Input == p {
+					want.Findings[i].Input = fifo
+				}
+			}
+			if diff := cmp.Diff(summary(want), summary(res)); diff != "" {
+				t.Errorf("audit of a pipe (-the file +the pipe):\n%s", diff)
+			}
+		})
+	}
+}
+
+func summary(res *AuditResult) string {
+	var dbs []string
+	for _, db := range res.Databases {
+		if db != nil {
+			dbs = append(dbs, db.Describe("x"))
+		}
+	}
+	return fmt.Sprintf("%q\n%d entries\n%+v", dbs, res.Entries, res.Findings)
+}
