@@ -241,7 +241,8 @@ func dpkgReadError(name string, err error) error {
 // dpkgScan gathers an archive's dpkg database from its entries as they
 // are read, in one pass with whatever else reads them (Audit).
 type dpkgScan struct {
-	db *DpkgDB // nil until var/lib/dpkg/info or a file in it is seen
+	db    *DpkgDB // made when needed, or beforehand (dpkgTee)
+	found bool    // var/lib/dpkg/info or a file in it was seen
 }
 
 // entry looks at e, whose data is data; it reads the data only of a
@@ -258,6 +259,7 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 	if s.db == nil {
 		s.db = newDpkgDB()
 	}
+	s.found = true
 	if clean == DpkgInfoDir || !strings.HasSuffix(base, ".list") {
 		return nil
 	}
@@ -276,8 +278,9 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 
 // done returns the database, nil if the archive has none.
 func (s *dpkgScan) done() *DpkgDB {
-	if s.db != nil {
-		s.db.Packages = len(s.db.Owners.packages)
+	if !s.found {
+		return nil
 	}
+	s.db.Packages = len(s.db.Owners.packages)
 	return s.db
 }

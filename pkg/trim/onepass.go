@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
@@ -100,3 +101,82 @@ func (rec *recorded) replay(a *Auditor) error {
 	}
 	return nil
 }
+
+// dpkgTee reads an apply's input on to the applier while it gathers the
+// input's dpkg database from the .list files going by, so that the input
+// is read once: the applier judges each entry with the owners known so far
+// (Classifier.speculative) and checks at the end that all of them would
+// have been judged alike (streamApplier.settle).
+type dpkgTee struct {
+	archive.Reader
+	name string
+	scan dpkgScan
+	cur  *archive.Entry // the .list whose data is going by
+	buf  bytes.Buffer   // its data, up to maxDpkgList
+}
+
+func newDpkgTee(r archive.Reader, name string) *dpkgTee {
+	return &dpkgTee{Reader: r, name: name, scan: dpkgScan{db: newDpkgDB()}}
+}
+
+// owners are the database's owners as far as it has been read.
+func (t *dpkgTee) owners() *Owners { return t.scan.db.Owners }
+
+func (t *dpkgTee) Next() (*archive.Entry, error) {
+	if err := t.endList(); err != nil {
+		return nil, err
+	}
+	e, err := t.Reader.Next()
+	if err != nil {
+		return e, err
+	}
+	if isDpkgList(e) {
+		h := *e
+		t.cur = &h
+		t.buf.Reset()
+		return e, nil
+	}
+	// Anything else in the database's directory counts now (a bad name,
+	// the directory itself); elsewhere, nothing.
+	return e, t.scan.entry(t.name, e, eofReader{})
+}
+
+func (t *dpkgTee) Read(p []byte) (int, error) {
+	n, err := t.Reader.Read(p)
+	if t.cur != nil && t.buf.Len() < maxDpkgList {
+		t.buf.Write(p[:min(n, maxDpkgList-t.buf.Len())])
+	}
+	return n, err
+}
+
+// endList parses the .list that went by, reading what the applier left
+// of it (an entry a rule drops is not read).
+func (t *dpkgTee) endList() error {
+	if t.cur == nil {
+		return nil
+	}
+	if _, err := io.Copy(io.Discard, struct{ io.Reader }{t}); err != nil {
+		return err
+	}
+	e := t.cur
+	t.cur = nil
+	return t.scan.entry(t.name, e, bytes.NewReader(t.buf.Bytes()))
+}
+
+// isDpkgList reports whether e is a .list file dpkgScan reads the data of.
+func isDpkgList(e *archive.Entry) bool {
+	clean, err := pathx.Clean(e.Name)
+	if err != nil || e.Type != archive.TypeRegular {
+		return false
+	}
+	dir, base := path.Split(clean)
+	if dir != DpkgInfoDir+"/" || !strings.HasSuffix(base, ".list") {
+		return false
+	}
+	_, ok := DpkgPackage(base)
+	return ok
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
