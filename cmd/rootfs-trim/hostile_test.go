@@ -197,7 +197,7 @@ func TestCompressionBomb(t *testing.T) {
 	bigArchive(t, raw, 1<<30)
 	bomb := filepath.Join(dir, "bomb.cpio.zst")
 	f, _ := os.Create(bomb)
-	zw, err := compress.NewWriter(f, compress.Zstd, compress.WriterOptions{Level: 1})
+	zw, _, err := compress.NewWriter(f, compress.Zstd, compress.WriterOptions{Level: 1, Backend: compress.PureGo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestMillionEntries(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "many.cpio.gz")
 	f, _ := os.Create(in)
-	zw, _ := compress.NewWriter(f, compress.Gzip, compress.WriterOptions{Level: 1})
+	zw, _, _ := compress.NewWriter(f, compress.Gzip, compress.WriterOptions{Level: 1, Backend: compress.PureGo})
 	w := archive.NewCpioWriter(zw, archive.Newc)
 	w.WriteHeader(&archive.Entry{Name: ".", Type: archive.TypeDir, Mode: 0o755, Nlink: 2})
 	w.WriteHeader(&archive.Entry{Name: "d", Type: archive.TypeDir, Mode: 0o755, Nlink: 2})

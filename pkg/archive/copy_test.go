@@ -82,7 +82,7 @@ func TestDirWriterLaterEntryWins(t *testing.T) {
 	}
 	data := map[string]string{"etc/x": "first", "./etc//x": "second"}
 	writeAll(t, w, entries, data)
-	r, _ := NewDirReader(root)
+	r, _ := NewDirReader(root, DirReaderOptions{})
 	got, gotData := readAll(t, r)
 	if len(got) != 3 || gotData["etc/x"] != "second" || got[2].Mode != 0o600 {
 		t.Fatalf("entries %v, data %v", got, gotData)

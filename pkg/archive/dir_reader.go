@@ -61,7 +61,7 @@ func (d *DirReader) MountPoints() []string {
 // errOtherFS is what opening a mount point for listing gives.
 var errOtherFS = errors.New("another filesystem is mounted here")
 
-// DirReaderOptions configures NewDirReaderWith.
+// DirReaderOptions configures NewDirReader.
 type DirReaderOptions struct {
 	// NamesOnly lists the tree without an lstat per entry: Next returns
 	// Name and Type alone, from the directory listings, and Stat fills in
@@ -150,12 +150,7 @@ func (it *dirItem) linkable() bool {
 //
 // The reader holds a directory handle (and at most one file) until Next
 // returns io.EOF or Close is called.
-func NewDirReader(root string) (*DirReader, error) {
-	return NewDirReaderWith(root, DirReaderOptions{})
-}
-
-// NewDirReaderWith is NewDirReader with options.
-func NewDirReaderWith(root string, opt DirReaderOptions) (*DirReader, error) {
+func NewDirReader(root string, opt DirReaderOptions) (*DirReader, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err

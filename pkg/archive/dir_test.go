@@ -94,7 +94,7 @@ func makeDirTestTree(t *testing.T) string {
 
 func readDirTree(t *testing.T, root string) ([]*Entry, map[string]string) {
 	t.Helper()
-	r, err := NewDirReader(root)
+	r, err := NewDirReader(root, DirReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -632,7 +632,7 @@ func TestDirWriterRootAndOwners(t *testing.T) {
 func TestDirReaderReplacedFile(t *testing.T) {
 	src := t.TempDir()
 	mustDo(t, os.WriteFile(filepath.Join(src, "f"), []byte("hello"), 0o644))
-	r, err := NewDirReader(src)
+	r, err := NewDirReader(src, DirReaderOptions{})
 	mustDo(t, err)
 	for {
 		e, err := r.Next()
@@ -734,7 +734,7 @@ func TestDirReaderNamesOnly(t *testing.T) {
 	}
 	slices.Sort(wantNames) // the full reader moves hard-link groups
 
-	r, err := NewDirReaderWith(src, DirReaderOptions{NamesOnly: true})
+	r, err := NewDirReader(src, DirReaderOptions{NamesOnly: true})
 	mustDo(t, err)
 	var names []string
 	for {
@@ -783,7 +783,7 @@ func TestDirReaderNamesOnly(t *testing.T) {
 func TestDirReaderNamesOnlyChangedType(t *testing.T) {
 	src := t.TempDir()
 	mustDo(t, os.WriteFile(filepath.Join(src, "f"), []byte("hello"), 0o644))
-	r, err := NewDirReaderWith(src, DirReaderOptions{NamesOnly: true})
+	r, err := NewDirReader(src, DirReaderOptions{NamesOnly: true})
 	mustDo(t, err)
 	defer r.Close()
 	for {

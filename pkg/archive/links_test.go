@@ -230,7 +230,7 @@ func TestDirReaderBytesPerEntry(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r, err := NewDirReader(root)
+	r, err := NewDirReader(root, DirReaderOptions{})
 	mustDo(t, err)
 	runtime.GC()
 	runtime.ReadMemStats(&after)

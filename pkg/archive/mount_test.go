@@ -78,7 +78,7 @@ func TestDirReaderMountHelper(t *testing.T) {
 	if err := unix.Mount(filepath.Join(tree, "etc"), filepath.Join(tree, "mnt/bind"), "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDirReaderWith(tree, DirReaderOptions{NamesOnly: os.Getenv("ROOTFS_TRIM_TEST_NAMES_ONLY") == "1"})
+	d, err := NewDirReader(tree, DirReaderOptions{NamesOnly: os.Getenv("ROOTFS_TRIM_TEST_NAMES_ONLY") == "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

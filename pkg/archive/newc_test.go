@@ -173,7 +173,7 @@ func TestWrittenArchiveReadByTools(t *testing.T) {
 	ref := gnuCpio(t, tree, "newc")
 	for _, v := range []CpioVariant{Newc, CRC} {
 		t.Run(v.magic(), func(t *testing.T) {
-			dr, err := NewDirReader(tree)
+			dr, err := NewDirReader(tree, DirReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,7 @@ func BenchmarkCompress(b *testing.B) {
 			var out countWriter
 			for b.Loop() {
 				out = countWriter{}
-				w, err := NewWriter(&out, c, WriterOptions{})
+				w, _, err := NewWriter(&out, c, WriterOptions{Backend: PureGo})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -54,7 +54,7 @@ func BenchmarkDecompress(b *testing.B) {
 			}
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				r, _, err := NewReader(bytes.NewReader(compressed))
+				r, _, err := NewReader(bytes.NewReader(compressed), ReaderOptions{Backend: PureGo})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -19,7 +19,7 @@ func TestChunkedLz4MatchesTool(t *testing.T) {
 	}
 	for _, threads := range []int{1, 2, 3} {
 		var buf bytes.Buffer
-		w, _, err := NewWriterWith(&buf, Lz4Legacy, WriterOptions{Level: 9, Threads: threads}, External)
+		w, _, err := NewWriter(&buf, Lz4Legacy, WriterOptions{Level: 9, Threads: threads, Backend: External})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,11 +36,11 @@ func TestChunkedLz4MatchesTool(t *testing.T) {
 		}
 	}
 	var empty bytes.Buffer
-	w, _, _ := NewWriterWith(&empty, Lz4Legacy, WriterOptions{}, External)
+	w, _, _ := NewWriter(&empty, Lz4Legacy, WriterOptions{Backend: External})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r, _, err := NewReaderWith(bytes.NewReader(empty.Bytes()), PureGo); err != nil {
+	if r, _, err := NewReader(bytes.NewReader(empty.Bytes()), ReaderOptions{Backend: PureGo}); err != nil {
 		t.Fatalf("empty stream: %v", err)
 	} else {
 		r.Close()

@@ -147,10 +147,19 @@ func hasExternalDecoder(c Codec) bool {
 // the output does not depend on it.
 func Threads() int { return runtime.NumCPU() }
 
-// NewWriterWith is NewWriter with a choice of backend. It reports which
-// one it used, for the manifest ("xz (external: /usr/bin/xz -9 ...)").
-func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.WriteCloser, string, error) {
-	if b != PureGo && c != None && c.CanWrite() {
+// NewWriter returns a writer that compresses to w with codec c, and a
+// description of what compresses, for the manifest ("xz level 9, external
+// xz"). The output is a function of the input and opt only (no names, no
+// timestamps), so that rebuilding an image gives the same bytes; with
+// opt.Backend Auto or External that holds for a given tool version.
+//
+// xz output uses CRC32 checks, because the kernel's xz decoder rejects the
+// CRC64 default; lz4 Lz4Legacy output is the legacy format the kernel reads.
+// Writing bzip2 is not supported.
+//
+// Close flushes and terminates the stream; it does not close w.
+func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, string, error) {
+	if opt.Backend != PureGo && c != None && c.CanWrite() {
 		level, threads := toolSettings(c, opt)
 		if path, args, ok := compressCommand(c, level, threads, opt.SingleBlock); ok {
 			if c == Lz4Legacy {
@@ -171,36 +180,16 @@ func NewWriterWith(w io.Writer, c Codec, opt WriterOptions, b Backend) (io.Write
 			}
 			return ew, desc, err
 		}
-		if b == External {
+		if opt.Backend == External {
 			return nil, "", fmt.Errorf("%v: no external compressor on PATH (--backend external)", c)
 		}
 	}
-	zw, err := NewWriter(w, c, opt)
+	zw, err := newGoWriter(w, c, opt)
 	if c == None {
 		return zw, "none", err
 	}
 	level, _ := toolSettings(c, opt) // the level the Go writer takes for 0
 	return zw, fmt.Sprintf("%s level %d, go", c, level), err
-}
-
-// NewReaderWith is NewReader with a choice of backend.
-func NewReaderWith(r io.Reader, b Backend) (io.ReadCloser, Codec, error) {
-	if b == PureGo {
-		return NewReader(r)
-	}
-	br, c, err := sniffStream(r)
-	if err != nil {
-		return nil, None, err
-	}
-	if path, args, ok := decompressCommand(c, Threads(), b); ok {
-		rc, err := startDecompressor(br, c, path, args)
-		return rc, c, err
-	}
-	if b == External && hasExternalDecoder(c) {
-		return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
-	}
-	d, err := goDecoder(c, br, r)
-	return d, c, err
 }
 
 func toolSettings(c Codec, opt WriterOptions) (level, threads int) {
@@ -215,12 +204,12 @@ func toolSettings(c Codec, opt WriterOptions) (level, threads int) {
 	return level, threads
 }
 
-// RunsTool reports whether NewWriterWith would compress c with an external
+// RunsTool reports whether NewWriter would compress c with an external
 // tool. Such a writer is best given the output *os.File itself: the tool
 // then writes to it directly instead of through a pipe back into this
 // process (make bench: apply-gzip, 4% of the wall time).
-func RunsTool(c Codec, opt WriterOptions, b Backend) bool {
-	if b == PureGo || c == None || !c.CanWrite() {
+func RunsTool(c Codec, opt WriterOptions) bool {
+	if opt.Backend == PureGo || c == None || !c.CanWrite() {
 		return false
 	}
 	level, threads := toolSettings(c, opt)

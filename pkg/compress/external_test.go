@@ -19,7 +19,7 @@ func TestExternalBackend(t *testing.T) {
 			var outs [][]byte
 			for _, threads := range []int{1, 2} {
 				var buf bytes.Buffer
-				w, desc, err := NewWriterWith(&buf, c, WriterOptions{Level: 6, Threads: threads}, External)
+				w, desc, err := NewWriter(&buf, c, WriterOptions{Level: 6, Threads: threads, Backend: External})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -36,7 +36,7 @@ func TestExternalBackend(t *testing.T) {
 				t.Errorf("output with 1 and 2 threads differs")
 			}
 			for _, b := range []Backend{PureGo, Auto, External} {
-				r, got, err := NewReaderWith(bytes.NewReader(outs[0]), b)
+				r, got, err := NewReader(bytes.NewReader(outs[0]), ReaderOptions{Backend: b})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,7 +48,7 @@ func TestExternalBackend(t *testing.T) {
 			}
 			// Truncated: an error from the reader, whichever backend.
 			for _, b := range []Backend{PureGo, Auto, External} {
-				r, _, err := NewReaderWith(bytes.NewReader(outs[0][:len(outs[0])*2/3]), b)
+				r, _, err := NewReader(bytes.NewReader(outs[0][:len(outs[0])*2/3]), ReaderOptions{Backend: b})
 				if err == nil {
 					_, err = io.ReadAll(r)
 					r.Close()
@@ -65,7 +65,7 @@ func TestExternalWriterReportsToolFailure(t *testing.T) {
 	requireTool(t, "xz")
 	// The output fails, as a full disk would: the tool dies of it, and
 	// its error reaches the caller.
-	w, _, err := NewWriterWith(failingWriter{}, Xz, WriterOptions{Level: 1}, External)
+	w, _, err := NewWriter(failingWriter{}, Xz, WriterOptions{Level: 1, Backend: External})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func FuzzSniff(f *testing.F) {
 func FuzzNewReader(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, c, err := NewReader(bytes.NewReader(data))
+		r, c, err := NewReader(bytes.NewReader(data), ReaderOptions{Backend: PureGo})
 		if err != nil {
 			checkFuzzErr(t, err)
 			return
@@ -96,7 +96,7 @@ func FuzzNewReader(f *testing.F) {
 			// Read in place, from a source that gives the sniffing
 			// buffer a few bytes at a time, it must decode the same.
 			src := &memInPlace{data: data, readMax: 16}
-			r, _, ierr := NewReader(src)
+			r, _, ierr := NewReader(src, ReaderOptions{Backend: PureGo})
 			var in bytes.Buffer
 			if ierr == nil {
 				_, ierr = io.CopyN(&in, r, fuzzReadLimit)

@@ -65,7 +65,8 @@ func mixedData(n int, seed uint64) []byte {
 func compress(t testing.TB, c Codec, opt WriterOptions, data []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, c, opt)
+	opt.Backend = PureGo
+	w, _, err := NewWriter(&buf, c, opt)
 	if err != nil {
 		t.Fatalf("NewWriter(%v): %v", c, err)
 	}
@@ -80,7 +81,7 @@ func compress(t testing.TB, c Codec, opt WriterOptions, data []byte) []byte {
 
 // decompress reads all of r through NewReader and closes it.
 func decompress(r io.Reader) ([]byte, Codec, error) {
-	zr, c, err := NewReader(r)
+	zr, c, err := NewReader(r, ReaderOptions{Backend: PureGo})
 	if err != nil {
 		return nil, c, err
 	}

@@ -193,7 +193,7 @@ func TestLz4LegacyCloseEarly(t *testing.T) {
 	stream := compress(t, Lz4Legacy, WriterOptions{Level: 1}, data)
 	before := runtime.NumGoroutine()
 	for range 20 {
-		zr, _, err := NewReader(bytes.NewReader(stream))
+		zr, _, err := NewReader(bytes.NewReader(stream), ReaderOptions{Backend: PureGo})
 		if err != nil {
 			t.Fatal(err)
 		}

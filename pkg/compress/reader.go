@@ -26,6 +26,14 @@ const ZstdMaxWindow = 128 << 20
 // file or pipe.
 const readBufSize = 64 << 10
 
+// ReaderOptions tune NewReader.
+type ReaderOptions struct {
+	// Backend chooses the decoder. The zero value, Auto, runs an external
+	// decompressor where it is clearly faster than the Go one (xz);
+	// PureGo never runs a program.
+	Backend Backend
+}
+
 // NewReader detects the compression of r with Sniff and returns a reader of
 // the decompressed data along with the codec found. Data without a known
 // signature is passed through as None.
@@ -41,10 +49,19 @@ const readBufSize = 64 << 10
 // Close releases the decoder's buffers; it does not close r. Damage to the
 // data is reported by Read alone, so a caller that stops reading early does
 // not get an error from Close for data it never looked at.
-func NewReader(r io.Reader) (io.ReadCloser, Codec, error) {
+func NewReader(r io.Reader, opt ReaderOptions) (io.ReadCloser, Codec, error) {
 	br, c, err := sniffStream(r)
 	if err != nil {
 		return nil, None, err
+	}
+	if opt.Backend != PureGo {
+		if path, args, ok := decompressCommand(c, Threads(), opt.Backend); ok {
+			rc, err := startDecompressor(br, c, path, args)
+			return rc, c, err
+		}
+		if opt.Backend == External && hasExternalDecoder(c) {
+			return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
+		}
 	}
 	d, err := goDecoder(c, br, r)
 	return d, c, err

@@ -37,7 +37,7 @@ func TestRoundTripShortReads(t *testing.T) {
 	for _, c := range writableCodecs {
 		t.Run(c.String(), func(t *testing.T) {
 			compressed := compress(t, c, WriterOptions{}, data)
-			zr, gotCodec, err := NewReader(iotest.OneByteReader(bytes.NewReader(compressed)))
+			zr, gotCodec, err := NewReader(iotest.OneByteReader(bytes.NewReader(compressed)), ReaderOptions{Backend: PureGo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestWriterLevels(t *testing.T) {
 			})
 		}
 		for _, lvl := range tt.invalid {
-			if _, err := NewWriter(io.Discard, tt.codec, WriterOptions{Level: lvl}); err == nil {
+			if _, _, err := NewWriter(io.Discard, tt.codec, WriterOptions{Level: lvl, Backend: PureGo}); err == nil {
 				t.Errorf("%v: level %d accepted", tt.codec, lvl)
 			}
 		}
@@ -109,7 +109,9 @@ func TestNewWriterErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := NewWriter(io.Discard, tt.codec, tt.opt)
+			opt := tt.opt
+			opt.Backend = PureGo
+			w, _, err := NewWriter(io.Discard, tt.codec, opt)
 			if err == nil {
 				w.Close()
 				t.Fatal("NewWriter succeeded")
@@ -184,7 +186,7 @@ func TestWriterClose(t *testing.T) {
 	for _, c := range writableCodecs {
 		t.Run(c.String(), func(t *testing.T) {
 			var buf bytes.Buffer
-			w, err := NewWriter(&buf, c, WriterOptions{})
+			w, _, err := NewWriter(&buf, c, WriterOptions{Backend: PureGo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +225,7 @@ func TestCloseLeavesUnderlyingOpen(t *testing.T) {
 	for _, c := range writableCodecs {
 		t.Run(c.String(), func(t *testing.T) {
 			dst := &closeRecorder{}
-			w, err := NewWriter(dst, c, WriterOptions{})
+			w, _, err := NewWriter(dst, c, WriterOptions{Backend: PureGo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +237,7 @@ func TestCloseLeavesUnderlyingOpen(t *testing.T) {
 			}
 			src := &closeRecorder{}
 			src.Write(dst.Bytes())
-			r, _, err := NewReader(src)
+			r, _, err := NewReader(src, ReaderOptions{Backend: PureGo})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -39,6 +39,11 @@ type WriterOptions struct {
 	// writes it (and Buildroot does): about 5% smaller than the blocks
 	// the threads need, on one core. The Go encoder always writes one.
 	SingleBlock bool
+
+	// Backend chooses the compressor. The zero value, Auto, runs the
+	// reference tool when it is on PATH (as Buildroot does), else the Go
+	// encoder; PureGo never runs a program.
+	Backend Backend
 }
 
 // xzDictSizes are the dictionary sizes of the xz presets -1 to -9.
@@ -58,16 +63,9 @@ const (
 	defaultZstdLevel = 19
 )
 
-// NewWriter returns a writer that compresses to w with codec c. The output
-// is a function of the input and opt only (no names, no timestamps), so that
-// rebuilding an image gives the same bytes.
-//
-// xz output uses CRC32 checks, because the kernel's xz decoder rejects the
-// CRC64 default; lz4 Lz4Legacy output is the legacy format the kernel reads.
-// Writing bzip2 is not supported.
-//
-// Close flushes and terminates the stream; it does not close w.
-func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error) {
+// newGoWriter is NewWriter's in-process compressor, used with PureGo and
+// where no tool is on PATH.
+func newGoWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error) {
 	threads := opt.Threads
 	switch {
 	case threads < 0:

@@ -82,7 +82,7 @@ func TestEveryCodecHandled(t *testing.T) {
 				return
 			}
 			var buf bytes.Buffer
-			w, err := compress.NewWriter(&buf, row.Codec, compress.WriterOptions{})
+			w, _, err := compress.NewWriter(&buf, row.Codec, compress.WriterOptions{Backend: compress.PureGo})
 			mustDo(t, err)
 			_, err = w.Write(data)
 			mustDo(t, err)
@@ -141,7 +141,7 @@ func checkCodecStream(t *testing.T, row codecRow, cells []string, stream, data [
 	if got, err := compress.Sniff(bufio.NewReader(bytes.NewReader(stream))); err != nil || got != want {
 		t.Errorf("Sniff = %v, %v; want %v", got, err, want)
 	}
-	r, got, err := compress.NewReader(bytes.NewReader(stream))
+	r, got, err := compress.NewReader(bytes.NewReader(stream), compress.ReaderOptions{Backend: compress.PureGo})
 	mustDo(t, err)
 	defer r.Close()
 	back, err := io.ReadAll(r)

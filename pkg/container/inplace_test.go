@@ -41,7 +41,7 @@ func writeLz4Archive(t *testing.T) (path string, data map[string]string) {
 		{Name: "small", Type: archive.TypeRegular, Mode: 0o4755, ModTime: mt, Size: int64(len(data["small"])), Nlink: 1},
 	}
 	var z bytes.Buffer
-	zw, err := compress.NewWriter(&z, compress.Lz4Legacy, compress.WriterOptions{Level: 1})
+	zw, _, err := compress.NewWriter(&z, compress.Lz4Legacy, compress.WriterOptions{Level: 1, Backend: compress.PureGo})
 	if err != nil {
 		t.Fatal(err)
 	}

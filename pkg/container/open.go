@@ -148,7 +148,7 @@ func openPipe(path string, f *os.File, own bool, opt OpenOptions) (*Input, error
 
 // openTree opens a directory tree: its one part is the tree.
 func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
-	r, err := archive.NewDirReader(path)
+	r, err := archive.NewDirReader(path, archive.DirReaderOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	if opt.Digest {
 		counter.h = newAsyncHash()
 	}
-	dr, codec, err := compress.NewReaderWith(counter, opt.Backend)
+	dr, codec, err := compress.NewReader(counter, compress.ReaderOptions{Backend: opt.Backend})
 	if err != nil {
 		return nil, err
 	}

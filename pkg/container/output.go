@@ -16,8 +16,8 @@ import (
 
 // OutputOptions configures Create.
 type OutputOptions struct {
+	// Compress chooses the level, threads and backend of the compressor.
 	Compress compress.WriterOptions
-	Backend  compress.Backend
 	Dir      archive.DirWriterOptions
 	// Digest makes Output.Digest available (the manifest's output
 	// digest), at the cost of a sha256 pass on another core.
@@ -166,12 +166,12 @@ func createStream(o *Output, dir, base string, opt OutputOptions) error {
 func (o *Output) startCompressor() (io.Writer, error) {
 	opt, f, file := o.opt, o.Format, o.file
 	var err error
-	if compress.RunsTool(f.Codec, opt.Compress, opt.Backend) {
+	if compress.RunsTool(f.Codec, opt.Compress) {
 		o.direct, o.digest = true, opt.Digest
-		o.comp, o.Compressor, err = compress.NewWriterWith(file, f.Codec, opt.Compress, opt.Backend)
+		o.comp, o.Compressor, err = compress.NewWriter(file, f.Codec, opt.Compress)
 	} else {
 		o.startBuffer()
-		o.comp, o.Compressor, err = compress.NewWriterWith(o.buf, f.Codec, opt.Compress, opt.Backend)
+		o.comp, o.Compressor, err = compress.NewWriter(o.buf, f.Codec, opt.Compress)
 	}
 	if err != nil {
 		return nil, err

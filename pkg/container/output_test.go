@@ -18,7 +18,7 @@ import (
 // this process writes the file or an external compressor writes it
 // directly: the digest and size of the bytes on disk.
 func TestOutputDigest(t *testing.T) {
-	src, err := archive.NewDirReader(makeRootfsTree(t))
+	src, err := archive.NewDirReader(makeRootfsTree(t), archive.DirReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,11 @@ func TestOutputDigest(t *testing.T) {
 			if tt.tool != "" {
 				archivetest.RequireTool(t, tt.tool)
 			}
-			if got := compress.RunsTool(tt.codec, compress.WriterOptions{}, tt.backend); got != (tt.tool != "") {
+			if got := compress.RunsTool(tt.codec, compress.WriterOptions{Backend: tt.backend}); got != (tt.tool != "") {
 				t.Fatalf("RunsTool = %v", got)
 			}
 			path := filepath.Join(t.TempDir(), "out")
-			o, err := Create(path, archive.Format{Kind: archive.KindCpio, Codec: tt.codec}, OutputOptions{Backend: tt.backend, Digest: true})
+			o, err := Create(path, archive.Format{Kind: archive.KindCpio, Codec: tt.codec}, OutputOptions{Compress: compress.WriterOptions{Backend: tt.backend}, Digest: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -118,7 +118,7 @@ func (r *reuseWriter) digestPrefix() error {
 	if err != nil {
 		return err
 	}
-	d, _, err := compress.NewReaderWith(io.NewSectionReader(f, 0, size), r.in.Backend)
+	d, _, err := compress.NewReader(io.NewSectionReader(f, 0, size), compress.ReaderOptions{Backend: r.in.Backend})
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.in.Path, err)
 	}
@@ -221,7 +221,7 @@ func (r *reuseWriter) startLz4() error {
 		level = lz4Level(o.opt.Compress.Level)
 	}
 	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
-	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Backend)
+	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Compress.Backend)
 	if err != nil {
 		return err
 	}
@@ -286,12 +286,11 @@ func (r *reuseWriter) startXz() error {
 	}
 	o := r.o
 	o.startBuffer()
-	opt := compress.WriterOptions{Level: o.opt.Compress.Level, SingleBlock: true, Threads: 1}
-	backend := o.opt.Backend
+	opt := compress.WriterOptions{Level: o.opt.Compress.Level, SingleBlock: true, Threads: 1, Backend: o.opt.Compress.Backend}
 	stream := func(src []byte) ([]byte, error) {
 		var buf bytes.Buffer
 		buf.Grow(len(src)/3 + 4096)
-		w, _, err := compress.NewWriterWith(&buf, compress.Xz, opt, backend)
+		w, _, err := compress.NewWriter(&buf, compress.Xz, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -304,13 +303,13 @@ func (r *reuseWriter) startXz() error {
 		}
 		return buf.Bytes(), nil
 	}
-	probe, desc, err := compress.NewWriterWith(io.Discard, compress.Xz, opt, backend)
+	probe, desc, err := compress.NewWriter(io.Discard, compress.Xz, opt)
 	if err != nil {
 		return err
 	}
 	probe.Close()
 	decode := func(rd io.Reader) (io.Reader, error) {
-		d, _, err := compress.NewReaderWith(rd, r.in.Backend)
+		d, _, err := compress.NewReader(rd, compress.ReaderOptions{Backend: r.in.Backend})
 		return d, err
 	}
 	threads := max(1, runtime.GOMAXPROCS(0))
@@ -349,7 +348,7 @@ func (r *reuseWriter) startFull() error {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		d, _, err := compress.NewReaderWith(f, r.in.Backend)
+		d, _, err := compress.NewReader(f, compress.ReaderOptions{Backend: r.in.Backend})
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.in.Path, err)
 		}
@@ -494,7 +493,7 @@ func (r *reuseWriter) verify() error {
 	}
 	// xz is read by the xz tool where there is one: several threads, and
 	// its own reading of the new index and checks.
-	d, _, err := compress.NewReaderWith(r.o.file, r.in.Backend)
+	d, _, err := compress.NewReader(r.o.file, compress.ReaderOptions{Backend: r.in.Backend})
 	if err != nil {
 		return fmt.Errorf("checking the spliced output: %w", err)
 	}

@@ -57,7 +57,7 @@ func TestReuseRefusesAReplacedInput(t *testing.T) {
 			}
 			out := filepath.Join(dir, "out.cpio.gz")
 			os.Remove(out)
-			o, err := Create(out, input.Format, OutputOptions{Backend: compress.PureGo,
+			o, err := Create(out, input.Format, OutputOptions{Compress: compress.WriterOptions{Backend: compress.PureGo},
 				Reuse: &Reuse{Path: in, Info: input.FileInfo(), Codec: compress.Gzip, Backend: compress.PureGo, Matcher: m}})
 			if err != nil {
 				t.Fatal(err)

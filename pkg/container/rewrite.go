@@ -116,7 +116,7 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if opt.DryRun {
 		target = outPath + ".dry-run"
 	}
-	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level}, Backend: opt.Open.Backend,
+	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level, Backend: opt.Open.Backend},
 		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt)})
 	if err != nil {
 		return Result{}, err

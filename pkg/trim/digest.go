@@ -14,7 +14,7 @@ import (
 // numbers, plus the sha256 of each regular file's content, in Buildroot's
 // sort order. Two trees with the same digest give the same image.
 func TreeDigest(root string) (string, int, error) {
-	r, err := archive.NewDirReader(root)
+	r, err := archive.NewDirReader(root, archive.DirReaderOptions{})
 	if err != nil {
 		return "", 0, err
 	}

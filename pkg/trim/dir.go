@@ -179,7 +179,7 @@ func openListing(root string, opt Options, namesOnly bool) (*archive.DirReader, 
 			ownersDone <- loaded{o, err}
 		}()
 	}
-	r, err := archive.NewDirReaderWith(root, archive.DirReaderOptions{NamesOnly: namesOnly})
+	r, err := archive.NewDirReader(root, archive.DirReaderOptions{NamesOnly: namesOnly})
 	if ownersDone != nil {
 		// Waited for even when the listing failed: a bad file list is the
 		// error to report first, as it was when owners came first.
@@ -314,7 +314,7 @@ func writesAny(inj []*injection) bool {
 // newestMtime is the newest mtime of any entry in the tree at root: what
 // apply gives the files it writes when SOURCE_DATE_EPOCH is unset.
 func newestMtime(root string) (time.Time, error) {
-	r, err := archive.NewDirReaderWith(root, archive.DirReaderOptions{})
+	r, err := archive.NewDirReader(root, archive.DirReaderOptions{})
 	if err != nil {
 		return time.Time{}, err
 	}
