@@ -24,7 +24,7 @@ func decodeWith(t testing.TB, data []byte, workers int) (out []byte, openErr, re
 	old := zstdWorkers
 	zstdWorkers = func() int { return workers }
 	defer func() { zstdWorkers = old }()
-	r, _, err := NewReader(bytes.NewReader(data))
+	r, _, err := NewReader(bytes.NewReader(data), ReaderOptions{Backend: PureGo})
 	if err != nil {
 		return nil, err.Error(), ""
 	}
