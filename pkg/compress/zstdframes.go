@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -68,6 +69,10 @@ type zstdFrames struct {
 	seq     *zstd.Decoder
 	err     error
 	decoded int // frames decoded whole, for the tests
+	// spent are buffers of frames read out, for the next ones: a fresh
+	// 8 MiB each frame kept the collector busy.
+	spent, spentRaw [][]byte
+	last            *zstdJob // the frame cur is the output of
 }
 
 type zstdJob struct {
@@ -126,9 +131,28 @@ func (z *zstdFrames) Read(p []byte) (int, error) {
 			continue
 		}
 		z.jobs = z.jobs[1:]
-		z.cur = j.out
+		z.recycle()
+		z.cur, z.last = j.out, j
 		z.decoded++
 	}
+}
+
+// recycle keeps the buffers of the frame read out.
+func (z *zstdFrames) recycle() {
+	if j := z.last; j != nil {
+		z.spent = append(z.spent, j.out[:0])
+		z.spentRaw = append(z.spentRaw, j.raw[:0])
+		z.last = nil
+	}
+}
+
+func pop(l *[][]byte) []byte {
+	if len(*l) == 0 {
+		return nil
+	}
+	b := (*l)[len(*l)-1]
+	*l = (*l)[:len(*l)-1]
+	return b
 }
 
 // atEOF reports whether br has nothing left.
@@ -151,7 +175,7 @@ func (z *zstdFrames) sequential(held []byte) {
 // fill starts frames until workers are in flight or the walk stops.
 func (z *zstdFrames) fill() {
 	for !z.walked && len(z.jobs) < z.workers {
-		raw, ok := z.nextFrame()
+		raw, ok := z.nextFrame(pop(&z.spentRaw))
 		if !ok {
 			z.walked, z.held = true, raw
 			if raw == nil && !z.atEOF() {
@@ -159,7 +183,7 @@ func (z *zstdFrames) fill() {
 			}
 			return
 		}
-		j := &zstdJob{raw: raw, done: make(chan struct{})}
+		j := &zstdJob{raw: raw, out: pop(&z.spent), done: make(chan struct{})}
 		z.jobs = append(z.jobs, j)
 		go z.decode(j)
 	}
@@ -172,7 +196,7 @@ func (z *zstdFrames) decode(j *zstdJob) {
 			j.err = fmt.Errorf("%w: %v", ErrDecoderPanic, v)
 		}
 	}()
-	j.out, j.err = z.whole.DecodeAll(j.raw, nil)
+	j.out, j.err = z.whole.DecodeAll(j.raw, j.out)
 }
 
 // wait lets the frames in flight finish, so none outlives the reader.
@@ -198,7 +222,7 @@ var errFrameWalk = errors.New("not a frame the walk holds")
 // nextFrame takes the next frame from br, stepping over small skippable
 // frames before it: its bytes and true. At the end of the stream it
 // returns nil, false; where it gives up, the bytes it took and false.
-func (z *zstdFrames) nextFrame() ([]byte, bool) {
+func (z *zstdFrames) nextFrame(buf []byte) ([]byte, bool) {
 	for {
 		head, err := z.br.Peek(8)
 		if len(head) < 4 {
@@ -218,7 +242,7 @@ func (z *zstdFrames) nextFrame() ([]byte, bool) {
 		if binary.LittleEndian.Uint32(head) != zstdMagic {
 			return nil, false
 		}
-		raw, err := walkZstdFrame(z.br)
+		raw, err := walkZstdFrame(z.br, buf)
 		return raw, err == nil
 	}
 }
@@ -228,14 +252,14 @@ const zstdMagic = 0xFD2FB528
 // walkZstdFrame reads one frame from br by its headers, up to
 // zstdFrameIn bytes; err says why it stopped short of the frame's end
 // (its bytes so far are returned all the same).
-func walkZstdFrame(br *bufio.Reader) ([]byte, error) {
-	raw := make([]byte, 0, 64<<10)
+func walkZstdFrame(br *bufio.Reader, raw []byte) ([]byte, error) {
+	raw = raw[:0]
 	take := func(n int) ([]byte, error) {
 		if len(raw)+n > zstdFrameIn {
 			return nil, errFrameWalk
 		}
 		start := len(raw)
-		raw = append(raw, make([]byte, n)...)
+		raw = slices.Grow(raw, n)[:start+n]
 		if k, err := io.ReadFull(br, raw[start:]); err != nil {
 			raw = raw[:start+k] // taken from br: the sequential decoder's
 			return nil, errFrameWalk

@@ -187,7 +187,7 @@ func TestZstdFramesWhole(t *testing.T) {
 func TestZstdFrameWalk(t *testing.T) {
 	frame := zstdFrame(t, bytes.Repeat([]byte("x"), 1000), zstd.SpeedDefault, true, true)
 	two := append(append([]byte{}, frame...), frame...)
-	raw, err := walkZstdFrame(bufioOf(two))
+	raw, err := walkZstdFrame(bufioOf(two), nil)
 	if err != nil || !bytes.Equal(raw, frame) {
 		t.Fatalf("walk: %d bytes, %v; want the first frame, %d bytes", len(raw), err, len(frame))
 	}
