@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"
 )
@@ -153,15 +154,14 @@ func newDecoder(c Codec, br *bufio.Reader, src io.Reader) (d *decoder, err error
 			return nil
 		}
 	case Zstd:
-		if w := zstdWorkers(); w > 1 {
-			zr, err := newZstdFrames(br, w)
-			if err != nil {
-				return nil, err
-			}
-			d.r, d.close = zr, zr.Close
-			break
-		}
-		zr, err := newZstdStream(br)
+		// Concurrency 1 decodes in the caller's goroutine, for the same
+		// reason as lz4, and leaves no goroutines behind if a caller
+		// forgets Close.
+		zr, err := zstd.NewReader(br,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(ZstdMaxWindow),
+			zstd.WithDecoderLowmem(true),
+		)
 		if err != nil {
 			return nil, err
 		}
