@@ -79,6 +79,24 @@ func (o *ownershipFlags) load() (*trim.Owners, error) {
 	return owners, nil
 }
 
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// notPipe refuses standard input and pipes as apply's input, which list,
+// audit and check read: apply reads its input again, to copy the
+// compressed bytes it keeps (docs/formats.md), which a pipe cannot give.
+func notPipe(in string) error {
+	if in == container.Stdin {
+		return fmt.Errorf("%s: apply cannot read standard input: it reads its input again to reuse its compressed bytes; save it to a file first", in)
+	}
+	if fi, err := os.Stat(in); err == nil && container.IsPipe(fi) {
+		return fmt.Errorf("%s: apply cannot read a pipe: it reads its input again to reuse its compressed bytes; save it to a file first", in)
+	}
+	return nil
+}
+
 // sourceDateEpoch reads SOURCE_DATE_EPOCH, the one place the tool does.
 func sourceDateEpoch(env *Env) (*time.Time, error) {
 	v := env.Getenv("SOURCE_DATE_EPOCH")
@@ -140,6 +158,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if len(pos) < 1 || len(pos) > 2 {
 		return usagef("want TARGET, or IN and OUT; got %d arguments", len(pos))
 	}
+	if err := notPipe(pos[0]); err != nil {
+		return err
+	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
 		return err
@@ -159,8 +180,12 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
 			return o, err
 		}
-	} else if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
-		return err
+	} else if own.fileList != "" || own.pkg != "" || isDir(pos[0]) {
+		if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
+			return err
+		}
+	} else {
+		opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
 	}
 	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
 		Rules: manifest.Rules{Dir: *rulesDir, Digest: set.Digest}}
@@ -192,6 +217,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
+	}
+	if rep.Dpkg != nil {
+		ownersNote = rep.Dpkg.Describe(names.Quote(pos[0]))
 	}
 	m.Changes = rep.Changes
 	for _, r := range rep.Stale {
@@ -301,6 +329,46 @@ type archiveApply struct {
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
 func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Options) (*trim.Report, error) {
+	if opt.Dpkg == "" {
+		rep, err := applyOnce(ctx, env, a, opt, noteTo(env, "apply"))
+		if err != nil {
+			return nil, applyError(env, err)
+		}
+		return rep, nil
+	}
+	// One read: the owners from the dpkg database as it goes by. Should
+	// that fail, for whatever reason, the database is read first and the
+	// apply done again, as it was before there was one read, so that every
+	// error is what it was then; the notes wait for the run that counts.
+	var notes []string
+	rep, err := applyOnce(ctx, env, a, opt, func(s string) { notes = append(notes, s) })
+	if err == nil {
+		for _, n := range notes {
+			noteTo(env, "apply")(n)
+		}
+		return rep, nil
+	}
+	if ctx.Err() != nil {
+		return nil, applyError(env, err)
+	}
+	db, err := trim.LoadDpkg(a.inPath, a.flags.open())
+	if err != nil {
+		return nil, err
+	}
+	opt.Dpkg, opt.Owners = "", trim.NewOwners()
+	if db != nil {
+		opt.Owners = db.Owners
+	}
+	if rep, err = applyOnce(ctx, env, a, opt, noteTo(env, "apply")); err != nil {
+		return nil, applyError(env, err)
+	}
+	rep.Dpkg = db
+	return rep, nil
+}
+
+// applyOnce rewrites the archive with the rules; note gets the reuse
+// path's notes.
+func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, note func(string)) (*trim.Report, error) {
 	var rep *trim.Report
 	open := a.flags.open()
 	// An initrd's segment an earlier apply added is where this one adds.
@@ -321,7 +389,7 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
 		},
-		Note: noteTo(env, "apply"),
+		Note: note,
 		Transform: func(e container.Entries) error {
 			var err error
 			rep, err = trim.ApplyEntries(e, opt)
@@ -332,7 +400,7 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", a.outPath)
 	}
 	if err != nil {
-		return nil, applyError(env, err)
+		return nil, err
 	}
 	if a.m != nil {
 		a.m.Input = manifest.Target{Path: a.inPath, Format: formatName(res.In), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}

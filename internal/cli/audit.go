@@ -60,20 +60,25 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	}
 	warnEmptyFileList(env, own.fileList)
 	var inputs []trim.AuditInput
-	var notes []string
+	fromFlags := own.fileList != "" || own.pkg != ""
 	for _, p := range pos {
-		owners, note, err := own.ownersFor(p, maxSize.open())
-		if err != nil {
-			return err
+		in := trim.AuditInput{Path: p, Dpkg: !fromFlags}
+		if fromFlags {
+			if in.Owners, err = own.load(); err != nil {
+				return err
+			}
 		}
-		if note != "" {
-			notes = append(notes, note)
-		}
-		inputs = append(inputs, trim.AuditInput{Path: p, Owners: owners})
+		inputs = append(inputs, in)
 	}
 	res, err := trim.Audit(set, inputs, func(r archive.Reader) archive.Reader { return withContext(ctx, r) }, maxSize.open())
 	if err != nil {
 		return err
+	}
+	var notes []string
+	for i, db := range res.Databases {
+		if db != nil {
+			notes = append(notes, db.Describe(names.Quote(pos[i])))
+		}
 	}
 	if *format == "sarif" {
 		err = printSARIF(env.Stdout, set, res.Findings, findingMessage)

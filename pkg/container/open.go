@@ -145,15 +145,51 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if opt.MaxSize <= 0 {
 		opt.MaxSize = DefaultMaxSize
 	}
+	if path == Stdin {
+		return openPipe(path, os.Stdin, false, opt)
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	row, ok := containerOf(path, fi)
+	if !ok && IsPipe(fi) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return openPipe(path, f, true, opt)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
 	return row.Open(path, fi, opt)
+}
+
+// Stdin is the input name that reads standard input, as a stream.
+const Stdin = "-"
+
+// IsPipe reports whether fi is a pipe or a socket (a shell's <(...) is
+// /dev/fd/N, a pipe): read once, from its start, as a single stream.
+func IsPipe(fi os.FileInfo) bool { return fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 }
+
+// openPipe reads f as one stream that can be read only once: it is never
+// mapped, and its size is unknown (0). own says whether Close closes f
+// (not standard input, which the process keeps).
+func openPipe(path string, f *os.File, own bool, opt OpenOptions) (*Input, error) {
+	in, err := openStream(f, nil, opt)
+	if err != nil {
+		if own {
+			f.Close()
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// No FileInfo: nothing may open the input again to reuse its bytes.
+	in.Path = path
+	if own {
+		in.file = f
+	}
+	return in, nil
 }
 
 // openTree opens a directory tree: its one part is the tree.

@@ -1,14 +1,14 @@
 package trim
 
 import (
-	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
-
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -90,6 +90,10 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 type AuditInput struct {
 	Path   string
 	Owners *Owners // nil: no ownership data
+	// Dpkg takes the owners from the input's own dpkg database instead
+	// (none if it has none): a tree's is read first, an archive's in the
+	// one pass that audits it (recorded).
+	Dpkg bool
 }
 
 // AuditResult is every finding of an audit, offenders first (by input and
@@ -97,14 +101,44 @@ type AuditInput struct {
 type AuditResult struct {
 	Findings []Finding
 	Entries  int
+	// Databases are the dpkg databases of the Dpkg inputs, by input; nil
+	// where there is none.
+	Databases []*DpkgDB
 }
 
-// Audit reads each input and lists what offends. It only reads.
+// Audit reads each input and lists what offends. It only reads, each input
+// once. The Dpkg inputs are read first, in order, their entries recorded,
+// as their databases were read before the audit when that took a pass of
+// its own: errors come in the same order as then.
 func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*AuditResult, error) {
-	res := &AuditResult{}
+	res := &AuditResult{Databases: make([]*DpkgDB, len(inputs))}
+	inputs = slices.Clone(inputs)
+	recs := make([]*recorded, len(inputs))
+	for i, in := range inputs {
+		if !in.Dpkg {
+			continue
+		}
+		var db *DpkgDB
+		if readsDatabaseFirst(in.Path) {
+			var err error
+			if db, err = LoadDpkg(in.Path, open); err != nil {
+				return nil, err
+			}
+		} else {
+			rec, err := record(in, wrap, open)
+			if err != nil {
+				return nil, err
+			}
+			recs[i], db = rec, rec.db
+		}
+		res.Databases[i], inputs[i].Owners = db, NewOwners()
+		if db != nil {
+			inputs[i].Owners = db.Owners
+		}
+	}
 	var classifiers []*Classifier
-	for _, in := range inputs {
-		c, err := auditOne(set, in, res, wrap, open)
+	for i, in := range inputs {
+		c, err := auditOne(set, in, recs[i], res, wrap, open)
 		if err != nil {
 			return nil, err
 		}
@@ -114,32 +148,25 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 	return res, nil
 }
 
-func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
-	src, err := container.Open(in.Path, open)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	var r archive.Reader = src
-	if wrap != nil {
-		r = wrap(src)
-	}
-	a := NewAuditor(set, in, src.Format.Kind)
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
+// auditOne audits in: from rec when it was recorded, else as it is read.
+func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
+	var a *Auditor
+	if rec != nil {
+		a = NewAuditor(set, in, rec.kind)
+		if err := rec.replay(a); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if _, err := a.Entry(e, r); err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	var img *ociimage.Image
+	if rec == nil {
+		var err error
+		if a, img, err = auditStream(set, in, wrap, open); err != nil {
+			return nil, err
 		}
 	}
 	res.Entries += a.Entries
 	found := a.Findings()
-	if img := src.Image(); img != nil {
+	if img != nil {
 		for i := range found {
 			if found[i].Path != "" {
 				found[i].Layer = img.LayerOf(found[i].Path)
@@ -148,6 +175,29 @@ func auditOne(set *rules.Set, in AuditInput, res *AuditResult, wrap func(archive
 	}
 	res.Findings = append(res.Findings, found...)
 	return a.Classifier(), nil
+}
+
+// auditStream audits in as it is read; the image is its container's, for
+// an image (whose layers the findings then name), else nil.
+func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Auditor, *ociimage.Image, error) {
+	src, r, err := openWrapped(in.Path, wrap, open)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer src.Close()
+	a := NewAuditor(set, in, src.Format.Kind)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return a, src.Image(), nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		if _, err := a.Entry(e, r); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+	}
 }
 
 // staleAcross returns must-match rules that matched nothing in any input
@@ -183,4 +233,16 @@ func staleReason(r *rules.Rule) string {
 		return fmt.Sprintf("matched nothing, though package %s is present: %s", r.Package, r.StaleReason)
 	}
 	return fmt.Sprintf("matched nothing, though package %s is present: it protects nothing any more", r.Package)
+}
+
+// openWrapped opens an input to audit, and the reader to read it by.
+func openWrapped(path string, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*container.Input, archive.Reader, error) {
+	src, err := container.Open(path, open)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wrap == nil {
+		return src, src, nil
+	}
+	return src, wrap(src), nil
 }

@@ -248,7 +248,8 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 // etc/, so a streaming apply needs them first): the input is a file and is
 // opened, and decompressed, again by the caller. Reading it twice costs
 // a second decompression, not disk space or memory as a spool of the
-// archive would.
+// archive would. Audit does not call it for an archive: it reads the
+// database in its one pass (AuditInput.Dpkg).
 func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
@@ -353,57 +354,86 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 	if img := in.Image(); img != nil {
 		return dpkgOfImage(img)
 	}
-	var db *DpkgDB
-	var local []localFile // OwnersDir's lists, read after dpkg's
-	var held int64
+	var scan dpkgScan
 	for {
 		e, err := in.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: reading the dpkg database: %w", name, err)
+			return nil, dpkgReadError(name, err)
 		}
-		clean, err := pathx.Clean(e.Name)
-		if err != nil {
-			continue // the real pass reports it
-		}
-		if (clean == DpkgInfoDir || clean == OwnersDir) && db == nil {
-			db = newDpkgDB()
-		}
-		kind := classifyDBPath(clean)
-		if kind == notDB {
-			continue
-		}
-		if db == nil {
-			db = newDpkgDB()
-		}
-		regular := e.Type == archive.TypeRegular
-		if kind == localList && regular {
-			// Held back: in an archive OwnersDir (usr/) comes before
-			// var/lib/dpkg, and its lists must be read last. All of
-			// them together within one list's bound.
-			data, err := io.ReadAll(io.LimitReader(in, maxDpkgList-held))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", name, clean, err)
-			}
-			held += int64(len(data))
-			local = append(local, localFile{path.Base(clean), data})
-			continue
-		}
-		if err := db.read(kind, path.Base(clean), regular, in); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", name, clean, err)
+		if err := scan.entry(name, e, in); err != nil {
+			return nil, err
 		}
 	}
-	for _, lf := range local {
-		if err := db.read(localList, lf.base, true, bytes.NewReader(lf.data)); err != nil {
+	return scan.done(name)
+}
+
+func dpkgReadError(name string, err error) error {
+	return fmt.Errorf("%s: reading the dpkg database: %w", name, err)
+}
+
+// dpkgScan gathers an archive's dpkg database from its entries as they
+// are read, in one pass with whatever else reads them (Audit, apply's
+// dpkgTee): dpkg's status file and lists, and OwnersDir's lists and
+// versions, which are held back and read last (in an archive OwnersDir,
+// under usr/, comes before var/lib/dpkg), all of them within one list's
+// bound.
+type dpkgScan struct {
+	db    *DpkgDB // made when needed, or beforehand (dpkgTee)
+	found bool    // a directory or file of the database was seen
+	local []localFile
+	held  int64
+}
+
+// entry looks at e, whose data is data; it reads the data only of a file
+// of the database. name is the input's, for errors.
+func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
+	clean, err := pathx.Clean(e.Name)
+	if err != nil {
+		return nil // the real pass reports it
+	}
+	kind := classifyDBPath(clean)
+	if kind == notDB && clean != DpkgInfoDir && clean != OwnersDir {
+		return nil
+	}
+	if s.db == nil {
+		s.db = newDpkgDB()
+	}
+	s.found = true
+	if kind == notDB {
+		return nil
+	}
+	regular := e.Type == archive.TypeRegular
+	if kind == localList && regular {
+		b, err := io.ReadAll(io.LimitReader(data, maxDpkgList-s.held))
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", name, clean, err)
+		}
+		s.held += int64(len(b))
+		s.local = append(s.local, localFile{path.Base(clean), b})
+		return nil
+	}
+	if err := s.db.read(kind, path.Base(clean), regular, data); err != nil {
+		return fmt.Errorf("%s: %s: %w", name, clean, err)
+	}
+	return nil
+}
+
+// done reads the held-back OwnersDir lists and returns the database, nil
+// if the archive has none.
+func (s *dpkgScan) done(name string) (*DpkgDB, error) {
+	if !s.found {
+		return nil, nil
+	}
+	for _, lf := range s.local {
+		if err := s.db.read(localList, lf.base, true, bytes.NewReader(lf.data)); err != nil {
 			return nil, fmt.Errorf("%s: %s/%s: %w", name, OwnersDir, lf.base, err)
 		}
 	}
-	if db == nil {
-		return nil, nil
-	}
-	return db.finish(), nil
+	s.local = nil
+	return s.db.finish(), nil
 }
 
 type localFile struct {

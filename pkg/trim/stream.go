@@ -37,7 +37,20 @@ type Options struct {
 	// entry (Classifier.SetInput); 0 takes the strictest view of both tar
 	// and cpio.
 	Input archive.Kind
+	// Dpkg, the input's name, takes the owners (in place of Owners) from
+	// the input's own dpkg database as it streams by (ApplyStream), in one
+	// read of the input: each entry goes to the output as the owners known
+	// so far say, and is judged again once the whole database is in; if
+	// that would have kept, dropped or taken one otherwise, the apply
+	// fails with ErrOwnersDecide, and the caller reads the database first
+	// (LoadDpkg) and applies again.
+	Dpkg string
 }
+
+// ErrOwnersDecide says that a stream apply with Options.Dpkg wrote an
+// entry as the input's whole dpkg database would not have: an owner that
+// came later in the stream decides what becomes of it.
+var ErrOwnersDecide = errors.New("an owner read after an entry decides what becomes of it")
 
 // Report is what an apply did.
 type Report struct {
@@ -47,6 +60,9 @@ type Report struct {
 	OutEntries int
 	// Resumed says ApplyDir finished a run on the tree that was killed.
 	Resumed bool
+	// Dpkg is the database the owners came from with Options.Dpkg; nil
+	// if the input has none.
+	Dpkg *DpkgDB
 }
 
 // OffenderError lists policy violations that no rule handles; apply
@@ -79,8 +95,16 @@ func (e *OffenderError) Error() string {
 // asks the applier about each entry and hands it the data of what it takes;
 // then come what apply adds, then that trailer (applySource).
 func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
-	a := &streamApplier{collector: newCollector(opt, opt.Input)}
-	defer a.close()
+	var tee *dpkgTee
+	if opt.Dpkg != "" {
+		tee = newDpkgTee(src, opt.Dpkg)
+		src, opt.Owners = tee, tee.owners()
+	}
+	a := &streamApplier{collector: newCollector(opt, opt.Input), dpkg: tee}
+	defer func() { // settle may have put another collector in place
+		a.close()
+		closeSeen(a.seen)
+	}()
 	in := &applySource{in: archive.NewTrailerReader(src), add: a.finish}
 	decide := func(e *archive.Entry) (archive.Action, error) {
 		if in.adding {
@@ -96,7 +120,7 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 	if err := guard.Close(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Changes: a.changes, Stale: a.d.Stale(), Entries: a.entries, OutEntries: guard.entries}
+	rep := &Report{Changes: a.changes, Stale: a.d.Stale(), Entries: a.entries, OutEntries: guard.entries, Dpkg: a.db}
 	sort.SliceStable(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
 	return rep, nil
 }
@@ -131,6 +155,11 @@ type streamApplier struct {
 	// taking is the decision on the entry decide said to take: Copy hands
 	// over its data next.
 	taking Decision
+	// dpkg gathers the owners as the input goes by (Options.Dpkg); db is
+	// its database once settled.
+	dpkg *dpkgTee
+	db   *DpkgDB
+	seen []seenEntry
 }
 
 // decide is asked once for every input entry: the decision step, then
@@ -147,26 +176,62 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a.wantsData(dec, e) {
+	act := a.action(dec, e)
+	if a.dpkg != nil {
+		// Judged again once the owners are all known (settle).
+		a.seen = append(a.seen, seenEntry{entry: e.Clone(), act: act})
+	}
+	switch {
+	case act == archive.Take:
 		a.taking = dec
-		return archive.Take, nil
+	case a.dpkg == nil:
+		if err := a.take(dec, e, nil); err != nil {
+			return 0, err
+		}
 	}
-	if err := a.take(dec, e, nil); err != nil {
-		return 0, err
+	if act == archive.Keep {
+		a.maxInode = max(a.maxInode, e.Inode)
 	}
-	if !keeps(dec) {
-		return archive.Drop, nil
+	return act, nil
+}
+
+// action is what Copy does with an entry decided dec.
+func (c *collector) action(dec Decision, e *archive.Entry) archive.Action {
+	switch {
+	case c.wantsData(dec, e):
+		return archive.Take
+	case !keeps(dec):
+		return archive.Drop
 	}
-	a.maxInode = max(a.maxInode, e.Inode)
-	return archive.Keep, nil
+	return archive.Keep
 }
 
 func (a *streamApplier) takeData(e *archive.Entry, data io.Reader) error {
-	return a.take(a.taking, e, data)
+	if a.dpkg == nil {
+		return a.take(a.taking, e, data)
+	}
+	sp, err := newSpool(data)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	a.seen[len(a.seen)-1].data = sp
+	return nil
+}
+
+// seenEntry is an entry of a stream apply that reads the owners as it goes
+// (Options.Dpkg): its header, what was done with it, and its data if it
+// was taken.
+type seenEntry struct {
+	entry *archive.Entry
+	act   archive.Action
+	data  *spool
 }
 
 // finish plans what apply adds, once the input's last entry is in.
 func (a *streamApplier) finish() ([]*injection, error) {
+	if err := a.settle(); err != nil {
+		return nil, err
+	}
 	if err := a.offenders(); err != nil {
 		return nil, err
 	}
@@ -182,6 +247,65 @@ func (a *streamApplier) finish() ([]*injection, error) {
 		in.entry.Name = a.prefix + in.entry.Name
 	}
 	return inj, nil
+}
+
+// settle, once the input is read with the owners known as each entry
+// came (Options.Dpkg), judges every entry again with the owners of the
+// whole dpkg database, in order, the data of what was taken from its
+// spool: the rules, records and findings are theirs, and where an entry
+// would have gone another way (kept, dropped or taken), ErrOwnersDecide.
+func (a *streamApplier) settle() error {
+	if a.dpkg == nil {
+		return nil
+	}
+	db, err := a.dpkg.scan.done(a.dpkg.name)
+	if err != nil {
+		return err
+	}
+	a.db = db
+	opt := a.opt
+	opt.Owners = NewOwners()
+	if a.db != nil {
+		opt.Owners = a.db.Owners
+	}
+	c := newCollector(opt, opt.Input)
+	c.entries, c.newest = a.entries, a.newest
+	seen := a.seen
+	a.seen = nil
+	defer closeSeen(seen)
+	for _, s := range seen {
+		dec, err := c.decide(s.entry)
+		if err != nil {
+			c.close()
+			return err
+		}
+		if c.action(dec, s.entry) != s.act {
+			c.close()
+			return ErrOwnersDecide
+		}
+		var data io.Reader
+		if s.data != nil {
+			if data, err = s.data.Reader(); err != nil {
+				c.close()
+				return err
+			}
+		}
+		if err := c.take(dec, s.entry, data); err != nil {
+			c.close()
+			return err
+		}
+	}
+	a.collector.close()
+	a.collector = c
+	return nil
+}
+
+func closeSeen(seen []seenEntry) {
+	for _, s := range seen {
+		if s.data != nil {
+			s.data.Close()
+		}
+	}
 }
 
 // applySource is what Copy reads in a stream apply: the input up to its

@@ -1,0 +1,181 @@
+package trim
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+)
+
+// recorded is an archive read once, for an audit whose owners come from
+// the archive's own dpkg database, which lies after most of what it is
+// about (var/ sorts after etc/ and usr/): what each entry needs to be
+// judged, its header, is kept until the database is in, and the entries
+// are judged after (replay). Headers are small (a Debian rootfs of 7,000
+// entries keeps about 2 MB); the data is not kept, but for an applied
+// image's index, the one entry audit reads.
+type recorded struct {
+	kind    archive.Kind
+	entries []archive.Entry
+	index   map[int][]byte // entry number -> data, for the index's path
+	db      *DpkgDB
+}
+
+// maxRecordedIndex bounds the copy of an applied image's index kept for
+// the replay: apply writes a few kilobytes; DecodeIndex refuses far less
+// than this anyway.
+const maxRecordedIndex = 64 << 20
+
+// readsDatabaseFirst reports whether name is a directory (a tree, whose
+// database is read first, beneath it) or an image (whose first pass over
+// its layers' headers gathers the database, ociimage.Image.DpkgLists).
+func readsDatabaseFirst(name string) bool {
+	if name == container.Stdin {
+		return false
+	}
+	fi, err := os.Stat(name)
+	return err == nil && (fi.IsDir() || ociimage.IsImage(name, fi))
+}
+
+// record reads in.Path through once, keeping every entry's header and
+// gathering the dpkg database. Read errors are named as LoadDpkg names
+// them, which read the archive first, before the audit, until there was
+// one pass.
+func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*recorded, error) {
+	src, r, err := openWrapped(in.Path, wrap, open)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	rec := &recorded{kind: src.Format.Kind, index: map[int][]byte{}}
+	var scan dpkgScan
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, dpkgReadError(in.Path, err)
+		}
+		h := *e
+		h.Format = nil // what a writer needs, not a judge
+		h.Name, h.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
+		rec.entries = append(rec.entries, h)
+		if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
+			data, err := io.ReadAll(io.LimitReader(r, maxRecordedIndex))
+			if err != nil {
+				return nil, dpkgReadError(in.Path, err)
+			}
+			rec.index[len(rec.entries)-1] = data
+			continue
+		}
+		if err := scan.entry(in.Path, e, r); err != nil {
+			return nil, err
+		}
+	}
+	if rec.db, err = scan.done(in.Path); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// owners are the recorded archive's, from its database, or none.
+func (rec *recorded) owners() *Owners {
+	if rec.db == nil {
+		return NewOwners()
+	}
+	return rec.db.Owners
+}
+
+// replay judges the recorded entries, in their order, with the owners
+// the database gave.
+func (rec *recorded) replay(a *Auditor) error {
+	for i := range rec.entries {
+		data := bytes.NewReader(rec.index[i])
+		if _, err := a.Entry(&rec.entries[i], data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dpkgTee reads an apply's input on to the applier while it gathers the
+// input's dpkg database from the .list files going by, so that the input
+// is read once: the applier judges each entry with the owners known so far
+// (Classifier.speculative) and checks at the end that all of them would
+// have been judged alike (streamApplier.settle).
+type dpkgTee struct {
+	archive.Reader
+	name string
+	scan dpkgScan
+	cur  *archive.Entry // the .list whose data is going by
+	buf  bytes.Buffer   // its data, up to maxDpkgList
+}
+
+func newDpkgTee(r archive.Reader, name string) *dpkgTee {
+	return &dpkgTee{Reader: r, name: name, scan: dpkgScan{db: newDpkgDB()}}
+}
+
+// owners are the database's owners as far as it has been read.
+func (t *dpkgTee) owners() *Owners { return t.scan.db.Owners }
+
+func (t *dpkgTee) Next() (*archive.Entry, error) {
+	if err := t.endList(); err != nil {
+		return nil, err
+	}
+	e, err := t.Reader.Next()
+	if err != nil {
+		return e, err
+	}
+	if isDpkgList(e) {
+		h := *e
+		t.cur = &h
+		t.buf.Reset()
+		return e, nil
+	}
+	// Anything else in the database's directory counts now (a bad name,
+	// the directory itself); elsewhere, nothing.
+	return e, t.scan.entry(t.name, e, eofReader{})
+}
+
+func (t *dpkgTee) Read(p []byte) (int, error) {
+	n, err := t.Reader.Read(p)
+	if t.cur != nil && t.buf.Len() < maxDpkgList {
+		t.buf.Write(p[:min(n, maxDpkgList-t.buf.Len())])
+	}
+	return n, err
+}
+
+// endList parses the .list that went by, reading what the applier left
+// of it (an entry a rule drops is not read).
+func (t *dpkgTee) endList() error {
+	if t.cur == nil {
+		return nil
+	}
+	if _, err := io.Copy(io.Discard, struct{ io.Reader }{t}); err != nil {
+		return err
+	}
+	e := t.cur
+	t.cur = nil
+	return t.scan.entry(t.name, e, bytes.NewReader(t.buf.Bytes()))
+}
+
+// isDpkgList reports whether e is a file of the database dpkgScan reads
+// the data of (a .list, a .version, dpkg's status file).
+func isDpkgList(e *archive.Entry) bool {
+	clean, err := pathx.Clean(e.Name)
+	if err != nil || e.Type != archive.TypeRegular {
+		return false
+	}
+	return classifyDBPath(clean) != notDB
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
