@@ -40,7 +40,7 @@ ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
 	repack-gzip repack-xz repack-xzblocks repack-lz4 repack-zstd
 	apply-gzip apply-xz apply-xzblocks apply-lz4 apply-zstd apply-iso rss list-initrd repack-initrd)
 ALL_CASES+=(apply-image)
-ALL_CASES+=(audit-dpkg-gzip audit-dpkg-xz audit-dpkg-zstdframes apply-dpkg-gzip)
+ALL_CASES+=(audit-dpkg-gzip audit-dpkg-xz apply-dpkg-gzip)
 
 die() {
 	printf 'bench: %s\n' "$*" >&2
@@ -1079,7 +1079,7 @@ fi
 if want list-initrd || want repack-initrd; then
 	case_initrd
 fi
-for codec in gzip xz zstdframes; do
+for codec in gzip xz; do
 	if want "audit-dpkg-$codec"; then
 		case_dpkg "$codec"
 	fi
