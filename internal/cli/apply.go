@@ -221,19 +221,31 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if rep.Dpkg != nil {
 		ownersNote = rep.Dpkg.Describe(names.Quote(pos[0]))
 	}
+	return reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath})
+}
+
+// applyReport is how apply reports what it did.
+type applyReport struct {
+	quiet, dryRun bool
+	manifestPath  string
+}
+
+// reportApply prints what apply did, with where the owners came from, and
+// writes its manifest.
+func reportApply(env *Env, m *manifest.Manifest, rep *trim.Report, ownersNote string, how applyReport) error {
 	m.Changes = rep.Changes
 	for _, r := range rep.Stale {
 		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
 	}
-	if !*quiet {
+	if !how.quiet {
 		if ownersNote != "" {
 			fmt.Fprintln(env.Stdout, ownersNote)
 		}
-		printChanges(env.Stdout, rep, *dryRun)
+		printChanges(env.Stdout, rep, how.dryRun)
 	}
 	printWarnings(env, rep)
-	if *manifestPath != "" && !*dryRun {
-		return writeFileAtomic(*manifestPath, func(w io.Writer) error { return m.Encode(w) })
+	if how.manifestPath != "" && !how.dryRun {
+		return writeFileAtomic(how.manifestPath, func(w io.Writer) error { return m.Encode(w) })
 	}
 	return nil
 }
