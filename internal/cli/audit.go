@@ -76,8 +76,8 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	}
 	var notes []string
 	for i, db := range res.Databases {
-		if db != nil {
-			notes = append(notes, db.Describe(names.Quote(pos[i])))
+		if n := own.ownersNote(pos[i], db); n != "" {
+			notes = append(notes, n)
 		}
 	}
 	if *format == "sarif" {

@@ -14,33 +14,41 @@ import (
 // ownersFor returns who installed what in input: from the flags when
 // given, else from the input's own dpkg database when it has one (a
 // Debian or Ubuntu root, such as minikube's kicbase image), else nothing.
-// note says where the owners came from, "" for the flags or nothing.
-//
-// An ISO image always gets a note: a release ISO carries no
-// packages-file-list, so whether its owners are known is worth saying.
+// note says where the owners came from (ownersNote).
 func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (owners *trim.Owners, note string, err error) {
-	iso := container.IsISO(input)
 	if o.fileList != "" || o.pkg != "" {
 		owners, err = o.load()
-		if iso && err == nil {
-			note = fmt.Sprintf("owners in %s: from --packages-file-list %s", names.Quote(input), names.Quote(o.fileList))
-			if o.pkg != "" {
-				note = fmt.Sprintf("owners in %s: --package %s", names.Quote(input), names.Quote(o.pkg))
-			}
-		}
-		return owners, note, err
+		return owners, o.ownersNote(input, nil), err
 	}
 	db, err := trim.LoadDpkg(input, open)
 	if err != nil {
 		return nil, "", err
 	}
 	if db == nil {
-		if iso {
-			note = fmt.Sprintf("owners in %s: unknown: an ISO image carries no packages-file-list; pass the build's with --packages-file-list (an earlier apply's index, if the image has one, still tells its own files)", names.Quote(input))
-		}
-		return trim.NewOwners(), note, nil
+		return trim.NewOwners(), o.ownersNote(input, nil), nil
 	}
-	return db.Owners, db.Describe(names.Quote(input)), nil
+	return db.Owners, o.ownersNote(input, db), nil
+}
+
+// ownersNote says where the owners of input came from: db, its dpkg
+// database when it had one, else the flags or nothing; "" where there is
+// nothing worth saying (the flags, or no database, for an archive or a
+// tree). An ISO image always gets a note: a release ISO carries no
+// packages-file-list, so whether its owners are known is worth saying.
+func (o *ownershipFlags) ownersNote(input string, db *trim.DpkgDB) string {
+	if db != nil {
+		return db.Describe(names.Quote(input))
+	}
+	if !container.IsISO(input) {
+		return ""
+	}
+	switch {
+	case o.pkg != "":
+		return fmt.Sprintf("owners in %s: --package %s", names.Quote(input), names.Quote(o.pkg))
+	case o.fileList != "":
+		return fmt.Sprintf("owners in %s: from --packages-file-list %s", names.Quote(input), names.Quote(o.fileList))
+	}
+	return fmt.Sprintf("owners in %s: unknown: an ISO image carries no packages-file-list; pass the build's with --packages-file-list (an earlier apply's index, if the image has one, still tells its own files)", names.Quote(input))
 }
 
 // warnEmptyFileList warns when a --packages-file-list lists no file: every

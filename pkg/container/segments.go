@@ -341,7 +341,8 @@ func (s *segReader) Read(p []byte) (int, error) {
 func (s *segReader) segErr(err error) error {
 	seg := s.segs[len(s.segs)-1]
 	var fe *archive.FormatError
-	if seg.Codec != compress.None && errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) {
+	var ce *compress.Error // the decoder's own: the stream was cut, not ended early
+	if seg.Codec != compress.None && errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &ce) {
 		err = fmt.Errorf("%w: %w", archive.ErrJunkAtEnd, err)
 	}
 	if len(s.segs) == 1 && s.single() {

@@ -52,6 +52,18 @@ type Options struct {
 // came later in the stream decides what becomes of it.
 var ErrOwnersDecide = errors.New("an owner read after an entry decides what becomes of it")
 
+// maxSeen bounds the headers a stream apply with Options.Dpkg holds until
+// the database is in (about 0.4 KiB each): past it the apply fails with
+// ErrTooManyToHold and the caller reads the database first, so that memory
+// does not grow with the number of entries (TestMillionEntries). A Debian
+// root such as kicbase has a few tens of thousands.
+const maxSeen = 200_000
+
+// ErrTooManyToHold says that a stream apply with Options.Dpkg met more
+// entries than it holds (maxSeen); as for ErrOwnersDecide, read the
+// database first.
+var ErrTooManyToHold = errors.New("too many entries to hold until the dpkg database is read")
+
 // Report is what an apply did.
 type Report struct {
 	Changes    []manifest.Change
@@ -179,6 +191,9 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 	act := a.action(dec, e)
 	if a.dpkg != nil {
 		// Judged again once the owners are all known (settle).
+		if len(a.seen) >= maxSeen {
+			return 0, ErrTooManyToHold
+		}
 		a.seen = append(a.seen, seenEntry{entry: e.Clone(), act: act})
 	}
 	switch {
