@@ -108,7 +108,7 @@ func checkReportFormat(f string) error {
 // auditSchema names audit --format json's JSON Schema,
 // docs/schema/audit.json. Any change to auditReport's fields (a finding's
 // included) changes it.
-const auditSchema = "rootfs-trim/audit/v1"
+const auditSchema = "rootfs-trim/audit/v2"
 
 type auditReport struct {
 	Schema   string         `json:"schema"`
