@@ -48,14 +48,13 @@ type segReader struct {
 
 // segPart is the segment being read.
 type segPart struct {
-	cr     *archive.CpioReader
-	dec    io.ReadCloser // nil for a raw segment
-	src    *countingReader
-	br     *bufio.Reader // the compressed bytes, for a stream decoded to its end
-	over   func() int64
-	known  bool // the segment's Length is known (cut to it)
-	budget io.Reader
-	out    *countingReader // decompressed bytes, for the size limit
+	cr    *archive.CpioReader
+	dec   io.ReadCloser // nil for a raw segment
+	src   *countingReader
+	br    *bufio.Reader // the compressed bytes, for a stream decoded to its end
+	over  func() int64
+	known bool            // the segment's Length is known (cut to it)
+	out   *countingReader // decompressed bytes, for the size limit
 }
 
 // segmentStart reports whether the file's first bytes start what the

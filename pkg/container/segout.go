@@ -57,7 +57,6 @@ type segOut struct {
 	seg   int // input segment, 1-based; 0 for the added one
 	o     *Output
 	codec compress.Codec
-	err   error
 }
 
 // WriteHeader starts e in its segment's part: a later input segment

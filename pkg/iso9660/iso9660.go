@@ -433,10 +433,7 @@ func cutVersion(n string) string {
 	if i := strings.LastIndexByte(n, ';'); i >= 0 {
 		n = n[:i]
 	}
-	if strings.HasSuffix(n, ".") {
-		n = n[:len(n)-1]
-	}
-	return n
+	return strings.TrimSuffix(n, ".")
 }
 
 func (im *Image) file(p string, r record, su *susp) File {

@@ -85,14 +85,6 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 	return rec, nil
 }
 
-// owners are the recorded archive's, from its database, or none.
-func (rec *recorded) owners() *Owners {
-	if rec.db == nil {
-		return NewOwners()
-	}
-	return rec.db.Owners
-}
-
 // replay judges the recorded entries, in their order, with the owners
 // the database gave.
 func (rec *recorded) replay(a *Auditor) error {

@@ -632,17 +632,11 @@ func bootTimeout(t *testing.T, def time.Duration) time.Duration {
 	return timeout
 }
 
-// boot runs the image under QEMU and returns the serial console's output.
-// -nodefaults (no NIC, so no iPXE ROM to wait for, no VGA) with the serial
-// port on stdio is -nographic without its extras; -accel tcg since these
-// machines have no KVM.
-func boot(t *testing.T, tools bootTools, image string) (string, time.Duration) {
-	t.Helper()
-	return bootWith(t, tools, "-kernel", tools.kernel, "-initrd", image, "-append", kernelCmdline)
-}
-
-// bootWith is boot with what to boot given as QEMU's arguments (a kernel
-// and initrd, or a CD and its firmware).
+// bootWith runs QEMU on what its arguments say to boot (a kernel and an
+// initrd, or a CD and its firmware) and returns the serial console's
+// output. -nodefaults (no NIC, so no iPXE ROM to wait for, no VGA) with the
+// serial port on stdio is -nographic without its extras; -accel tcg since
+// these machines have no KVM.
 func bootWith(t *testing.T, tools bootTools, what ...string) (string, time.Duration) {
 	t.Helper()
 	timeout := bootTimeout(t, defaultBootTimeout)
