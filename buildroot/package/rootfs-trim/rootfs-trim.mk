@@ -24,6 +24,7 @@ ROOTFS_TRIM_LICENSE = Apache-2.0, BSD-3-Clause, MIT
 ROOTFS_TRIM_LICENSE_FILES = \
 	LICENSE \
 	vendor/github.com/bmatcuk/doublestar/v4/LICENSE \
+	vendor/github.com/google/go-containerregistry/LICENSE \
 	vendor/github.com/klauspost/compress/LICENSE \
 	vendor/github.com/klauspost/compress/internal/snapref/LICENSE \
 	vendor/github.com/klauspost/compress/zstd/internal/xxhash/LICENSE.txt \
