@@ -7,10 +7,8 @@
 package images
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -192,12 +190,7 @@ func TestUmoci(t *testing.T) {
 // exports its filesystem: the trimmed one.
 func TestPodman(t *testing.T) {
 	archivetest.RequireTool(t, "podman")
-	if os.Geteuid() != 0 {
-		if os.Getenv(archivetest.RequireToolsEnv) == "1" {
-			t.Fatalf("needs root (podman with a private storage root), and %s=1 forbids skipping", archivetest.RequireToolsEnv)
-		}
-		t.Skip("needs root: podman with a private storage root")
-	}
+	archivetest.RequireRoot(t, "podman with a private storage root")
 	_, layout, tarball := applied(t)
 	w := t.TempDir()
 	conf := filepath.Join(w, "containers.conf")
@@ -225,24 +218,7 @@ func TestPodman(t *testing.T) {
 	cid := podman("create", "--pull", "never", "--network", "none", strings.Fields(id)[0], "/bin/true")
 	exported := filepath.Join(w, "fs.tar")
 	podman("export", "--output", exported, cid)
-	f, err := os.Open(exported)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, strings.TrimSuffix(strings.TrimPrefix(h.Name, "./"), "/"))
-	}
-	slices.Sort(names)
+	names := archivetest.TarNames(t, exported)
 	checkNames(t, "podman export", names)
 	// podman adds the mount points a container gets (/etc/hosts and
 	// friends, /dev, /proc, /run, /sys) and nothing else.

@@ -1,9 +1,6 @@
 package podman
 
 import (
-	"archive/tar"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,12 +36,7 @@ func TestPodmanBuildKicbase(t *testing.T) {
 	for _, tool := range []string{"podman", "unshare", "go", "tar"} {
 		archivetest.RequireTool(t, tool)
 	}
-	if os.Geteuid() != 0 {
-		if os.Getenv(archivetest.RequireToolsEnv) == "1" {
-			t.Fatalf("needs root (podman build as root, a mount namespace), and %s=1 forbids skipping", archivetest.RequireToolsEnv)
-		}
-		t.Skip("needs root: podman build as root, in a mount namespace")
-	}
+	archivetest.RequireRoot(t, "podman build as root, in a mount namespace")
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +98,7 @@ RUN --mount=type=bind,source=rules,target=/tmp/rootfs-trim-rules ["/usr/bin/root
 	if got, err := audit.CombinedOutput(); err != nil || !strings.Contains(string(got), "clean: nothing offends") {
 		t.Errorf("audit of the built image: %v\n%s", err, got)
 	}
-	before, after := tarNames(t, base), tarNames(t, exported)
+	before, after := archivetest.TarNames(t, base), archivetest.TarNames(t, exported)
 	under := func(names []string, dir string) []string {
 		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !strings.HasPrefix(n, dir) })
 	}
@@ -157,31 +149,4 @@ func (b *builder) podman(t *testing.T, args ...string) string {
 		t.Fatalf("podman %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
-}
-
-// tarNames lists a tar's entry names, cleaned ("./x/" is "x"), sorted.
-func tarNames(t *testing.T, name string) []string {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := strings.TrimSuffix(strings.TrimPrefix(filepath.Clean("/"+h.Name), "/"), "/")
-		if n != "" {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	return names
 }

@@ -54,12 +54,7 @@ func TestPodmanRelocatedNetworks(t *testing.T) {
 	for _, tool := range []string{"podman", "unshare", "mount", "sh"} {
 		archivetest.RequireTool(t, tool)
 	}
-	if os.Geteuid() != 0 {
-		if os.Getenv(archivetest.RequireToolsEnv) == "1" {
-			t.Fatalf("needs root (a mount namespace, podman as root as on the ISO), and %s=1 forbids skipping", archivetest.RequireToolsEnv)
-		}
-		t.Skip("needs root: a mount namespace, and podman as root as on the ISO")
-	}
+	archivetest.RequireRoot(t, "a mount namespace, and podman as root as on the ISO")
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

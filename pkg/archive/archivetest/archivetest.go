@@ -1,12 +1,14 @@
 package archivetest
 
 import (
+	"archive/tar"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,6 +51,45 @@ func RequireTool(t testing.TB, name string) {
 		}
 		t.Skipf("%s is not installed", name)
 	}
+}
+
+// RequireRoot skips t when it does not run as root, or fails it under CI;
+// why says what needs root ("podman with a private storage root").
+func RequireRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv(RequireToolsEnv) == "1" {
+			t.Fatalf("needs root (%s), and %s=1 forbids skipping", why, RequireToolsEnv)
+		}
+		t.Skipf("needs root: %s", why)
+	}
+}
+
+// TarNames lists the entry names of the tar file name, cleaned ("./x/" is
+// "x", the root itself left out), sorted.
+func TarNames(t testing.TB, name string) []string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var names []string
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n := strings.TrimPrefix(filepath.Clean("/"+h.Name), "/"); n != "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // ToolMissing is RequireTool for callers without a testing.TB (testscript
