@@ -89,7 +89,7 @@ func BenchmarkKlauspostGzip(b *testing.B) {
 	}
 }
 
-func gzFile(b *testing.B) (*os.File, int64) {
+func gzFile(b testing.TB) (*os.File, int64) {
 	p := os.Getenv("PINFLATE_GZ")
 	if p == "" {
 		b.Skip("PINFLATE_GZ not set")

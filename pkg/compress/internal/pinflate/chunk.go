@@ -105,18 +105,16 @@ func (c *chunk) markers(stopped func() bool) error {
 	}
 }
 
-// bytes decodes into b up to the chunk's end.
+// bytes decodes into b up to the chunk's end; b's capacity is the cap.
 func (c *chunk) bytes() error {
-	for {
-		var err error
-		if c.b, err = decode(&c.st, c.b, false, c.stop); err != nil {
-			return err
-		}
-		if c.ended() {
-			return nil
-		}
-		return errTooBig // out of room
+	var err error
+	if c.b, err = decode(&c.st, c.b, false, c.stop); err != nil {
+		return err
 	}
+	if !c.ended() {
+		return errTooBig
+	}
+	return nil
 }
 
 // ended reports whether the decoding reached the chunk's end, and if so

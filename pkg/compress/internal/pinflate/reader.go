@@ -17,13 +17,16 @@ import (
 type Options struct {
 	// Workers decode chunks at once (default: the number of CPUs).
 	Workers int
-	// ChunkSize is the compressed bytes of a chunk (default 2 MiB).
+	// ChunkSize is the compressed bytes of a chunk (default 1 MiB).
 	ChunkSize int
 	// ChunkCap is the most a chunk's output may take in memory (default
-	// 16 MiB; a symbol with markers counts 2 bytes). A chunk over it, a
-	// bomb or a long run of zeros, is decoded by the reader itself, in
-	// 1 MiB pieces. So memory stays within (Workers+1) * (ChunkSize +
-	// 1 MiB + ChunkCap), whatever the input.
+	// 16 MiB: half for symbols with markers, 2 bytes each, half for
+	// bytes). A chunk over it, a bomb or a long run of zeros, is decoded
+	// by the reader itself, 1 MiB at a time. So memory stays within
+	// (Workers+2) * (ChunkSize + 1 MiB + ChunkCap) for the chunks (in
+	// flight, and the one being handed out) plus ChunkSize + 2 MiB +
+	// ChunkCap/4 of the reader's own, whatever the input: 79 MiB with
+	// the defaults on 2 cores.
 	ChunkCap int
 }
 
@@ -93,7 +96,7 @@ func NewReader(ra io.ReaderAt, off, size int64, opt Options) (*Reader, error) {
 		opt.Workers = runtime.NumCPU()
 	}
 	if opt.ChunkSize <= 0 {
-		opt.ChunkSize = 2 << 20
+		opt.ChunkSize = 1 << 20
 	}
 	if opt.ChunkCap <= 0 {
 		opt.ChunkCap = 16 << 20
