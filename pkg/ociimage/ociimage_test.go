@@ -179,8 +179,8 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestChangedBetweenPasses: a layer blob replaced after Open (the first
-// pass) fails the second pass at that layer's end.
+// TestChangedBetweenPasses: a layer blob replaced after Open (the one
+// pass over the layers) fails where the Reader reads its data again.
 func TestChangedBetweenPasses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "img")
 	ocitest.WriteBad(dir, "none")
@@ -199,6 +199,9 @@ func TestChangedBetweenPasses(t *testing.T) {
 	defer r.Close()
 	for {
 		_, err := r.Next()
+		if err == nil {
+			_, err = io.ReadAll(r)
+		}
 		if err == io.EOF {
 			t.Fatal("read to the end")
 		}
