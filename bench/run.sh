@@ -41,6 +41,7 @@ ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
 	apply-gzip apply-xz apply-xzblocks apply-lz4 apply-zstd apply-iso rss list-initrd repack-initrd)
 ALL_CASES+=(apply-image)
 ALL_CASES+=(audit-dpkg-gzip audit-dpkg-xz apply-dpkg-gzip)
+ALL_CASES+=(list-image audit-image)
 
 die() {
 	printf 'bench: %s\n' "$*" >&2
@@ -459,7 +460,14 @@ run_ours() {
 # same_output OURS BASE: whether the base binary wrote what rootfs-trim did:
 # "identical", "DIFFERENT" or "-" (no file to compare: stdout, in place).
 same_output() {
-	if [[ -z $1 || ! -f $1 || ! -f $2 ]]; then
+	if [[ -n $1 && -d $1 && -d $2 ]]; then
+		# An image layout: every file of it.
+		if diff -r -q -- "$1" "$2" >/dev/null 2>&1; then
+			printf 'identical'
+		else
+			printf 'DIFFERENT'
+		fi
+	elif [[ -z $1 || ! -f $1 || ! -f $2 ]]; then
 		printf -- '-'
 	elif cmp -s -- "$1" "$2"; then
 		printf 'identical'
@@ -482,7 +490,12 @@ base_row() {
 			ratio_cell=$(ratio "$OURS_US" "$B_US")
 		fi
 	fi
-	if [[ -n $out && -f $out && -f $bout ]]; then
+	if [[ -n $out && -d $out && -d $bout ]]; then
+		same=$(same_output "$out" "$bout")
+		if [[ $same == DIFFERENT ]]; then
+			NOTES+=("$case: the output DIFFERS from the base binary's: $(diff -r -q -- "$out" "$bout" 2>&1 | head -n 1)")
+		fi
+	elif [[ -n $out && -f $out && -f $bout ]]; then
 		bytes=$(bytes_cell "$(size_of "$out")" "$(size_of "$bout")")
 		same=$(same_output "$out" "$bout")
 		if [[ $same == DIFFERENT ]]; then
@@ -492,7 +505,7 @@ base_row() {
 	add_row ROWS "$case" "$OURS_CELL" "base rootfs-trim" "$base_cell" "$ratio_cell" "$bytes" "$OURS_RSS_CELL"
 	add_row BASE_ROWS "$case" "$base_cell" "$OURS_CELL" "$ratio_cell" "$M_RUNS" \
 		"$(fmt_cs "$B_CS") / $(fmt_cs "$M_CS")" "$(fmt_mib "$B_KIB") / $OURS_RSS_CELL" "$same"
-	rm -f -- "$bout"
+	rm -rf -- "$bout"
 }
 
 # run_peer CASE LABEL OUT TOOLS -- CMD...: measure one peer and add its row.
@@ -909,6 +922,33 @@ case_apply_image() {
 	rm -rf "$out" "$peer" "$bundle"
 }
 
+# image_layers: IMAGE's layer blobs, bottom first (its manifest's order).
+image_layers() {
+	local man
+	man=$(grep -o '"digest": *"sha256:[0-9a-f]*"' "$IMAGE/index.json" | head -n 1 | grep -o '[0-9a-f]\{64\}')
+	[[ -n $man ]] || die "no manifest in $IMAGE/index.json"
+	grep -o '"layers": *\[.*\]' "$IMAGE/blobs/sha256/$man" | grep -o 'sha256:[0-9a-f]\{64\}' | sed "s#sha256:#$IMAGE/blobs/sha256/#"
+}
+
+# case_image_read list|audit: list, or audit (owners from the file list),
+# of the image against reading it once: every layer through gzip -dc (one
+# core, the floor of one decompression) and pigz -dc.
+case_image_read() {
+	local mode=$1 case=$1-image list
+	local -a layers
+	ensure_image
+	list=$(rootfs_dir "$SIZE_MB")/packages-file-list.txt
+	mapfile -t layers < <(image_layers)
+	if [[ $mode == list ]]; then
+		run_ours "$case" "" -- "$BIN" list "$IMAGE"
+	else
+		# audit exits 1 when something offends, as here.
+		run_ours "$case" "" -- bash -c '"$@"; (($? <= 1))' _ "$BIN" audit --rules "$ROOT/rules" --packages-file-list "$list" "$IMAGE"
+	fi
+	run_peer "$case" "gzip -dc of every layer" "" "gzip" -- gzip -dc "${layers[@]}"
+	run_peer "$case" "pigz -dc of every layer" "" "pigz" -- pigz -dc "${layers[@]}"
+}
+
 # Peak RSS of rootfs-trim repack at two input sizes: it should not grow with
 # the archive.
 case_rss() {
@@ -1076,6 +1116,11 @@ fi
 if want apply-image; then
 	case_apply_image
 fi
+for mode in list audit; do
+	if want "$mode-image"; then
+		case_image_read "$mode"
+	fi
+done
 if want list-initrd || want repack-initrd; then
 	case_initrd
 fi

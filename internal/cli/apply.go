@@ -168,6 +168,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err := own.check(); err != nil {
 		return err
 	}
+	maxSize.imageData = trim.ImageData(set)
 	warnEmptyFileList(env, own.fileList)
 	epoch, err := sourceDateEpoch(env)
 	if err != nil {

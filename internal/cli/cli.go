@@ -318,6 +318,9 @@ type inputFlags struct {
 	maxSize  byteSize
 	backend  backendFlag
 	platform string
+	// imageData is what of an image the command reads the data of
+	// (container.OpenOptions.ImageData).
+	imageData func(name string) bool
 }
 
 // maxSizeFlag registers --max-size and --backend.
@@ -330,7 +333,7 @@ func maxSizeFlag(fs *flag.FlagSet) *inputFlags {
 }
 
 func (f *inputFlags) open() container.OpenOptions {
-	return container.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend), Platform: f.platform}
+	return container.OpenOptions{MaxSize: int64(f.maxSize), Backend: compress.Backend(f.backend), Platform: f.platform, ImageData: f.imageData}
 }
 
 type backendFlag compress.Backend

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func tarOf(t *testing.T, hdrs ...*tar.Header) *bytes.Buffer {
@@ -86,5 +88,53 @@ func TestDirWriterLaterEntryWins(t *testing.T) {
 	got, gotData := readAll(t, r)
 	if len(got) != 3 || gotData["etc/x"] != "second" || got[2].Mode != 0o600 {
 		t.Fatalf("entries %v, data %v", got, gotData)
+	}
+}
+
+// countingReader counts the data bytes read from its entries.
+type countingReader struct {
+	Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.Reader.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// discardingWriter is a Discarder that wants none of the data of the
+// entries named in skip, and counts the data it is given.
+type discardingWriter struct {
+	skip    map[string]bool
+	cur     string
+	written map[string]int64
+}
+
+func (w *discardingWriter) WriteHeader(e *Entry) error { w.cur = e.Name; return nil }
+func (w *discardingWriter) Write(p []byte) (int, error) {
+	w.written[w.cur] += int64(len(p))
+	return len(p), nil
+}
+func (w *discardingWriter) Close() error   { return nil }
+func (w *discardingWriter) Discards() bool { return w.skip[w.cur] }
+
+// TestCopyLeavesDiscardedDataUnread: the data of an entry the writer
+// discards (an image writer given back an entry of a layer it keeps) is
+// not read from the source, which skips it; the others' is copied whole.
+func TestCopyLeavesDiscardedDataUnread(t *testing.T) {
+	buf := tarOf(t, &tar.Header{Name: "a", Typeflag: tar.TypeReg, Size: 100, Mode: 0o644},
+		&tar.Header{Name: "b", Typeflag: tar.TypeReg, Size: 1 << 20, Mode: 0o644},
+		&tar.Header{Name: "c", Typeflag: tar.TypeReg, Size: 10, Mode: 0o644})
+	src := &countingReader{Reader: NewTarReader(buf)}
+	dst := &discardingWriter{skip: map[string]bool{"b": true}, written: map[string]int64{}}
+	if err := Copy(dst, src, CopyOptions{Dest: KindTar}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]int64{"a": 100, "c": 10}, dst.written); d != "" {
+		t.Errorf("data written (-want +got):\n%s", d)
+	}
+	if src.n != 110 {
+		t.Errorf("read %d data bytes from the source, want 110 (b's left unread)", src.n)
 	}
 }

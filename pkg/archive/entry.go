@@ -229,6 +229,22 @@ type Writer interface {
 	Close() error
 }
 
+// Discarder is a Writer that can say, after WriteHeader, that it wants
+// none of the entry's data: an image writer given back an entry of its
+// source as it was, whose layer it keeps as it is. Copy then does not
+// read the data (the source skips it), so that a source that would have
+// to read it again does not (ociimage.Reader).
+type Discarder interface {
+	Discards() bool
+}
+
+// Discards reports whether w is a Discarder that wants none of the data of
+// the entry it was just given.
+func Discards(w Writer) bool {
+	d, ok := w.(Discarder)
+	return ok && d.Discards()
+}
+
 // ModeString renders type and permissions as `ls -l` does, setuid, setgid
 // and sticky included ("-rwsr-xr-x", "drwxrwxrwt").
 func (e *Entry) ModeString() string {

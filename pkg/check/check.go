@@ -118,6 +118,9 @@ type pkgState struct {
 
 // Run checks the inputs against the lock.
 func Run(opt Options) (*Result, error) {
+	if opt.Open.ImageData == nil && opt.Set != nil {
+		opt.Open.ImageData = trim.ImageData(opt.Set)
+	}
 	lock, err := foldLock(opt.Set, opt.Lock)
 	if err != nil {
 		return nil, err

@@ -126,6 +126,11 @@ type OpenOptions struct {
 	// Applied, when set, says which entry names only apply writes (its
 	// index): a segment holding one is marked Segment.Applied.
 	Applied func(name string) bool
+	// ImageData, when set, says which files of an image (by clean name)
+	// the caller will read the data of, so that the first pass over its
+	// layers keeps it and no layer is decompressed twice
+	// (ociimage.Options.Keep).
+	ImageData func(name string) bool
 }
 
 // Tap watches an archive's decompressed stream.
@@ -204,7 +209,7 @@ func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
 // openImage opens an image: its parts are its layers, read as the merged
 // filesystem (ociimage.Reader).
 func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
-	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, MaxSize: opt.MaxSize, Backend: opt.Backend})
+	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, MaxSize: opt.MaxSize, Backend: opt.Backend, Keep: opt.ImageData})
 	if err != nil {
 		return nil, err
 	}

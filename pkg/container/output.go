@@ -79,6 +79,10 @@ type Output struct {
 	written   int64 // at finish, for a direct output
 }
 
+// Discards passes on the writer's archive.Discarder: an image's, given
+// back an entry of a layer it keeps.
+func (o *Output) Discards() bool { return archive.Discards(o.Writer) }
+
 // Written reports the bytes written to disk so far (compressed).
 func (o *Output) Written() int64 {
 	if o.iso != nil {

@@ -9,9 +9,11 @@ import (
 )
 
 // The last image scanned, kept so that a command that opens it twice (for
-// its dpkg database, then for its entries) makes the first pass once. The
-// second pass checks every digest again, so a blob changed in between is
-// still caught; the signature notices a new index or tarball.
+// its dpkg database, then for its entries) makes the pass over its layers
+// once. A blob changed in between is still caught where it is read again:
+// a layer apply keeps is checked as it is copied, a layer whose data is
+// read again when the Reader leaves it; the signature notices a new index
+// or tarball.
 var last struct {
 	sync.Mutex
 	sig string

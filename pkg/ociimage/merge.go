@@ -32,23 +32,29 @@ type node struct {
 	// replaced or hidden: where the merged view puts it.
 	since key
 	// link is, for a hard link, the entry holding its data when the link
-	// was made.
-	link key
+	// was made, and linkHdr that entry's header (the Reader yields it
+	// under the link's name when the entry itself is gone).
+	link    key
+	linkHdr *archive.Entry
 }
 
 func (n *node) isDir() bool { return n.hdr == nil || n.hdr.Type == archive.TypeDir }
 
-// scan is the first pass's result: the merged tree and what the second
-// pass yields for each entry.
+// scan is the pass's result: the merged tree and what the Reader yields
+// for each entry.
 type scan struct {
 	root *node
 	// gone names the paths a whiteout hid, and the layer it is in.
 	gone map[string]int
-	// plan says what the merged view makes of each entry it keeps.
-	plan map[key]*planned
+	// plan says what the merged view makes of each entry it keeps, and
+	// order lists its keys in layer order: what the Reader yields.
+	plan  map[key]*planned
+	order []key
+	// data is what the first pass kept of the files Options.Keep names.
+	data map[key][]byte
 }
 
-// planned is what the second pass does with one entry: yield it as it
+// planned is what the Reader does with one entry: yield it as it
 // is, or with another header (a directory's last one), or under another
 // name (the data of a hard link whose first name is gone).
 type planned struct {
@@ -64,7 +70,7 @@ func newNode(name string) *node {
 // scan makes the first pass: every layer's entries applied in order, the
 // dpkg database's lists read from the merged view.
 func (img *Image) scan() error {
-	s := &scan{root: newNode("."), gone: map[string]int{}}
+	s := &scan{root: newNode("."), gone: map[string]int{}, data: map[key][]byte{}}
 	lists := map[key]DpkgList{}
 	for _, l := range img.Layers {
 		if err := img.scanLayer(s, l, lists); err != nil {
@@ -98,14 +104,49 @@ func (img *Image) scanLayer(s *scan, l *Layer, lists map[key]DpkgList) error {
 		if t := e.ModTime.Unix(); t > img.newestMTimeSec {
 			img.newestMTimeSec = t
 		}
-		if d, ok, err := readDpkgList(e, ls); err != nil {
+		d, ok, err := readDpkgList(e, ls)
+		if err != nil {
 			ls.close()
 			return fmt.Errorf("%s: %s: %w", l, e.Name, err)
-		} else if ok {
+		}
+		if ok {
 			lists[k] = d
+		}
+		if err := img.keepData(s, e, k, ls, d.Data, ok); err != nil {
+			ls.close()
+			return fmt.Errorf("%s: %s: %w", l, e.Name, err)
 		}
 	}
 	return ls.finish()
+}
+
+// maxKept bounds the data the first pass keeps (Options.Keep): far more
+// than the files a rule set names in a real image, a few kilobytes each.
+// Past it, what the caller reads is read again from its layer.
+const maxKept = 64 << 20
+
+// keepData keeps the data of e, entry k, when Options.Keep names it;
+// list is its data when readDpkgList read it (read).
+func (img *Image) keepData(s *scan, e *archive.Entry, k key, r io.Reader, list []byte, read bool) error {
+	if img.opt.Keep == nil || e.Type != archive.TypeRegular || e.Size <= 0 || e.Size > maxKept-img.kept {
+		return nil
+	}
+	name, err := pathx.Clean(e.Name)
+	if err != nil || !img.opt.Keep(name) {
+		return nil
+	}
+	b := list
+	if !read {
+		b = make([]byte, e.Size)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return err
+		}
+	}
+	if int64(len(b)) == e.Size {
+		s.data[k] = b
+		img.kept += e.Size
+	}
+	return nil
 }
 
 // apply changes the tree as extracting e, entry k, does.
@@ -172,9 +213,9 @@ func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) err
 		}
 		defer func(t *node) {
 			if t.hdr.Type == archive.TypeHardlink {
-				n.link = t.link
+				n.link, n.linkHdr = t.link, t.linkHdr
 			} else {
-				n.link = t.at
+				n.link, n.linkHdr = t.at, t.hdr
 			}
 		}(t)
 	}

@@ -42,6 +42,9 @@ func merged(t *testing.T, path string, opt Options) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if opt.Keep != nil && r.again != nil {
+			t.Errorf("%s: its layer read again, though the pass kept every file's data", e.Name)
+		}
 		name := strings.TrimSuffix(e.Name, "/")
 		if e.Type == archive.TypeHardlink {
 			b = []byte("-> " + e.Linkname)
@@ -68,7 +71,8 @@ func extracted(t *testing.T, steps []ocitest.Step) []string {
 }
 
 // TestMergedView: the kicbase-like image's merged view, in each kind of
-// input, is what go-containerregistry flattens it to, whiteouts and the
+// input, its data kept by the pass or read again from the layers, is what
+// go-containerregistry flattens it to, whiteouts and the
 // opaque directory applied; only the hard link whose first name a later
 // layer removes differs: go-containerregistry keeps the link to nothing,
 // the merged view gives it the data.
@@ -93,11 +97,17 @@ func TestMergedView(t *testing.T) {
 	ocitest.WriteDockerArchive(paths["docker-archive"], img, "kicbase:test")
 	ocitest.WriteDocker25(paths["docker25"], img, "kicbase:test")
 	ocitest.WriteMulti(paths["multi"], steps, "kicbase", "linux/amd64", "linux/arm64/v8")
+	// The data the pass keeps is the data a layer read again gives.
+	paths["layout, data kept"] = filepath.Join(dir, "kept")
+	ocitest.WriteLayout(paths["layout, data kept"], img, "kicbase")
 	for kind, p := range paths {
 		t.Run(kind, func(t *testing.T) {
 			opt := Options{}
 			if kind == "multi" {
 				opt.Platform = "linux/amd64"
+			}
+			if strings.HasSuffix(kind, "kept") {
+				opt.Keep = func(string) bool { return true }
 			}
 			got := merged(t, p, opt)
 			slices.Sort(got)
@@ -179,8 +189,8 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestChangedBetweenPasses: a layer blob replaced after Open (the first
-// pass) fails the second pass at that layer's end.
+// TestChangedBetweenPasses: a layer blob replaced after Open (the one
+// pass over the layers) fails where the Reader reads its data again.
 func TestChangedBetweenPasses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "img")
 	ocitest.WriteBad(dir, "none")
@@ -199,6 +209,9 @@ func TestChangedBetweenPasses(t *testing.T) {
 	defer r.Close()
 	for {
 		_, err := r.Next()
+		if err == nil {
+			_, err = io.ReadAll(r)
+		}
 		if err == io.EOF {
 			t.Fatal("read to the end")
 		}

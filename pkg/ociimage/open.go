@@ -56,6 +56,12 @@ type Options struct {
 	MaxSize int64
 	// Backend chooses the layers' decompressors.
 	Backend compress.Backend
+	// Keep says, of a regular file's clean name, whether the first pass
+	// keeps its data for the Reader (what the caller will read: the files
+	// a rule names, the dpkg database), so that the layers are decompressed
+	// once. The data of any other file the caller reads is read again from
+	// its layer. At most maxKept bytes are kept; nil keeps none.
+	Keep func(name string) bool
 }
 
 // Layer is one layer of an image, bottom first.
@@ -96,6 +102,7 @@ type Image struct {
 	repoTags       []string
 	tree           *scan
 	emitted        map[any]emitted // what the Reader yielded, by its Format
+	kept           int64           // bytes of data the first pass kept
 	dpkg           []DpkgList
 	newestMTimeSec int64
 	id             string

@@ -46,7 +46,7 @@ func readDpkgList(e *archive.Entry, r io.Reader) (DpkgList, bool, error) {
 	return d, true, nil
 }
 
-// plan says, for every entry the merged view keeps, what the second pass
+// plan says, for every entry the merged view keeps, what the Reader
 // yields, and keeps the dpkg lists the merged view holds.
 func (img *Image) plan(lists map[key]DpkgList) {
 	s := img.tree
@@ -79,6 +79,7 @@ func (img *Image) plan(lists map[key]DpkgList) {
 		orphans[n.link] = n
 		s.plan[n.link] = &planned{node: n, as: n.name}
 	}
+	s.order = slices.SortedFunc(maps.Keys(s.plan), cmpKey)
 	for k, d := range lists {
 		if p := s.plan[k]; p != nil && p.as == "" && p.node.name == d.Name {
 			img.dpkg = append(img.dpkg, d)

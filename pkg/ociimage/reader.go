@@ -1,80 +1,80 @@
 package ociimage
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
 
-// Reader is the second pass: the merged filesystem as archive entries, in
-// layer order. A directory comes where its last incarnation first
-// appears, with its last header; a file comes where its last entry is.
-// Each layer's digests are checked when its end is read: an image whose
-// bytes changed since Open fails there.
+// Reader is the merged filesystem as archive entries, in layer order. A
+// directory comes where its last incarnation first appears, with its last
+// header; a file comes where its last entry is.
+//
+// The headers are those the first pass read, kept in its tree: the layers
+// are not decompressed again for them. A file's data is what the first
+// pass kept (Options.Keep); for any other file whose data is read, its
+// layer is read again, from its start up to that file, and on to its end
+// when the Reader leaves it, where both digests are checked again: an
+// image whose bytes changed since Open fails there. A file whose data is
+// not read costs nothing (a layer apply keeps is copied as it is, its
+// digest checked as it is copied).
 type Reader struct {
-	img   *Image
-	layer int
-	cur   *layerStream
-	ord   int
-	data  io.Reader
+	img  *Image
+	next int // in img.tree.order
+	data io.Reader
+	// again is a layer being read again for data the first pass did not
+	// keep, and at the number of its entries read.
+	again *layerStream
+	at    int
 }
 
-// Reader starts the second pass.
+// Reader starts the pass over the merged view.
 func (img *Image) Reader() *Reader {
 	img.emitted = map[any]emitted{}
-	return &Reader{img: img, layer: -1}
+	return &Reader{img: img}
 }
 
 // Next returns the next entry of the merged view.
 func (r *Reader) Next() (*archive.Entry, error) {
-	for {
-		if r.cur == nil {
-			if r.layer+1 >= len(r.img.Layers) {
-				return nil, io.EOF
-			}
-			r.layer++
-			ls, err := r.img.openLayer(r.img.Layers[r.layer])
-			if err != nil {
-				return nil, err
-			}
-			r.cur, r.ord = ls, 0
+	s := r.img.tree
+	r.data = nil
+	if r.next >= len(s.order) {
+		if err := r.leave(); err != nil {
+			return nil, err
 		}
-		e, err := r.cur.Next()
-		if err == io.EOF {
-			err := r.cur.finish()
-			r.cur = nil
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.cur.l, err)
-		}
-		k := key{r.layer, r.ord}
-		r.ord++
-		p := r.img.tree.plan[k]
-		if p == nil {
-			continue
-		}
-		return r.yield(e, p), nil
+		return nil, io.EOF
 	}
+	k := s.order[r.next]
+	r.next++
+	if r.again != nil && r.again.l.Index != k.layer {
+		if err := r.leave(); err != nil {
+			return nil, err
+		}
+	}
+	return r.yield(k, s.plan[k]), nil
 }
 
-// yield is entry e as the plan says, noted so that Write knows it when it
+// yield is entry k as the plan says, noted so that Write knows it when it
 // comes back unchanged.
-func (r *Reader) yield(e *archive.Entry, p *planned) *archive.Entry {
-	r.data = r.cur
+func (r *Reader) yield(k key, p *planned) *archive.Entry {
+	var asRead string
+	var e *archive.Entry
 	switch {
 	case p.as != "":
-		e = e.Clone()
+		// The data of a hard link whose first name is gone: that entry's
+		// header, under the link's name.
+		e = p.node.linkHdr.Clone()
+		asRead = e.Name
 		e.Name = p.as
 	case p.hdr != nil:
 		// A directory's last header, or a hard link pointing elsewhere:
 		// neither has data.
 		e = p.hdr.Clone()
-		r.data = eofReader{}
+	default:
+		e = p.node.hdr.Clone() // the entry at k, as read
+		asRead = e.Name
 	}
 	if e.Format == nil {
 		e.Format = &archive.TarFormat{}
@@ -82,8 +82,79 @@ func (r *Reader) yield(e *archive.Entry, p *planned) *archive.Entry {
 		c := *tf
 		e.Format = &c
 	}
+	switch b, ok := r.img.tree.data[k]; {
+	case p.hdr != nil || e.Size <= 0:
+		r.data = eofReader{}
+	case ok:
+		r.data = bytes.NewReader(b)
+	default:
+		r.data = &readAgain{r: r, k: k, name: asRead}
+	}
 	r.img.emitted[e.Format] = emitted{node: p.node, entry: *e}
 	return e
+}
+
+// readAgain is the data of entry k that the first pass did not keep: its
+// layer is read again once the data is.
+type readAgain struct {
+	r    *Reader
+	k    key
+	name string // as the layer has it
+	src  io.Reader
+}
+
+func (d *readAgain) Read(p []byte) (int, error) {
+	if d.src == nil {
+		src, err := d.r.seek(d.k, d.name)
+		if err != nil {
+			return 0, err
+		}
+		d.src = src
+	}
+	return d.src.Read(p)
+}
+
+// seek reads k's layer again up to entry k, whose name was name.
+func (r *Reader) seek(k key, name string) (io.Reader, error) {
+	if r.again == nil {
+		ls, err := r.img.openLayer(r.img.Layers[k.layer])
+		if err != nil {
+			return nil, err
+		}
+		r.again, r.at = ls, 0
+	}
+	if r.at > k.ord+1 {
+		return nil, fmt.Errorf("%s: entry %d read after entry %d", r.again.l, k.ord, r.at-1)
+	}
+	for r.at <= k.ord {
+		e, err := r.again.Next()
+		if err == nil && r.at == k.ord && e.Name != name {
+			err = fmt.Errorf("entry %d is %q, not %q as it was", k.ord, e.Name, name)
+		}
+		if err != nil {
+			// A layer that changed since Open says so (finish).
+			l := r.again.l
+			if ferr := r.leave(); ferr != nil {
+				return nil, ferr
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("%s: %w", l, err)
+		}
+		r.at++
+	}
+	return r.again, nil
+}
+
+// leave ends the layer read again, checking its digests.
+func (r *Reader) leave() error {
+	if r.again == nil {
+		return nil
+	}
+	err := r.again.finish()
+	r.again = nil
+	return err
 }
 
 // emitted is an entry the Reader yielded: what Write compares an entry
@@ -107,9 +178,9 @@ func (r *Reader) Read(p []byte) (int, error) {
 
 // Close stops the pass.
 func (r *Reader) Close() error {
-	if r.cur != nil {
-		r.cur.close()
-		r.cur = nil
+	if r.again != nil {
+		r.again.close()
+		r.again = nil
 	}
 	return nil
 }

@@ -115,6 +115,11 @@ func sameEntry(a, b *archive.Entry) bool {
 		a.RdevMajor == b.RdevMajor && a.RdevMinor == b.RdevMinor
 }
 
+// Discards says whether the entry just given is one of the source's as
+// the Reader yielded it, whose data is in a layer the image keeps: the
+// data need not be read (archive.Discarder).
+func (w *Writer) Discards() bool { return w.full == nil && w.discard }
+
 // Write gives the entry's data.
 func (w *Writer) Write(p []byte) (int, error) {
 	if w.full != nil {

@@ -111,6 +111,9 @@ type AuditResult struct {
 // as their databases were read before the audit when that took a pass of
 // its own: errors come in the same order as then.
 func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*AuditResult, error) {
+	if open.ImageData == nil {
+		open.ImageData = ImageData(set)
+	}
 	res := &AuditResult{Databases: make([]*DpkgDB, len(inputs))}
 	inputs = slices.Clone(inputs)
 	recs := make([]*recorded, len(inputs))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
@@ -11,6 +12,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // recorded is an archive read once, for an audit whose owners come from
@@ -171,3 +173,30 @@ func isDpkgList(e *archive.Entry) bool {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// ImageData says which files of an image apply, audit and check read the
+// data of (container.OpenOptions.ImageData), so that the first pass over
+// its layers keeps it and none is decompressed again: those a rule names,
+// or lie beneath a directory one names (stripped with it, hashed), those
+// the policy forbids (check hashes them), the dpkg database's files (read
+// as they go by, dpkgTee) and the paths apply writes itself (an earlier
+// apply's index, OwnPaths). It only saves time: the data of any other
+// file read is read again from its layer.
+func ImageData(set *rules.Set) func(name string) bool {
+	if set == nil {
+		return nil
+	}
+	c := NewClassifier(set, nil)
+	own := OwnPaths(set)
+	return func(name string) bool {
+		if own[name] || classifyDBPath(name) != notDB || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
+			return true
+		}
+		for n := name; n != "." && n != "/"; n = path.Dir(n) {
+			if c.anyRuleMatches(n) {
+				return true
+			}
+		}
+		return false
+	}
+}

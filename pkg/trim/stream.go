@@ -463,5 +463,8 @@ func (g *guardWriter) WriteHeader(e *archive.Entry) error {
 	return g.Writer.WriteHeader(e)
 }
 
+// Discards passes on the real writer's archive.Discarder.
+func (g *guardWriter) Discards() bool { return archive.Discards(g.Writer) }
+
 // Close only checks; the caller closes the real writer.
 func (g *guardWriter) Close() error { return nil }
