@@ -40,6 +40,8 @@ type Verdict struct {
 	// in etc/cni/net.d); Alias is that path. For the symlink itself
 	// Through is the link and Alias empty.
 	Through, Alias string
+	// land is where the entry landed.
+	land archive.Landing
 }
 
 // Owner is the package to name in reports.
@@ -201,7 +203,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("entry %s: %w", names.Quote(e.Name), err)
 	}
-	v := &Verdict{Path: name, Type: EntryType(e.Type)}
+	v := &Verdict{Path: name, Type: EntryType(e.Type), land: land}
 	for _, d := range c.strippedDirs {
 		if strings.HasPrefix(name, d.prefix) {
 			v.Owners = c.Owners.Of(name)
