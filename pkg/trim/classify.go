@@ -190,9 +190,11 @@ func EntryType(t archive.Type) rules.EntryType {
 	return rules.TypeOther
 }
 
-// Classify returns the verdict for e. Trailers get an empty verdict.
+// Classify returns the verdict for e. Trailers get an empty verdict (and
+// end the hard-link groups of the view).
 func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if e.Type == archive.TypeTrailer {
+		c.view.Resolve(e)
 		return &Verdict{}, nil
 	}
 	name, err := pathx.Clean(e.Name)

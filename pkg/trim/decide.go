@@ -79,6 +79,10 @@ type Decision struct {
 // Decide classifies e. Entries must come parents first (see Classifier).
 func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	if e.Type == archive.TypeTrailer {
+		// The view ends the member's hard-link groups there, as the
+		// kernel's free_hash does: a later segment's same inode number
+		// is another file.
+		d.view.Resolve(e)
 		return Decision{Skip: true}, nil
 	}
 	if d.own != nil && e.Type == archive.TypeRegular {
