@@ -42,6 +42,7 @@ ALL_CASES=(repack-cpio list-cpio list-gzip list-xz list-lz4 list-zstd apply-dir
 ALL_CASES+=(apply-image)
 ALL_CASES+=(audit-dpkg-gzip audit-dpkg-xz apply-dpkg-gzip)
 ALL_CASES+=(list-image audit-image)
+ALL_CASES+=(apply-initrd-gzip apply-initrd-zstd)
 
 die() {
 	printf 'bench: %s\n' "$*" >&2
@@ -622,27 +623,37 @@ case_list() {
 	run_peer "$case" "bsdtar -tf" "" "bsdtar" -- bsdtar -tf "$in"
 }
 
-# case_initrd: an initrd of two segments as dracut and initramfs-tools write
-# them, an early raw cpio (a microcode file) then the rootfs in zstd:
-# list, and repack with no change, against the peers that read such a
-# file, dracut's skipcpio with zstd -dc and cpio -t for the main segment
-# plus cpio -t of the early one (issue 28: within 1.2x).
+# ensure_initrd CODEC: set INITRD to an initrd of two segments as dracut
+# and initramfs-tools write them, an early raw cpio (a microcode file,
+# EARLY) then the rootfs in CODEC; false when CODEC's compressor is missing.
+ensure_initrd() {
+	local codec=$1
+	ensure_archive "$SIZE_MB" "$codec" || return 1
+	EARLY=$BENCH_DIR/early.cpio
+	if [[ ! -f $EARLY ]]; then
+		mkdir -p "$WORK/early/kernel/x86/microcode"
+		head -c 65536 /dev/urandom >"$WORK/early/kernel/x86/microcode/GenuineIntel.bin"
+		(cd "$WORK/early" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) >"$EARLY.tmp" || die "cpio failed"
+		mv "$EARLY.tmp" "$EARLY" || die "mv failed"
+		rm -rf "$WORK/early"
+	fi
+	INITRD=$BENCH_DIR/initrd-${SIZE_MB}mb${EXT[$codec]/.zst/}.img
+	if [[ ! -f $INITRD ]]; then
+		cat "$EARLY" "$ARCHIVE" >"$INITRD.tmp" && mv "$INITRD.tmp" "$INITRD" || die "writing $INITRD failed"
+	fi
+}
+
+# case_initrd: list, and repack with no change, of the zstd initrd
+# (ensure_initrd), against the peers that read such a file, dracut's
+# skipcpio with zstd -dc and cpio -t for the main segment plus cpio -t of
+# the early one (issue 28: within 1.2x).
 case_initrd() {
-	local in early main out=$WORK/ours-initrd.img
-	if ! ensure_archive "$SIZE_MB" zstd; then
+	local in early out=$WORK/ours-initrd.img
+	if ! ensure_initrd zstd; then
 		add_row ROWS list-initrd "n/a" "zstd missing" "n/a" "n/a" "-" "-"
 		return 0
 	fi
-	main=$ARCHIVE
-	early=$BENCH_DIR/early.cpio
-	in=$BENCH_DIR/initrd-${SIZE_MB}mb.img
-	if [[ ! -f $in ]]; then
-		mkdir -p "$WORK/early/kernel/x86/microcode"
-		head -c 65536 /dev/urandom >"$WORK/early/kernel/x86/microcode/GenuineIntel.bin"
-		(cd "$WORK/early" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) >"$early" || die "cpio failed"
-		cat "$early" "$main" >"$in.tmp" && mv "$in.tmp" "$in" || die "writing $in failed"
-		rm -rf "$WORK/early"
-	fi
+	in=$INITRD early=$EARLY
 	local skip=/usr/lib/dracut/skipcpio
 	if want list-initrd; then
 		run_ours list-initrd "" -- "$BIN" list "$in"
@@ -658,6 +669,45 @@ case_initrd() {
 			bash -c '"$3" "$1" | zstd -dc | cpio -t --quiet && cpio -t --quiet <"$2"' _ "$in" "$early" "$skip"
 		rm -f "$out"
 	fi
+}
+
+# case_initrd_apply CODEC: apply with the shipped rules on the initrd of
+# CODEC (ensure_initrd: gzip is spliced, zstd compressed anew; the early
+# segment is copied), against the pipeline a user would script for it:
+# the early segment copied with head -c, the main one through skipcpio,
+# decompressed, bsdtar --exclude of the same three files and the codec's
+# fastest compressor, the peer of apply-CODEC (issue 28: within the ratios
+# docs/performance.md gives for one segment).
+case_initrd_apply() {
+	local codec=$1 case=apply-initrd-$1 out=$WORK/ours-initrd-apply.img peer=$WORK/peer-initrd-apply.img
+	if ! ensure_initrd "$codec"; then
+		add_row ROWS "$case" "n/a" "${COMPRESS[$codec]%% *} missing" "n/a" "n/a" "-" "-"
+		return 0
+	fi
+	local skip=/usr/lib/dracut/skipcpio comp
+	case $codec in
+	gzip) comp="pigz -9 -n" ;;
+	zstd) comp="zstd -19 -T0 -q" ;;
+	esac
+	run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" \
+		--packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" "$INITRD" "$out"
+	if [[ -f $out ]]; then
+		if cmp -s -n "$(size_of "$EARLY")" "$out" "$EARLY"; then
+			NOTES+=("$case: the early segment copied byte for byte; output $(size_of "$out") bytes for an input of $(size_of "$INITRD") ($(pct "$(size_of "$out")" "$(size_of "$INITRD")"))")
+		else
+			NOTES+=("$case: the early segment DIFFERS in the output")
+		fi
+	fi
+	local -a dc pc
+	read -r -a dc <<<"${DECOMPRESS[$codec]}"
+	read -r -a pc <<<"$comp"
+	run_peer "$case" "head -c early; skipcpio | ${dc[*]} | bsdtar --exclude ... | $comp" "$peer" "bsdtar ${pc[0]} ${dc[0]} $skip" -- \
+		bash -o pipefail -c 'in=$1 out=$2 early=$3 skip=$4 nd=$5 nc=$6; shift 6
+			{ head -c "$early" "$in" && "$skip" "$in" | "${@:1:nd}" | bsdtar --format newc \
+				--exclude etc/cni/net.d/87-podman-bridge.conflist --exclude etc/crictl.yaml \
+				--exclude etc/systemd/system/containerd.service -cf - @- | "${@:nd+1:nc}" -c; } >"$out"' \
+		_ "$INITRD" "$peer" "$(size_of "$EARLY")" "$skip" "${#dc[@]}" "${#pc[@]}" "${dc[@]}" "${pc[@]}"
+	rm -f "$out" "$peer"
 }
 
 # The dpkg image (issue #29): the rootfs with a dpkg database made from
@@ -1124,6 +1174,11 @@ done
 if want list-initrd || want repack-initrd; then
 	case_initrd
 fi
+for codec in gzip zstd; do
+	if want "apply-initrd-$codec"; then
+		case_initrd_apply "$codec"
+	fi
+done
 for codec in gzip xz; do
 	if want "audit-dpkg-$codec"; then
 		case_dpkg "$codec"

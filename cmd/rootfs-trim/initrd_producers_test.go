@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
@@ -98,71 +99,113 @@ func treeNames(t *testing.T, root string) []string {
 	return names
 }
 
-// TestInitrdProducers: initrds as dracut writes them (an early raw cpio
-// with the microcode, made here since Debian's microcode packages are
-// non-free, then the main cpio compressed), read by rootfs-trim as the
-// peers dracut's skipcpio with the codec's tool and cpio -t, and
-// initramfs-tools' unmkinitramfs, read them; then applied, and the peers
-// read the output with everything kept.
+// TestInitrdProducers: initrds as dracut and Debian's initramfs-tools
+// write them (an early raw cpio with the microcode, made here since
+// Debian's microcode packages are non-free, then the main cpio
+// compressed), read by rootfs-trim as the peers dracut's skipcpio with the
+// codec's tool and cpio -t, and initramfs-tools' unmkinitramfs, read them;
+// then applied, and the peers read the output with everything kept.
 func TestInitrdProducers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("dracut takes minutes: not with -short")
+		t.Skip("dracut and mkinitramfs take minutes: not with -short")
 	}
-	for _, tool := range []string{"dracut", "cpio", "unmkinitramfs", "zstd", "gzip", skipcpio} {
+	for _, tool := range []string{"cpio", "unmkinitramfs", "zstd", "gzip", skipcpio} {
 		archivetest.RequireTool(t, tool)
 	}
 	bin := binary(t)
 	dir := t.TempDir()
+	crictl := filepath.Join(dir, "crictl.yaml")
+	mustOK(t, os.WriteFile(crictl, []byte("runtime-endpoint: unix:///run/containerd/containerd.sock\n"), 0o644))
+	producers := []struct {
+		name string
+		make func(t *testing.T, dir, crictl, codec string) (img string, want []string)
+	}{{"dracut", dracutInitrd}, {"mkinitramfs", mkinitramfsInitrd}}
+	for _, p := range producers {
+		for _, c := range []struct{ codec, decomp string }{{"zstd", "zstd -dc"}, {"gzip", "gzip -dc"}} {
+			t.Run(p.name+"/"+c.codec, func(t *testing.T) {
+				img, want := p.make(t, dir, crictl, c.codec)
+				checkApplied(t, bin, img, c.decomp, append(want, "etc/crictl.yaml"))
+			})
+		}
+	}
+}
+
+// dracutInitrd has dracut write an initrd without a kernel's modules,
+// the early microcode from a firmware directory made here.
+func dracutInitrd(t *testing.T, dir, crictl, codec string) (string, []string) {
+	archivetest.RequireTool(t, "dracut")
 	fw := filepath.Join(dir, "fw", "intel-ucode")
 	mustOK(t, os.MkdirAll(fw, 0o755))
 	mustOK(t, os.WriteFile(filepath.Join(fw, "06-55-04"), []byte("microcode made for the test\n"), 0o644))
-	crictl := filepath.Join(dir, "crictl.yaml")
-	mustOK(t, os.WriteFile(crictl, []byte("runtime-endpoint: unix:///run/containerd/containerd.sock\n"), 0o644))
-	for _, c := range []struct{ flag, decomp string }{{"--zstd", "zstd -dc"}, {"--gzip", "gzip -dc"}} {
-		t.Run(strings.TrimPrefix(c.flag, "--"), func(t *testing.T) {
-			img := filepath.Join(dir, "dracut"+c.flag+".img")
-			cmd := exec.Command("dracut", "--no-kernel", "--no-hostonly", "--early-microcode", "--fwdir", filepath.Dir(fw),
-				"-m", "base", c.flag, "--include", crictl, "/etc/crictl.yaml", "--reproducible", "--force", "--quiet", img)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("dracut: %v\n%s", err, out)
-			}
-			in := listInitrd(t, bin, img)
-			if len(in.segs) != 2 || in.segs[0].Compression != "none" {
-				t.Fatalf("segments %+v, want an early raw cpio and the main one", in.segs)
-			}
-			checkPeers(t, img, in, c.decomp, dir)
-			if !slices.Contains(in.names[0], "kernel/x86/microcode/GenuineIntel.bin") || !slices.Contains(in.names[1], "etc/crictl.yaml") {
-				t.Fatalf("no microcode in the early segment or no etc/crictl.yaml in the main one")
-			}
+	img := filepath.Join(dir, "dracut-"+codec+".img")
+	cmd := exec.Command("dracut", "--no-kernel", "--no-hostonly", "--early-microcode", "--fwdir", filepath.Dir(fw),
+		"-m", "base", "--"+codec, "--include", crictl, "/etc/crictl.yaml", "--reproducible", "--force", "--quiet", img)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dracut: %v\n%s", err, out)
+	}
+	return img, nil
+}
 
-			out := filepath.Join(dir, "out"+c.flag+".img")
-			r := runBinary(t, exec.Command(bin, "apply", "--rules", "../../rules", "--package", "containerd-bin", img, out))
-			if r.code != 0 {
-				t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
-			}
-			got := listInitrd(t, bin, out)
-			if len(got.segs) != 3 {
-				t.Fatalf("output segments %+v, want the two and one apply added", got.segs)
-			}
-			a, _ := os.ReadFile(img)
-			b, _ := os.ReadFile(out)
-			if n := in.segs[0].Length; string(a[:n]) != string(b[:n]) {
-				t.Error("the early segment is not copied byte for byte")
-			}
-			kept := slices.DeleteFunc(slices.Clone(in.names[1]), func(n string) bool { return n == "etc/crictl.yaml" })
-			if diff := cmp.Diff(kept, got.names[1]); diff != "" {
-				t.Errorf("the main segment's entries after apply (-want +got):\n%s", diff)
-			}
-			// The peers read what the first two segments hold.
-			got.names, got.segs = got.names[:2], got.segs[:2]
-			checkPeers(t, out, got, c.decomp, dir)
-		})
+// checkApplied checks what rootfs-trim lists of img, an early raw cpio
+// then a compressed one holding etc/crictl.yaml, against the peers; then
+// applies the rules to it and checks that the peers read the output: the
+// early segment byte for byte, the main one with everything but
+// etc/crictl.yaml, the same names, types, modes and contents.
+func checkApplied(t *testing.T, bin, img, decomp string, want []string) {
+	t.Helper()
+	dir := filepath.Dir(img)
+	in := listInitrd(t, bin, img)
+	if len(in.segs) != 2 || in.segs[0].Compression != "none" {
+		t.Fatalf("segments %+v, want an early raw cpio and the main one", in.segs)
+	}
+	unIn := checkPeers(t, img, in, decomp, dir)
+	if !slices.Contains(in.names[0], "kernel/x86/microcode/GenuineIntel.bin") {
+		t.Fatalf("no microcode in the early segment: %q", in.names[0])
+	}
+	for _, n := range want {
+		if !slices.Contains(in.names[1], n) {
+			t.Fatalf("no %s in the main segment", n)
+		}
+	}
+
+	out := strings.TrimSuffix(img, ".img") + "-applied.img"
+	r := runBinary(t, exec.Command(bin, "apply", "--rules", "../../rules", "--package", "containerd-bin", img, out))
+	if r.code != 0 {
+		t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
+	}
+	got := listInitrd(t, bin, out)
+	if len(got.segs) != 3 {
+		t.Fatalf("output segments %+v, want the two and one apply added", got.segs)
+	}
+	a, _ := os.ReadFile(img)
+	b, _ := os.ReadFile(out)
+	if n := in.segs[0].Length; string(a[:n]) != string(b[:n]) {
+		t.Error("the early segment is not copied byte for byte")
+	}
+	kept := slices.DeleteFunc(slices.Clone(in.names[1]), func(n string) bool { return n == "etc/crictl.yaml" })
+	if diff := cmp.Diff(kept, got.names[1]); diff != "" {
+		t.Errorf("the main segment's entries after apply (-want +got):\n%s", diff)
+	}
+	// The peers read what the first two segments hold.
+	got.names, got.segs = got.names[:2], got.segs[:2]
+	unOut := checkPeers(t, out, got, decomp, dir)
+	wantTree := treeFiles(t, filepath.Join(unIn, "main"))
+	delete(wantTree, "etc/crictl.yaml")
+	for _, part := range []string{"early", "main"} {
+		w := treeFiles(t, filepath.Join(unIn, part))
+		if part == "main" {
+			w = wantTree
+		}
+		if diff := cmp.Diff(w, treeFiles(t, filepath.Join(unOut, part))); diff != "" {
+			t.Errorf("unmkinitramfs's %s of the input and of apply's output (-input +output):\n%s", part, diff)
+		}
 	}
 }
 
 // checkPeers compares each segment's names with what skipcpio and cpio,
-// and unmkinitramfs, extract of img.
-func checkPeers(t *testing.T, img string, l listed, decomp, dir string) {
+// and unmkinitramfs, extract of img, and returns where unmkinitramfs
+// extracted it.
+func checkPeers(t *testing.T, img string, l listed, decomp, dir string) string {
 	t.Helper()
 	early := cpioNames(t, fmt.Sprintf("head -c %d %s", l.segs[0].Length, img))
 	if diff := cmp.Diff(l.names[0], early); diff != "" {
@@ -183,4 +226,43 @@ func checkPeers(t *testing.T, img string, l listed, decomp, dir string) {
 	if diff := cmp.Diff(l.names[1], treeNames(t, filepath.Join(un, "main"))); diff != "" {
 		t.Errorf("%s: segment 2 and unmkinitramfs's main (-rootfs-trim +unmkinitramfs):\n%s", img, diff)
 	}
+	return un
+}
+
+// treeFiles describes each entry under root: its mode and, for a file,
+// its content's digest, for a symlink its target.
+func treeFiles(t *testing.T, root string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		desc := fi.Mode().String()
+		switch {
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += " " + digest.Bytes(data)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			desc += " -> " + target
+		}
+		files[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

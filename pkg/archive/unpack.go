@@ -28,6 +28,18 @@ type Landing struct {
 	// Via are the symlinks followed on the way, in order ("x ->
 	// etc/cni/net.d"), each at the path where it is.
 	Via []string
+	// File numbers the regular file the entry is now a name of, 0 for
+	// anything else: every name of a hard-link group has the same, and so
+	// does a later regular file at one of those names in a cpio stream,
+	// which the kernel writes in place (do_name: clean_path keeps a
+	// regular file under a regular entry, filp_open opens it O_TRUNC),
+	// so that every name of the group has the later content.
+	File uint32
+	// Data: the entry's data is the file's content from here on. The
+	// kernel truncates the file for every regular entry but a later
+	// member of its hard-link group, which writes its data, if any, over
+	// the group's.
+	Data bool
 }
 
 // ErrAmbiguousParent refuses a tar entry beneath a path that is, at that
@@ -61,6 +73,10 @@ func NewResolver(k Kind) *Resolver {
 	if !k.IsCpio() && k != KindDir {
 		r.tar = map[pathKey]Type{}
 	}
+	// tar extractors unlink a file before they write one of its name
+	// (GNU tar's default; libarchive's on EEXIST): a new file, apart
+	// from the earlier one's other names.
+	r.tree.unlinkFirst = r.tar != nil && k != 0
 	return r
 }
 
@@ -142,6 +158,10 @@ const maxSymlinks = 40
 //     included: link does not follow it), after clean_path removes what is
 //     at the new name; do_name's TRAILER!!! branch (free_hash) forgets the
 //     groups.
+//   - a regular entry at the name of a regular file (of this member or an
+//     earlier one) is written in place: clean_path keeps it, do_name opens
+//     it with O_TRUNC, fchown, fchmod, truncate and the data go to that
+//     inode, so every other name it has shows the later file (Landing.File).
 //
 // One KernelTree may be fed the members of several segments, in the
 // order the kernel unpacks them: the tree stays, only the hard-link groups
@@ -157,6 +177,10 @@ type KernelTree struct {
 	targets map[pathKey]string // the symlinks'
 	seeds   [2]maphash.Seed
 	links   map[linkKey]string
+	files   uint32 // regular files made so far: the last one's number
+	// unlinkFirst: a regular entry over a regular file makes a new file,
+	// as tar extractors do, rather than writing the kernel's in place.
+	unlinkFirst bool
 	// names, when set (tests), keeps each node's path.
 	names map[pathKey]string
 }
@@ -164,13 +188,16 @@ type KernelTree struct {
 type pathKey [2]uint64
 
 type kstat struct {
-	typ  Type
-	kids uint32 // a directory's entries
+	typ Type
+	// n is a directory's count of entries, or a regular file's number
+	// (Landing.File): one field for the two keeps a slot at 24 bytes.
+	n uint32
 }
 
 type knode struct {
 	typ    Type
-	kids   uint32
+	kids   uint32 // a directory's entries
+	file   uint32 // a regular file's number
 	target string // a symlink's
 }
 
@@ -195,8 +222,13 @@ func (t *KernelTree) key(p string) pathKey {
 func (t *KernelTree) node(p string) (knode, bool) {
 	k := t.key(p)
 	st, ok := t.nodes[k]
-	n := knode{typ: st.typ, kids: st.kids}
-	if ok && st.typ == TypeSymlink {
+	n := knode{typ: st.typ}
+	switch st.typ {
+	case TypeDir:
+		n.kids = st.n
+	case TypeRegular:
+		n.file = st.n
+	case TypeSymlink:
 		n.target = t.targets[k]
 	}
 	return n, ok
@@ -227,8 +259,8 @@ func (t *KernelTree) Add(e *Entry) Landing {
 	var via []string
 	pk := t.key(parent)
 	if n, ok := t.nodes[pk]; ok && n.typ == TypeDir {
-		if t.addNew(e, name, pk, n) {
-			return Landing{Path: name}
+		if file, ok := t.addNew(e, name, pk, n); ok {
+			return Landing{Path: name, File: file, Data: file != 0}
 		}
 	} else {
 		dir, ok := t.walk(".", parent, false, &via)
@@ -237,72 +269,99 @@ func (t *KernelTree) Add(e *Entry) Landing {
 		}
 		full = join(dir, path.Base(name))
 	}
-	if t.make(e, name, full) {
-		return Landing{Path: full, Via: via}
+	if file, linked, ok := t.make(e, name, full); ok {
+		return Landing{Path: full, Via: via, File: file, Data: e.Type == TypeRegular && (!linked || e.Size > 0)}
 	}
 	return Landing{}
 }
 
 // addNew is Add's common case, in as few table operations as it takes: a
 // name that is new in its directory (pk, whose node is parent), made as
-// it is. It reports false, having changed nothing, for anything else.
-func (t *KernelTree) addNew(e *Entry, name string, pk pathKey, parent kstat) bool {
+// it is, with its file's number (0 but for a regular file). It reports
+// false, having changed nothing, for anything else.
+func (t *KernelTree) addNew(e *Entry, name string, pk pathKey, parent kstat) (uint32, bool) {
 	switch e.Type {
 	case TypeDir:
 	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
 		if e.Nlink > 1 {
-			return false
+			return 0, false
 		}
 	default:
-		return false
+		return 0, false
 	}
 	k := t.key(name)
 	if _, ok := t.nodes[k]; ok {
-		return false
+		return 0, false
 	}
-	t.nodes[k] = kstat{typ: e.Type}
-	parent.kids++
+	st := kstat{typ: e.Type}
+	if e.Type == TypeRegular {
+		st.n = t.newFile()
+	}
+	t.nodes[k] = st
+	parent.n++
 	t.nodes[pk] = parent
 	if t.names != nil {
 		t.names[k] = name
 	}
-	return true
+	return st.n, true
+}
+
+// newFile numbers a regular file made anew.
+func (t *KernelTree) newFile() uint32 {
+	t.files++
+	return t.files
 }
 
 // make does for e at full what do_name, do_symlink and maybe_link do, and
-// reports whether e is there afterwards.
-func (t *KernelTree) make(e *Entry, name, full string) bool {
+// reports whether e is there afterwards, the number of the file it is a
+// name of (a regular one), and whether it was linked to an earlier
+// member of its group.
+func (t *KernelTree) make(e *Entry, name, full string) (file uint32, linked, ok bool) {
 	cur, exists := t.node(full)
 	if e.Type == TypeSymlink {
 		// clean_path(collected, 0): whatever is there goes, if it can.
 		if !t.remove(full) || e.Linkname == "" {
-			return false
+			return 0, false, false
 		}
 		t.add(full, knode{typ: TypeSymlink, target: e.Linkname})
-		return true
+		return 0, false, true
 	}
 	if exists && cur.typ != e.Type {
 		t.remove(full)
 	}
 	if old, ok := t.earlier(e, name); ok {
-		return t.link(old, full)
+		file, ok := t.link(old, full)
+		return file, true, ok
 	}
 	cur, exists = t.node(full)
 	switch e.Type {
 	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
 		if exists {
-			// open(O_TRUNC) of a file keeps it; EISDIR, or mknod's EEXIST.
-			return cur.typ == e.Type
+			// open(O_TRUNC) of a file keeps it, and writes it in place;
+			// EISDIR, or mknod's EEXIST.
+			if cur.typ != e.Type {
+				return 0, false, false
+			}
+			if e.Type == TypeRegular && t.unlinkFirst {
+				cur.file = t.newFile()
+				t.nodes[t.key(full)] = kstat{typ: TypeRegular, n: cur.file}
+			}
+			return cur.file, false, true
 		}
-		t.add(full, knode{typ: e.Type})
+		n := knode{typ: e.Type}
+		if e.Type == TypeRegular {
+			n.file = t.newFile()
+		}
+		t.add(full, n)
+		return n.file, false, true
 	case TypeDir:
 		if !exists {
 			t.add(full, knode{typ: TypeDir})
 		}
 	default:
-		return false
+		return 0, false, false
 	}
-	return true
+	return 0, false, true
 }
 
 // earlier returns the name e is a hard link to: a tar hard link's
@@ -328,23 +387,23 @@ func (t *KernelTree) earlier(e *Entry, name string) (string, bool) {
 }
 
 // link is maybe_link's clean_path(collected, 0) and link(old, full): the
-// new name is what old is now (not followed), unless old is gone or a
-// directory, or a directory that is not empty stays at full.
-func (t *KernelTree) link(old, full string) bool {
+// new name is what old is now (not followed), the same file, unless old
+// is gone or a directory, or a directory that is not empty stays at full.
+func (t *KernelTree) link(old, full string) (uint32, bool) {
 	if !t.remove(full) {
-		return false
+		return 0, false
 	}
 	var via []string
 	dir, ok := t.walk(".", path.Dir(old), false, &via)
 	if !ok {
-		return false
+		return 0, false
 	}
 	n, ok := t.node(join(dir, path.Base(old)))
 	if !ok || n.typ == TypeDir {
-		return false
+		return 0, false
 	}
-	t.add(full, knode{typ: n.typ, target: n.target})
-	return true
+	t.add(full, knode{typ: n.typ, target: n.target, file: n.file})
+	return n.file, true
 }
 
 // remove is clean_path's rmdir or unlink; it reports whether full is free.
@@ -354,7 +413,7 @@ func (t *KernelTree) remove(full string) bool {
 	if !ok {
 		return true
 	}
-	if n.typ == TypeDir && n.kids > 0 {
+	if n.typ == TypeDir && n.n > 0 {
 		return false
 	}
 	delete(t.nodes, k)
@@ -368,7 +427,7 @@ func (t *KernelTree) remove(full string) bool {
 
 func (t *KernelTree) add(full string, n knode) {
 	k := t.key(full)
-	t.nodes[k] = kstat{typ: n.typ}
+	t.nodes[k] = kstat{typ: n.typ, n: n.file}
 	if n.typ == TypeSymlink {
 		t.targets[k] = n.target
 	}
@@ -382,9 +441,9 @@ func (t *KernelTree) count(dir string, up bool) {
 	k := t.key(dir)
 	if n, ok := t.nodes[k]; ok {
 		if up {
-			n.kids++
+			n.n++
 		} else {
-			n.kids--
+			n.n--
 		}
 		t.nodes[k] = n
 	}

@@ -109,10 +109,78 @@ func TestKernelTree(t *testing.T) {
 			for _, s := range tc.entries {
 				l = tree.Add(u(s))
 			}
+			l.File, l.Data = 0, false // TestKernelTreeFiles
 			if diff := cmp.Diff(Landing{Path: tc.land, Via: tc.via}, l, cmp.Comparer(func(a, b []string) bool { return strings.Join(a, "|") == strings.Join(b, "|") })); diff != "" {
 				t.Errorf("last entry (-want +got):\n%s", diff)
 			}
 			checkTree(t, tree)
+		})
+	}
+}
+
+// TestKernelTreeFiles: which file each name is at the end, and so what
+// it holds, as init/initramfs.c leaves it: a later regular file at a name
+// of a hard-link group is written in place (do_name: clean_path keeps a
+// regular file, filp_open with O_TRUNC), so every name of the group has
+// its content, across segments too; a tar extractor unlinks first. Each
+// case's entries carry their data after a "=" ("f a =new"); want is each
+// name's content at the end.
+func TestKernelTreeFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		kind    Kind
+		entries []string
+		want    map[string]string
+	}{
+		{"a later file over a group, across segments", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "T", "f a =new"}, map[string]string{"a": "new", "b": "new"}},
+		{"over its other name", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "T", "f b =new"}, map[string]string{"a": "new", "b": "new"}},
+		{"in one segment", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "f a =new"}, map[string]string{"a": "new", "b": "new"}},
+		{"an empty later file empties the group", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "T", "f a ="}, map[string]string{"a": "", "b": ""}},
+		// The later group's first member is written in place (its data
+		// is with the last member), the next ones linked to it.
+		{"a later group over a group", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "T", "F a 9 =", "F c 9 =new"}, map[string]string{"a": "new", "b": "new", "c": "new"}},
+		{"a later member with no data keeps the content", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "T", "F c 9 =new", "F a 9 ="}, map[string]string{"a": "new", "b": "old", "c": "new"}},
+		{"a symlink takes one name out of the group", KindCpio,
+			[]string{"F a 7 =", "F b 7 =old", "T", "l a /x", "f a =new"}, map[string]string{"a": "new", "b": "old"}},
+		{"a file with one name", KindCpio,
+			[]string{"f a =old", "f b =other", "T", "f a =new"}, map[string]string{"a": "new", "b": "other"}},
+		{"tar unlinks first", KindTar,
+			[]string{"f a =old", "h b a", "f a =new"}, map[string]string{"a": "new", "b": "old"}},
+		{"a tar hard link to a file written later", KindTar,
+			[]string{"f a =old", "h b a", "h c b"}, map[string]string{"a": "old", "b": "old", "c": "old"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewResolver(tc.kind)
+			content := map[uint32]string{}
+			for _, spec := range tc.entries {
+				spec, data, _ := strings.Cut(spec, " =")
+				e := u(spec)
+				e.Size = int64(len(data))
+				l, err := r.Resolve(e)
+				if err != nil {
+					t.Fatalf("%s: %v", spec, err)
+				}
+				if l.Data {
+					content[l.File] = data
+				}
+			}
+			got := map[string]string{}
+			for name := range tc.want {
+				n, ok := r.tree.node(name)
+				if !ok || n.file == 0 {
+					t.Fatalf("%s: no regular file there (%+v)", name, n)
+				}
+				got[name] = content[n.file]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("content at the end (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -243,8 +311,14 @@ func FuzzResolver(f *testing.F) {
 			if l.Path != path.Clean(l.Path) || strings.HasPrefix(l.Path, "/") || l.Path == ".." || strings.HasPrefix(l.Path, "../") {
 				t.Fatalf("%q lands at %q", e.Name, l.Path)
 			}
-			if _, ok := r.tree.node(l.Path); !ok {
+			n, ok := r.tree.node(l.Path)
+			if !ok {
 				t.Fatalf("%q lands at %q, where nothing is", e.Name, l.Path)
+			}
+			// A regular file's name, or a hard link's to one, is that
+			// file's; nothing else has a file.
+			if (l.File != 0) != (n.typ == TypeRegular) || n.file != l.File || (l.Data && e.Type != TypeRegular) {
+				t.Fatalf("%q lands at %q (%+v), file %d, data %v", e.Name, l.Path, n, l.File, l.Data)
 			}
 			if c := r.Canonical(path.Dir(l.Path), e.Linkname); strings.HasPrefix(c, "/") || c == ".." || strings.HasPrefix(c, "../") {
 				t.Fatalf("Canonical(%q, %q) = %q", path.Dir(l.Path), e.Linkname, c)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -256,6 +255,7 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 	// check reads package trees, not applied images: no path is apply's own.
 	d := trim.NewDecider(opt.Set, owners, nil)
 	d.SetInput(src.Format.Kind)
+	files := newLockedFiles()
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -272,7 +272,12 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 			continue
 		}
 		v := dec.Verdict
-		if !v.Offending() || v.Kept != nil {
+		offending := v.Offending() && v.Kept == nil
+		content, read, err := files.wrote(dec, e, r, offending)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+		}
+		if !offending {
 			continue
 		}
 		owner := v.Owner(owners)
@@ -294,19 +299,22 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		if v.Alias != "" {
 			lf.seenAs = fmt.Sprintf("the booted system sees it as %s, through the symlink %s", names.Quote(v.Alias), v.Through)
 		}
-		var content []byte
-		switch e.Type {
-		case archive.TypeRegular:
+		locks := dec.Spec != nil && dec.Spec.LocksContent
+		// A hard-link member without data has its group's content, in
+		// the member that carried it or later (files).
+		if c, ok := files.add(dec.File, lf, locks); ok && !read {
+			content, read = c, true
+		}
+		switch {
+		case read:
+		case e.Type == archive.TypeRegular:
 			if content, err = readCapped(r, e.Size); err != nil {
 				return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 			}
-		case archive.TypeSymlink:
+		case e.Type == archive.TypeSymlink:
 			content = []byte(e.Linkname)
 		}
-		lf.SHA256 = digest.Bytes(content)
-		if dec.Spec != nil && dec.Spec.LocksContent && len(content) <= maxLockedContent && utf8.Valid(content) {
-			lf.Content = string(content)
-		}
+		(&lockedName{lf: lf, locksContent: locks}).set(content)
 		s.files[v.Path] = lf
 	}
 	return nil

@@ -46,10 +46,12 @@ type entry struct {
 	// rdev is a device node's major and minor.
 	rdev [2]uint32
 	// sum is the raw sha256 of the data, hex only in the Result.
-	sum     [sha256.Size]byte
-	hasSum  bool
-	linked  bool // a cpio hard-link member: content is the group's
-	linkKey archive.HardLinkKey
+	sum    [sha256.Size]byte
+	hasSum bool
+	// file is the regular file the path is a name of at the end
+	// (archive.Landing.File), 0 for none: its content, mode and owner
+	// are the file's, whichever entry wrote them.
+	file uint32
 	// forbid: the policy forbids the path or a rule matches it; deferred:
 	// deferred content; rule: the rule that matched.
 	forbid, deferred bool
@@ -66,6 +68,11 @@ type side struct {
 	// image's index.
 	indexRule  map[string]*rules.Rule
 	classifier *trim.Classifier
+	// files are the regular files by number, as the last entry that
+	// wrote each left it: every name of a hard-link group shows them, and
+	// in a cpio stream so does a name of the group that a later regular
+	// file of another name was written over in place.
+	files map[uint32]*entry
 }
 
 // Images diffs two trees or archives. Each is read once, front to back.
@@ -167,9 +174,8 @@ func readSide(opt Options, in Input) (*side, error) {
 		kind = "tree"
 	}
 	s := &side{src: Source{Path: in.Path, Kind: kind, Format: src.Format.String(), Owners: in.OwnersNote},
-		owners: in.Owners, entries: map[string]*entry{}}
+		owners: in.Owners, entries: map[string]*entry{}, files: map[uint32]*entry{}}
 	a := trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners}, src.Format.Kind)
-	groups := map[archive.HardLinkKey]*entry{} // the member that carried a cpio group's data
 	h := sha256.New()
 	for {
 		e, err := r.Next()
@@ -179,15 +185,11 @@ func readSide(opt Options, in Input) (*side, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		ent, err := s.readEntry(a, e, r, h)
-		if err != nil {
+		if _, err := s.readEntry(a, e, r, h); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 		}
-		if ent != nil && ent.linked && (ent.size > 0 || groups[ent.linkKey] == nil) {
-			groups[ent.linkKey] = ent
-		}
 	}
-	s.finish(a, opt.Set, groups)
+	s.finish(a, opt.Set)
 	return s, nil
 }
 
@@ -211,12 +213,12 @@ func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.
 			return nil, err
 		}
 	}
-	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size}
+	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size, file: dec.File}
 	switch e.Type {
 	case archive.TypeRegular:
 		h.Sum(ent.sum[:0])
 		ent.hasSum = true
-		ent.linkKey, ent.linked = e.LinkKey()
+		s.wrote(ent, dec.Data)
 	case archive.TypeSymlink:
 		ent.link = e.Linkname
 	case archive.TypeHardlink:
@@ -242,19 +244,39 @@ func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.
 	return ent, nil
 }
 
-// finish gives hard links their file's content and takes the findings
-// and the index from the audit step.
-func (s *side) finish(a *trim.Auditor, set *rules.Set, groups map[archive.HardLinkKey]*entry) {
+// wrote notes what a regular entry did to its file (init/initramfs.c
+// do_name): its mode and owner (fchmod, fchown), and its data when it is
+// the file's content from here on (data).
+func (s *side) wrote(ent *entry, data bool) {
+	if ent.file == 0 {
+		return
+	}
+	f := s.files[ent.file]
+	if f == nil {
+		f = &entry{}
+		s.files[ent.file] = f
+	}
+	f.mode, f.uid, f.gid = ent.mode, ent.uid, ent.gid
+	if data {
+		f.sum, f.size, f.hasSum = ent.sum, ent.size, true
+	}
+}
+
+// finish gives every name of a file that file's content, mode and owner
+// as the last entries left them, and takes the findings and the index
+// from the audit step.
+func (s *side) finish(a *trim.Auditor, set *rules.Set) {
 	for _, ent := range s.entries {
+		f := s.files[ent.file]
 		switch {
-		case ent.linked:
-			if g := groups[ent.linkKey]; g != nil && g != ent {
-				ent.sum, ent.size = g.sum, g.size
+		case f == nil:
+		case ent.typ == archive.TypeRegular:
+			ent.mode, ent.uid, ent.gid = f.mode, f.uid, f.gid
+			if f.hasSum {
+				ent.sum, ent.size = f.sum, f.size
 			}
-		case ent.typ == archive.TypeHardlink:
-			if t := s.entries[ent.link]; t != nil && t.hasSum {
-				ent.sum, ent.hasSum, ent.size = t.sum, true, t.size
-			}
+		case ent.typ == archive.TypeHardlink && f.hasSum:
+			ent.sum, ent.hasSum, ent.size = f.sum, true, f.size
 		}
 	}
 	s.src.Entries = a.Entries

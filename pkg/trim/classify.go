@@ -40,6 +40,8 @@ type Verdict struct {
 	// in etc/cni/net.d); Alias is that path. For the symlink itself
 	// Through is the link and Alias empty.
 	Through, Alias string
+	// land is where the entry landed.
+	land archive.Landing
 }
 
 // Owner is the package to name in reports.
@@ -188,9 +190,11 @@ func EntryType(t archive.Type) rules.EntryType {
 	return rules.TypeOther
 }
 
-// Classify returns the verdict for e. Trailers get an empty verdict.
+// Classify returns the verdict for e. Trailers get an empty verdict (and
+// end the hard-link groups of the view).
 func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if e.Type == archive.TypeTrailer {
+		c.view.Resolve(e)
 		return &Verdict{}, nil
 	}
 	name, err := pathx.Clean(e.Name)
@@ -201,7 +205,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("entry %s: %w", names.Quote(e.Name), err)
 	}
-	v := &Verdict{Path: name, Type: EntryType(e.Type)}
+	v := &Verdict{Path: name, Type: EntryType(e.Type), land: land}
 	for _, d := range c.strippedDirs {
 		if strings.HasPrefix(name, d.prefix) {
 			v.Owners = c.Owners.Of(name)

@@ -68,21 +68,32 @@ type Decision struct {
 	// Spec is what the verdict's action means to the pipeline; nil when
 	// the entry stays as it is.
 	Spec *ActionSpec
+	// File and Data: the regular file the entry is now a name of, and
+	// whether its data is that file's content from here on (see
+	// archive.Landing): a later entry written in place over a hard-link
+	// group gives every name of it the later content.
+	File uint32
+	Data bool
 }
 
 // Decide classifies e. Entries must come parents first (see Classifier).
 func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	if e.Type == archive.TypeTrailer {
+		// The view ends the member's hard-link groups there, as the
+		// kernel's free_hash does: a later segment's same inode number
+		// is another file.
+		d.view.Resolve(e)
 		return Decision{Skip: true}, nil
 	}
 	if d.own != nil && e.Type == archive.TypeRegular {
 		if name, err := pathx.Clean(e.Name); err == nil && d.own[name] {
 			// Not classified, but unpacked all the same: later entries
 			// land where it, too, is in the way.
-			if _, err := d.view.Resolve(e); err != nil {
+			land, err := d.view.Resolve(e)
+			if err != nil {
 				return Decision{}, fmt.Errorf("entry %s: %w", names.Quote(e.Name), err)
 			}
-			return Decision{Own: true, Path: name}, nil
+			return Decision{Own: true, Path: name, File: land.File, Data: land.Data}, nil
 		}
 	}
 	v, err := d.Classify(e)
@@ -94,7 +105,7 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 		// report.
 		v.Rule = nil
 	}
-	dec := Decision{Path: v.Path, Verdict: v}
+	dec := Decision{Path: v.Path, Verdict: v, File: v.land.File, Data: v.land.Data}
 	if a := v.Action(); a != 0 {
 		dec.Spec = Actions[a]
 		if d.gone == nil {
