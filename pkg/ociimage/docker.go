@@ -74,19 +74,27 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 		return nil, fmt.Errorf("manifest.json: %w", err)
 	}
 	var out []candidate
+	// Each config is read once: a manifest.json naming one big config in
+	// every entry would otherwise cost its size times the entries.
+	platforms := map[string]v1.Platform{}
 	for i := range ms {
 		m := &ms[i]
-		cfg, err := img.dockerConfig(m)
-		if err != nil {
-			return nil, err
+		p, ok := platforms[m.Config]
+		if !ok {
+			cfg, err := img.dockerConfig(m)
+			if err != nil {
+				return nil, err
+			}
+			var c struct {
+				OS, Architecture, Variant string
+			}
+			if err := json.Unmarshal(cfg, &c); err != nil {
+				return nil, fmt.Errorf("manifest.json: config %s: %w", m.Config, err)
+			}
+			p = v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}
+			platforms[m.Config] = p
 		}
-		var c struct {
-			OS, Architecture, Variant string
-		}
-		if err := json.Unmarshal(cfg, &c); err != nil {
-			return nil, fmt.Errorf("manifest.json: config %s: %w", m.Config, err)
-		}
-		out = append(out, candidate{platform: v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}, docker: m})
+		out = append(out, candidate{platform: p, docker: m})
 	}
 	return out, nil
 }

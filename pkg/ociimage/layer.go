@@ -19,7 +19,7 @@ type layerStream struct {
 	blob     io.ReadCloser
 	blobHash hash.Hash
 	dec      io.ReadCloser
-	diff     io.Reader // dec, hashed into diffHash
+	diff     io.Reader // dec, hashed into diffHash, within MaxSize
 	diffHash hash.Hash
 	archive.Reader
 	empty bool
@@ -43,8 +43,10 @@ func (img *Image) openLayer(l *Layer) (*layerStream, error) {
 	if max <= 0 {
 		max = 32 << 30
 	}
-	s.diff = io.TeeReader(dec, s.diffHash)
-	budget := archive.NewBudget(s.diff, max)
+	budget := archive.NewBudget(io.TeeReader(dec, s.diffHash), max)
+	// What finish drains past the tar's end counts against MaxSize too: a
+	// bomb after the end-of-archive blocks is still a bomb.
+	s.diff = budget
 	br := bufio.NewReaderSize(budget, 256<<10)
 	head, _ := br.Peek(512)
 	if len(head) == 0 || len(head) == 512 && bytes.Count(head, []byte{0}) == 512 {

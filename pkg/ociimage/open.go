@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -130,31 +131,40 @@ func Open(path string, opt Options) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img := &Image{Path: path, opt: opt}
+	kind, st := Layout, store(nil)
 	if fi.IsDir() {
-		img.Kind = Layout
-		img.store, err = openDirStore(path)
+		st, err = openDirStore(path)
 	} else {
-		img.Kind = Archive
-		img.store, err = openTarStore(path)
+		kind = Archive
+		st, err = openTarStore(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sig := signature(path, fi, opt)
 	if c := cached(sig); c != nil {
-		c.store = img.store
+		c.store = st
 		return c, nil
 	}
+	img, err := openStore(path, kind, st, opt)
+	if err != nil {
+		return nil, err
+	}
+	remember(sig, img)
+	return img, nil
+}
+
+// openStore reads and scans the image in st, closing st when that fails.
+func openStore(path string, kind Kind, st store, opt Options) (*Image, error) {
+	img := &Image{Path: path, Kind: kind, store: st, opt: opt}
 	if err := img.load(); err != nil {
-		img.store.Close()
+		st.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := img.scan(); err != nil {
-		img.store.Close()
+		st.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	remember(sig, img)
 	return img, nil
 }
 
@@ -173,7 +183,7 @@ func (img *Image) load() error {
 		if !img.store.has("oci-layout") {
 			return errors.New("index.json without oci-layout: not an OCI image layout")
 		}
-		cands, err = img.indexCandidates("index.json", nil, 0)
+		cands, err = img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
 	default:
 		return errors.New("neither manifest.json nor index.json: not an image")
 	}
@@ -194,7 +204,10 @@ func (img *Image) load() error {
 // indexCandidates lists the images an index names, descending into the
 // indexes it names (a multi-platform image in a layout is an index in
 // index.json). annotations are those of the descriptor in index.json.
-func (img *Image) indexCandidates(name string, annotations map[string]string, depth int) ([]candidate, error) {
+// Each index is read once (seen): indexes naming the same index again and
+// again would otherwise make work and candidates grow as its fan-out to
+// the fifth power.
+func (img *Image) indexCandidates(name string, annotations map[string]string, depth int, seen map[v1.Hash]bool) ([]candidate, error) {
 	if depth > 4 {
 		return nil, fmt.Errorf("%s: indexes nested more than 4 deep", name)
 	}
@@ -214,11 +227,15 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 		}
 		switch {
 		case d.MediaType.IsIndex():
+			if seen[d.Digest] {
+				continue
+			}
+			seen[d.Digest] = true
 			blob, err := img.verifiedBlob("index "+d.Digest.String(), d)
 			if err != nil {
 				return nil, err
 			}
-			sub, err := img.indexCandidates(blob, ann, depth+1)
+			sub, err := img.indexCandidates(blob, ann, depth+1, seen)
 			if err != nil {
 				return nil, err
 			}
@@ -239,15 +256,23 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 
 // choose picks the image of platform want ("" for the only one).
 func choose(cands []candidate, want string) (candidate, error) {
-	var list []string
+	// Each platform once, with its count: an index may name thousands of
+	// images, and the message need not grow with them.
+	count := map[string]int{}
 	for _, c := range cands {
 		s := c.platform.String()
 		if s == "" {
 			s = "(no platform)"
 		}
+		count[s]++
+	}
+	var list []string
+	for _, s := range slices.Sorted(maps.Keys(count)) {
+		if count[s] > 1 {
+			s = fmt.Sprintf("%s ×%d", s, count[s])
+		}
 		list = append(list, s)
 	}
-	slices.Sort(list)
 	have := strings.Join(list, ", ")
 	if len(cands) == 0 {
 		return candidate{}, errors.New("it names no image")

@@ -65,8 +65,15 @@ func (d *dirStore) Close() error { return d.root.Close() }
 // its headers, seeking over the data, then each member as a section of
 // the file.
 type tarStore struct {
-	f       *os.File
+	f       tarFile
 	members map[string]member
+}
+
+// tarFile is what a tarStore reads: an *os.File, or bytes in a test.
+type tarFile interface {
+	io.ReadSeeker
+	io.ReaderAt
+	io.Closer
 }
 
 type member struct{ off, size int64 }
@@ -76,6 +83,11 @@ func openTarStore(name string) (*tarStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newTarStore(f)
+}
+
+// newTarStore indexes the tarball f, closing it when that fails.
+func newTarStore(f tarFile) (*tarStore, error) {
 	t := &tarStore{f: f, members: map[string]member{}}
 	if err := t.index(); err != nil {
 		f.Close()
