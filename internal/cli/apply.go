@@ -382,6 +382,7 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 // path's notes.
 func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, note func(string)) (*trim.Report, error) {
 	var rep *trim.Report
+	var img *ociimage.Image // the input's, when it is an image
 	open := a.flags.open()
 	// An initrd's segment an earlier apply added is where this one adds.
 	open.Applied = func(name string) bool {
@@ -399,13 +400,14 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 		},
 		Image: a.image,
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
+			img = in.Image()
 			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
 		},
 		Note: note,
 		Transform: func(e container.Entries) error {
 			var err error
 			rep, err = trim.ApplyEntries(e, opt)
-			return err
+			return trim.WithLayers(err, img)
 		},
 	})
 	if errors.Is(err, container.ErrSameFile) {

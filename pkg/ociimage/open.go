@@ -415,6 +415,21 @@ func (l *Layer) blobOrDigest() string {
 // Codec is the layer's compression, as its first read found it.
 func (l *Layer) Codec() compress.Codec { return l.codec }
 
+// Note names the layer beside a finding: its index, the start of its
+// digest and, on one line, the created_by that made it (the Dockerfile
+// line).
+func (l *Layer) Note() string {
+	d := l.Digest
+	if len(d) > len("sha256:")+12 {
+		d = d[:len("sha256:")+12]
+	}
+	s := fmt.Sprintf("layer %d %s", l.Index, d)
+	if l.CreatedBy != "" {
+		s += ": " + strings.Join(strings.Fields(l.CreatedBy), " ")
+	}
+	return s
+}
+
 // String names the layer in messages: its index and digest.
 func (l *Layer) String() string {
 	return fmt.Sprintf("layer %d (%s)", l.Index, l.blobOrDigest())
