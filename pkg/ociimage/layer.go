@@ -100,3 +100,41 @@ func (s *layerStream) close() {
 	}
 	s.blob.Close()
 }
+
+// sameData says whether the data of entry k is r's. It reads k's layer
+// up to k again, for the rare entry written back as it was.
+func (img *Image) sameData(k key, r io.Reader) (bool, error) {
+	ls, err := img.openLayer(img.Layers[k.layer])
+	if err != nil {
+		return false, err
+	}
+	defer ls.close()
+	for ord := 0; ord <= k.ord; ord++ {
+		if _, err := ls.Next(); err != nil {
+			return false, fmt.Errorf("%s: %w", ls.l, err)
+		}
+	}
+	return sameBytes(ls, r)
+}
+
+// sameBytes says whether a and b hold the same bytes.
+func sameBytes(a, b io.Reader) (bool, error) {
+	ba, bb := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		na, ea := io.ReadFull(a, ba)
+		nb, eb := io.ReadFull(b, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		aEnd := ea == io.EOF || ea == io.ErrUnexpectedEOF
+		bEnd := eb == io.EOF || eb == io.ErrUnexpectedEOF
+		switch {
+		case ea != nil && !aEnd:
+			return false, ea
+		case eb != nil && !bEnd:
+			return false, eb
+		case aEnd || bEnd:
+			return aEnd && bEnd, nil
+		}
+	}
+}

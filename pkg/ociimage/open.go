@@ -100,6 +100,14 @@ type Image struct {
 	dpkg           []DpkgList
 	newestMTimeSec int64
 	id             string
+	// rawManifest and rawConfig are the bytes as read (rawManifest nil
+	// with manifest); files names what of the store makes up the image
+	// (index.json, oci-layout, the indexes, manifest and config, not the
+	// layers); sole is true when the input holds only this image: nothing
+	// but it named by index.json or manifest.json.
+	rawManifest, rawConfig []byte
+	files                  []string
+	sole                   bool
 }
 
 // ID is the config's digest: the image ID docker and podman show.
@@ -176,6 +184,7 @@ func (img *Image) Close() error { return img.store.Close() }
 func (img *Image) load() error {
 	var cands []candidate
 	var err error
+	img.sole = true
 	switch {
 	case img.store.has("manifest.json"):
 		cands, err = img.dockerCandidates()
@@ -183,6 +192,7 @@ func (img *Image) load() error {
 		if !img.store.has("oci-layout") {
 			return errors.New("index.json without oci-layout: not an OCI image layout")
 		}
+		img.files = append(img.files, "oci-layout")
 		cands, err = img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
 	default:
 		return errors.New("neither manifest.json nor index.json: not an image")
@@ -219,6 +229,8 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	img.files = append(img.files, name)
+	img.sole = img.sole && len(idx.Manifests) == 1
 	var out []candidate
 	for _, d := range idx.Manifests {
 		ann := annotations
@@ -345,6 +357,8 @@ func (img *Image) loadManifest(d v1.Descriptor) error {
 	if err := json.Unmarshal(b, &img.manifest); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	img.rawManifest = b
+	img.files = append(img.files, blobName(d.Digest), blobName(m.Config.Digest))
 	img.manifestType = d.MediaType
 	img.configType = m.Config.MediaType
 	cfg, err := img.readVerified(what+": config "+m.Config.Digest.String(), m.Config)
@@ -369,6 +383,7 @@ func (img *Image) parseConfig(b []byte) error {
 	if err := json.Unmarshal(b, &img.config); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	img.rawConfig = b
 	cfg, err := v1.ParseConfigFile(bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("config: %w", err)

@@ -128,6 +128,16 @@ func (t *tarStore) open(name string) (io.ReadCloser, int64, error) {
 	return io.NopCloser(io.NewSectionReader(t.f, m.off, m.size)), m.size, nil
 }
 
+// copyAll copies the whole tarball to w.
+func (t *tarStore) copyAll(w io.Writer) error {
+	end, err := t.f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, io.NewSectionReader(t.f, 0, end))
+	return err
+}
+
 func (t *tarStore) has(name string) bool { _, ok := t.members[name]; return ok }
 
 func (t *tarStore) Close() error { return t.f.Close() }

@@ -132,19 +132,68 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Result is the file the image is in: Dir itself for a layout.
 func (w *Writer) Result() string { return w.result }
 
-// Close writes the image.
+// Close writes the image. When nothing changed against the source, it
+// is the source: no new layer, its manifest and config as they were, and
+// a copy of the input's own bytes when it is of the output's kind and
+// holds only this image (docs/formats.md, "Images").
 func (w *Writer) Close() error {
 	var l *Layer
 	var err error
 	if w.full != nil {
 		l, err = w.full.finish()
 	} else {
-		l, err = w.changesLayer()
+		var same bool
+		if same, err = w.noChange(); same {
+			w.spool.Close()
+			os.Remove(w.spool.Name())
+			if src := w.opt.Source; src.sole && src.Kind == w.opt.Kind {
+				return w.copySource()
+			}
+		} else if err == nil {
+			l, err = w.changesLayer()
+		}
 	}
 	if err != nil {
 		return err
 	}
 	return w.assemble(l)
+}
+
+// noChange says whether the entries written are the source's: nothing to
+// white out, and each one that did not come back as the Reader yielded it
+// the source's entry at its path all the same, header and data (apply on
+// its own output writes its files again, byte for byte).
+func (w *Writer) noChange() (bool, error) {
+	if len(w.whiteouts()) > 0 {
+		return false, nil
+	}
+	for _, p := range w.changed {
+		if same, err := w.sameAsSource(p); err != nil || !same {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// sameAsSource says whether p is the source's entry at its path.
+func (w *Writer) sameAsSource(p *pending) (bool, error) {
+	src := w.opt.Source
+	n := src.tree.lookup(p.name)
+	if n == nil || n.hdr == nil {
+		return false, nil
+	}
+	h := *n.hdr
+	h.Name = p.e.Name
+	if !sameEntry(&h, p.e) {
+		return false, nil
+	}
+	if p.size == 0 && h.Size == 0 || h.Type == archive.TypeDir {
+		return true, nil
+	}
+	if pl := src.tree.plan[n.at]; h.Type != archive.TypeRegular || pl == nil || pl.node != n || pl.as != "" || pl.hdr != nil {
+		return false, nil // its data is under another name: not worth the search
+	}
+	return src.sameData(n.at, io.NewSectionReader(w.spool, p.off, p.size))
 }
 
 // epoch is the time of what the new layer adds.

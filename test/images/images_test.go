@@ -101,6 +101,7 @@ func checkNames(t *testing.T, what string, names []string) {
 }
 
 type inspected struct {
+	Digest       string
 	Layers       []string
 	Architecture string
 	Os           string
@@ -226,6 +227,38 @@ func TestPodman(t *testing.T) {
 	for _, n := range want {
 		if !slices.Contains(names, n) {
 			t.Errorf("podman export lacks %s", n)
+		}
+	}
+}
+
+// TestUnchanged: repack of an image, and apply on an image it already
+// applied, write the input image: skopeo sees the same manifest digest
+// and layers, in a layout and in a tarball.
+func TestUnchanged(t *testing.T) {
+	archivetest.RequireTool(t, "skopeo")
+	in, layout, _ := applied(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ from, kind string }{{in, "oci"}, {in, "docker-archive"}, {layout, "oci"}, {layout, "docker-archive"}} {
+		want := inspect(t, "oci:"+c.from+":kicbase")
+		out := filepath.Join(dir, filepath.Base(c.from)+"-"+c.kind)
+		cmd := "repack"
+		if c.from == layout {
+			cmd = "apply"
+		}
+		args := []string{cmd, "--archive-format", c.kind, c.from, out}
+		if cmd == "apply" {
+			args = append([]string{cmd, "--rules", "../../rules", "--quiet"}, args[1:]...)
+		}
+		run(t, bin, args...)
+		ref := "oci:" + out + ":kicbase"
+		if c.kind != "oci" {
+			ref = "docker-archive:" + out
+		}
+		got := inspect(t, ref)
+		// skopeo names a docker-archive's layers by their diff_ids: there,
+		// only their number can be held to the layout's.
+		if len(got.Layers) != len(want.Layers) || c.kind == "oci" && (!slices.Equal(got.Layers, want.Layers) || got.Digest != want.Digest) {
+			t.Errorf("%s %s to %s: manifest %s, layers %q; want the input's %s, %q", cmd, c.from, c.kind, got.Digest, got.Layers, want.Digest, want.Layers)
 		}
 	}
 }
