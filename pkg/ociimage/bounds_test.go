@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 )
 
@@ -125,5 +127,25 @@ func TestDockerConfigReadOnce(t *testing.T) {
 	}
 	if st.opens[name] > 1 {
 		t.Errorf("config opened %d times, want 1", st.opens[name])
+	}
+}
+
+// TestZstdNotInDockerManifest: Docker's schema 2 manifest has no zstd
+// layer type, so a new zstd layer for an image of that manifest is
+// refused before anything is written.
+func TestZstdNotInDockerManifest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "docker")
+	ocitest.WriteLayout(dir, ocitest.DockerImage([]ocitest.Step{{CreatedBy: "x", Entries: []ocitest.Entry{{Name: "a", Data: "a"}}}}, "linux/amd64"), "x")
+	img, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	_, err = NewWriter(t.TempDir(), WriteOptions{Kind: Layout, Codec: compress.Zstd, Source: img})
+	if err == nil || !strings.Contains(err.Error(), "Docker schema 2 manifest") {
+		t.Errorf("got %v, want the Docker manifest refused", err)
+	}
+	if _, err := NewWriter(t.TempDir(), WriteOptions{Kind: Layout, Codec: compress.Gzip, Source: img}); err != nil {
+		t.Errorf("gzip: %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -27,7 +29,7 @@ type WriteOptions struct {
 	// Epoch is the new layer's whiteouts' mtime, and the config's and the
 	// history entry's created; nil: the newest mtime of the input.
 	Epoch *time.Time
-	// Codec compresses the new layer: gzip or none.
+	// Codec compresses the new layer: gzip, zstd or none.
 	Codec compress.Codec
 	// Source is the image the entries come from (its Reader); nil makes
 	// a new image of one layer, for linux on Platform.
@@ -72,6 +74,10 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 	if opt.Kind == 0 {
 		return nil, errors.New("no image kind")
 	}
+	if opt.Codec == compress.Zstd && opt.Source != nil && opt.Source.manifestType == types.DockerManifestSchema2 {
+		// Docker's manifest has no zstd layer type.
+		return nil, errors.New("a zstd layer in a Docker schema 2 manifest: write it with --compress gzip or none")
+	}
 	w := &Writer{opt: opt, dir: dir}
 	var err error
 	if opt.Source == nil || opt.Squash {
@@ -81,6 +87,7 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 	if err := checkCodec(opt.Codec); err != nil { // before the entries come
 		return nil, err
 	}
+
 	w.seen, w.written = map[*node]bool{}, map[string]archive.Type{}
 	w.spool, err = os.CreateTemp(dir, ".changes-")
 	return w, err
