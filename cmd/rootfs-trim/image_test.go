@@ -15,6 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 )
@@ -28,6 +29,10 @@ func imageInputs(t *testing.T, dir string) map[string]string {
 	ocitest.WriteLayout(in["layout"], img, "kicbase")
 	ocitest.WriteDockerArchive(in["docker-archive"], img, "kicbase:test")
 	ocitest.WriteDocker25(in["docker25"], img, "kicbase:test")
+	// zstd layers: the new layer is zstd too, and go-containerregistry
+	// reads it.
+	in["zstd"] = filepath.Join(dir, "kicz")
+	ocitest.WriteLayout(in["zstd"], ocitest.ZstdImage(steps, "linux/amd64"), "kicbase")
 	return in
 }
 
@@ -112,7 +117,7 @@ func TestImageApply(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	inputs := imageInputs(t, dir)
-	for _, inKind := range []string{"layout", "docker-archive", "docker25"} {
+	for _, inKind := range []string{"layout", "docker-archive", "docker25", "zstd"} {
 		in := readImage(t, inputs[inKind])
 		inFlat := flat(t, in)
 		for _, tc := range []struct {
@@ -145,6 +150,17 @@ func TestImageApply(t *testing.T) {
 				checkLayers(t, in, got, tc.squash, inKind == "docker25" && tc.format == "oci")
 				checkConfig(t, in, got)
 				checkFlat(t, inFlat, flat(t, got), tc.squash)
+				if inKind == "zstd" && tc.format != "docker-archive" {
+					// go-containerregistry's tarball reader makes up a
+					// manifest of its own: a layout's is rootfs-trim's.
+					ls, err := got.Layers()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if mt, err := ls[len(ls)-1].MediaType(); err != nil || mt != types.OCILayerZStd {
+						t.Errorf("the new layer: %s %v, want %s", mt, err, types.OCILayerZStd)
+					}
+				}
 				if r := runBinary(t, exec.Command(bin, "audit", "--rules", "../../rules", outs[0])); r.code != 0 || !strings.HasPrefix(r.stdout, "owners: from the dpkg database") || !strings.Contains(r.stdout, "clean: nothing offends") {
 					t.Errorf("audit of the output: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 				}

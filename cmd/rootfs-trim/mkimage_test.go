@@ -16,13 +16,15 @@ import (
 // tarball) or docker25 (Docker 25+'s tarball, an OCI layout inside).
 func mkimage(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
-		ts.Fatalf("usage: mkimage layout|multi|docker-archive|docker25 OUT")
+		ts.Fatalf("usage: mkimage layout|zstd|multi|docker-archive|docker25 OUT")
 	}
 	steps := ocitest.Kicbase(ts.Getenv("PACKAGES"))
 	out := ts.MkAbs(args[1])
 	switch args[0] {
 	case "layout":
 		ocitest.WriteLayout(out, ocitest.Image(steps, "linux/amd64"), "kicbase")
+	case "zstd":
+		ocitest.WriteLayout(out, ocitest.ZstdImage(steps, "linux/amd64"), "kicbase")
 	case "multi":
 		ocitest.WriteMulti(out, steps, "kicbase", "linux/amd64", "linux/arm64")
 	case "docker-archive":

@@ -383,6 +383,7 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 // path's notes.
 func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, note func(string)) (*trim.Report, error) {
 	var rep *trim.Report
+	var img *ociimage.Image // the input's, when it is an image
 	open := a.flags.open()
 	// An initrd's segment an earlier apply added is where this one adds.
 	open.Applied = func(name string) bool {
@@ -400,13 +401,14 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 		},
 		Image: a.image,
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
+			img = in.Image()
 			return withProgress(env, a.quiet, "apply "+a.inPath, in, withContext(ctx, in))
 		},
 		Note: note,
 		Transform: func(e container.Entries) error {
 			var err error
 			rep, err = trim.ApplyEntries(e, opt)
-			return err
+			return trim.WithLayers(err, img)
 		},
 	})
 	if errors.Is(err, container.ErrSameFile) {
@@ -488,9 +490,9 @@ func outputFormat(in archive.Format, format, codec, outPath string, strictDir bo
 		}
 	}
 	if out.Image != "" {
-		// An image's layer is written gzip or raw, whatever OUT's name.
-		if out.Codec != compress.Gzip && out.Codec != compress.None {
-			return out, usagef("--compress %s: an image's new layer is gzip or none", out.Codec)
+		// An image's layer is written gzip, zstd or raw, whatever OUT's name.
+		if out.Codec != compress.Gzip && out.Codec != compress.Zstd && out.Codec != compress.None {
+			return out, usagef("--compress %s: an image's new layer is gzip, zstd or none", out.Codec)
 		}
 		return out, nil
 	}

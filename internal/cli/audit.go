@@ -184,15 +184,7 @@ func layerNote(l *ociimage.Layer) string {
 	if l == nil {
 		return ""
 	}
-	digest := l.Digest
-	if len(digest) > len("sha256:")+12 {
-		digest = digest[:len("sha256:")+12]
-	}
-	s := fmt.Sprintf(" [layer %d %s", l.Index, digest)
-	if l.CreatedBy != "" {
-		s += ": " + oneLine(l.CreatedBy)
-	}
-	return s + "]"
+	return " [" + names.Text(l.Note()) + "]"
 }
 
 func findingMessage(f trim.Finding) string {

@@ -213,10 +213,13 @@ func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Its compression is its top layer's, which a layer apply adds takes.
+	// Its compression is its top layer's, which a layer apply adds takes:
+	// none, zstd, else gzip (what every consumer reads).
 	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip, Image: img.Kind.String()}
-	if n := len(img.Layers); n > 0 && img.Layers[n-1].Codec() == compress.None {
-		f.Codec = compress.None
+	if n := len(img.Layers); n > 0 {
+		if c := img.Layers[n-1].Codec(); c == compress.None || c == compress.Zstd {
+			f.Codec = c
+		}
 	}
 	return &Input{Reader: img.Reader(), Path: path, Format: f, image: img}, nil
 }

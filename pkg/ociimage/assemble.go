@@ -29,30 +29,42 @@ type blob struct {
 	src    *Image
 }
 
-// assemble writes the image around the new layer l.
+// assemble writes the image around the new layer l; nil for none, the
+// source's config and manifest kept as they were.
 func (w *Writer) assemble(l *Layer) error {
 	src := w.opt.Source
 	var layers []*Layer
 	if src != nil && !w.opt.Squash {
 		layers = append(layers, src.Layers...)
 	}
-	layers = append(layers, l)
-	cfg, err := w.config(layers)
-	if err != nil {
-		return err
+	cfg, man := []byte(nil), []byte(nil)
+	if l == nil {
+		cfg, man = src.rawConfig, src.rawManifest
+	} else {
+		layers = append(layers, l)
+		var err error
+		if cfg, err = w.config(layers); err != nil {
+			return err
+		}
 	}
 	cfgBlob := jsonBlob(cfg)
 	w.id = cfgBlob.digest
-	man, err := w.manifest(layers, cfgBlob)
-	if err != nil {
-		return err
+	if man == nil {
+		var err error
+		if man, err = w.manifest(layers, cfgBlob); err != nil {
+			return err
+		}
 	}
 	manBlob := jsonBlob(man)
 	blobs := []blob{}
-	for _, sl := range layers[:len(layers)-1] {
-		blobs = append(blobs, blob{digest: sl.Digest, size: sl.size, from: sl, src: src})
+	for _, sl := range layers {
+		if sl == l {
+			blobs = append(blobs, blob{digest: l.Digest, size: l.size, file: l.blob})
+		} else {
+			blobs = append(blobs, blob{digest: sl.Digest, size: sl.size, from: sl, src: src})
+		}
 	}
-	blobs = append(blobs, blob{digest: l.Digest, size: l.size, file: l.blob}, cfgBlob, manBlob)
+	blobs = append(blobs, cfgBlob, manBlob)
 	index := w.index(manBlob)
 	if w.opt.Kind == Archive {
 		return w.writeTarball(blobs, index, layers, cfgBlob)
@@ -224,6 +236,52 @@ func (w *Writer) writeLayout(blobs []blob, index []byte) error {
 	}
 	for name, data := range map[string][]byte{"oci-layout": []byte(ociLayout), "index.json": index} {
 		if err := os.WriteFile(filepath.Join(w.dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	w.result = w.dir
+	return os.Chmod(w.dir, 0o755)
+}
+
+// copySource writes the source image as it is: a copy of its tarball,
+// or of the layout's files that make it up (not the other blobs a layout
+// may hold). Every layer is checked against its digest on the way.
+func (w *Writer) copySource() error {
+	src := w.opt.Source
+	w.id = src.id
+	if t, ok := src.store.(*tarStore); ok {
+		f, err := os.CreateTemp(w.dir, ".image-")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := t.copyAll(f); err != nil {
+			return fmt.Errorf("%s: %w", src.Path, err)
+		}
+		if err := f.Chmod(0o644); err != nil {
+			return err
+		}
+		w.result = f.Name()
+		return f.Close()
+	}
+	if err := os.MkdirAll(filepath.Join(w.dir, "blobs", "sha256"), 0o755); err != nil {
+		return err
+	}
+	for _, name := range src.files {
+		b, err := readSmall(src.store, name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.Path, err)
+		}
+		if h, ok := strings.CutPrefix(name, "blobs/sha256/"); ok && digest.Bytes(b) != h {
+			return fmt.Errorf("%s: %s changed while it was read", src.Path, name)
+		}
+		if err := os.WriteFile(filepath.Join(w.dir, filepath.FromSlash(name)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, l := range src.Layers {
+		b := blob{digest: l.Digest, size: l.size, from: l, src: src}
+		if err := b.writeFile(blobPath(w.dir, l.Digest)); err != nil {
 			return err
 		}
 	}

@@ -73,20 +73,29 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 	if err := json.Unmarshal(b, &ms); err != nil {
 		return nil, fmt.Errorf("manifest.json: %w", err)
 	}
+	img.sole = len(ms) == 1
 	var out []candidate
+	// Each config is read once: a manifest.json naming one big config in
+	// every entry would otherwise cost its size times the entries.
+	platforms := map[string]v1.Platform{}
 	for i := range ms {
 		m := &ms[i]
-		cfg, err := img.dockerConfig(m)
-		if err != nil {
-			return nil, err
+		p, ok := platforms[m.Config]
+		if !ok {
+			cfg, err := img.dockerConfig(m)
+			if err != nil {
+				return nil, err
+			}
+			var c struct {
+				OS, Architecture, Variant string
+			}
+			if err := json.Unmarshal(cfg, &c); err != nil {
+				return nil, fmt.Errorf("manifest.json: config %s: %w", m.Config, err)
+			}
+			p = v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}
+			platforms[m.Config] = p
 		}
-		var c struct {
-			OS, Architecture, Variant string
-		}
-		if err := json.Unmarshal(cfg, &c); err != nil {
-			return nil, fmt.Errorf("manifest.json: config %s: %w", m.Config, err)
-		}
-		out = append(out, candidate{platform: v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}, docker: m})
+		out = append(out, candidate{platform: p, docker: m})
 	}
 	return out, nil
 }
@@ -128,7 +137,51 @@ func (img *Image) loadDocker(m *dockerManifest) error {
 		}
 		img.Layers = append(img.Layers, l)
 	}
-	return img.checkLayers("manifest.json")
+	if err := img.checkLayers("manifest.json"); err != nil {
+		return err
+	}
+	img.layoutManifest()
+	return nil
+}
+
+// layoutManifest takes, from the OCI layout a Docker 25+ tarball holds
+// beside manifest.json, the manifest of this image (its config and
+// layers), so that an output of it keeps that manifest's bytes and
+// digest, and the descriptor's annotations (a ref name). Where there is none, or it is not readable, an output makes
+// one, as for an older tarball.
+func (img *Image) layoutManifest() {
+	if !img.store.has("index.json") || !img.store.has("oci-layout") {
+		return
+	}
+	cands, err := img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
+	if err != nil {
+		return
+	}
+	for _, c := range cands {
+		b, err := img.readVerified("manifest", c.manifest)
+		if err != nil {
+			continue
+		}
+		m, err := v1.ParseManifest(bytes.NewReader(b))
+		if err != nil || "sha256:"+m.Config.Digest.Hex != img.id || len(m.Layers) != len(img.Layers) {
+			continue
+		}
+		same := true
+		for i, l := range m.Layers {
+			same = same && l.Digest.String() == img.Layers[i].Digest
+		}
+		var raw map[string]json.RawMessage
+		if same && json.Unmarshal(b, &raw) == nil {
+			img.manifest, img.rawManifest, img.manifestType, img.configType = raw, b, c.manifest.MediaType, m.Config.MediaType
+			if len(img.annotations) == 0 {
+				img.annotations = c.annotations // its ref name, where it has one
+			}
+			for i, l := range m.Layers {
+				img.Layers[i].mediaType = l.MediaType
+			}
+			return
+		}
+	}
 }
 
 // readAllLimited reads r to its end, at most max bytes.
@@ -136,5 +189,3 @@ func readAllLimited(r io.Reader, max int64) ([]byte, bool, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	return b, int64(len(b)) > max, err
 }
-
-var _ = bytes.NewReader

@@ -2,32 +2,32 @@ package ociimage
 
 import (
 	"archive/tar"
-	"encoding/json"
-	"io"
+	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 )
 
-// readAll opens path and reads its merged view to the end: any error is
-// fine, a panic or a hang is not.
-func readAll(path string) {
-	img, err := Open(path, Options{MaxSize: 1 << 20})
+// fuzzOptions bound what one input may cost; PureGo keeps every exec in
+// process (an external xz per layer would be most of the time).
+var fuzzOptions = Options{MaxSize: 1 << 20, Backend: compress.PureGo}
+
+// readStore opens the image in st and reads its merged view to the end:
+// any error is fine, a panic or a hang is not. The fuzz targets stay in
+// memory: with a directory and files per input, each exec cost
+// milliseconds and the fuzzer's minimizing of one new input ran for a
+// minute without a report, which looked like a hang.
+func readStore(kind Kind, st store) {
+	img, err := openStore("fuzz", kind, st, fuzzOptions)
 	if err != nil {
 		return
 	}
 	defer img.Close()
-	r := img.Reader()
-	defer r.Close()
-	for {
-		if _, err := r.Next(); err != nil {
-			return
-		}
-		io.Copy(io.Discard, r)
-	}
+	drain(img)
 }
 
 // FuzzLayers: two layers of any bytes, in a layout whose digests and
@@ -38,9 +38,7 @@ func FuzzLayers(f *testing.F) {
 		ocitest.Tar([]ocitest.Entry{{Name: "d/.wh.a"}, {Name: "d/.wh..wh..opq"}, {Name: ".wh..."}, {Name: "d/m", Type: tar.TypeLink, Linkname: "d/l"}}))
 	f.Add([]byte{}, []byte("not a tar"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		dir := t.TempDir()
-		writeRawLayout(t, dir, a, b)
-		readAll(dir)
+		readStore(Layout, rawLayout(a, b))
 	})
 }
 
@@ -58,41 +56,30 @@ func FuzzTarball(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "img.tar")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
+		st, err := newTarStore(bytesFile{bytes.NewReader(data)})
+		if err != nil {
+			return
 		}
-		readAll(p)
+		readStore(Archive, st)
 	})
 }
 
-// writeRawLayout writes a layout of the uncompressed layers given.
-func writeRawLayout(t *testing.T, dir string, layers ...[]byte) {
-	blobs := filepath.Join(dir, "blobs", "sha256")
-	if err := os.MkdirAll(blobs, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	put := func(b []byte) string {
-		h := digest.Bytes(b)
-		if err := os.WriteFile(filepath.Join(blobs, h), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return "sha256:" + h
-	}
-	var ids []string
-	var descs []map[string]any
-	for _, l := range layers {
-		d := put(l)
-		ids = append(ids, d)
-		descs = append(descs, map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": d, "size": len(l)})
-	}
-	cfg, _ := json.Marshal(map[string]any{"os": "linux", "architecture": "amd64", "rootfs": map[string]any{"type": "layers", "diff_ids": ids}})
-	man, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": put(cfg), "size": len(cfg)}, "layers": descs})
-	idx, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []map[string]any{{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": put(man), "size": len(man)}}})
-	for n, b := range map[string][]byte{"index.json": idx, "oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`)} {
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
+// TestMain caps the fuzzer's minimizing at 100 tries an input unless
+// -test.fuzzminimizetime is given. Go minimizes every input that adds
+// coverage, not only a crasher, and its minimizeBytes (internal/fuzz,
+// minimize.go) tries a number of cuts quadratic in the input's length; a
+// tarball hardly ever survives a cut, so each new input bred from a 10 KB
+// seed took the default 60 s with no exec reported meanwhile: the "stall"
+// of FuzzTarball and the slowness of FuzzLayers. A crasher is written all
+// the same, only less minimized.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.fuzzminimizetime" })
+	if !given {
+		if err := flag.Set("test.fuzzminimizetime", "100x"); err != nil {
+			panic(err)
 		}
 	}
+	os.Exit(m.Run())
 }

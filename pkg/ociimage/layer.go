@@ -19,7 +19,7 @@ type layerStream struct {
 	blob     io.ReadCloser
 	blobHash hash.Hash
 	dec      io.ReadCloser
-	diff     io.Reader // dec, hashed into diffHash
+	diff     io.Reader // dec, hashed into diffHash, within MaxSize
 	diffHash hash.Hash
 	archive.Reader
 	empty bool
@@ -43,8 +43,10 @@ func (img *Image) openLayer(l *Layer) (*layerStream, error) {
 	if max <= 0 {
 		max = 32 << 30
 	}
-	s.diff = io.TeeReader(dec, s.diffHash)
-	budget := archive.NewBudget(s.diff, max)
+	budget := archive.NewBudget(io.TeeReader(dec, s.diffHash), max)
+	// What finish drains past the tar's end counts against MaxSize too: a
+	// bomb after the end-of-archive blocks is still a bomb.
+	s.diff = budget
 	br := bufio.NewReaderSize(budget, 256<<10)
 	head, _ := br.Peek(512)
 	if len(head) == 0 || len(head) == 512 && bytes.Count(head, []byte{0}) == 512 {
@@ -97,4 +99,42 @@ func (s *layerStream) close() {
 		s.dec.Close()
 	}
 	s.blob.Close()
+}
+
+// sameData says whether the data of entry k is r's. It reads k's layer
+// up to k again, for the rare entry written back as it was.
+func (img *Image) sameData(k key, r io.Reader) (bool, error) {
+	ls, err := img.openLayer(img.Layers[k.layer])
+	if err != nil {
+		return false, err
+	}
+	defer ls.close()
+	for ord := 0; ord <= k.ord; ord++ {
+		if _, err := ls.Next(); err != nil {
+			return false, fmt.Errorf("%s: %w", ls.l, err)
+		}
+	}
+	return sameBytes(ls, r)
+}
+
+// sameBytes says whether a and b hold the same bytes.
+func sameBytes(a, b io.Reader) (bool, error) {
+	ba, bb := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		na, ea := io.ReadFull(a, ba)
+		nb, eb := io.ReadFull(b, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		aEnd := ea == io.EOF || ea == io.ErrUnexpectedEOF
+		bEnd := eb == io.EOF || eb == io.ErrUnexpectedEOF
+		switch {
+		case ea != nil && !aEnd:
+			return false, ea
+		case eb != nil && !bEnd:
+			return false, eb
+		case aEnd || bEnd:
+			return aEnd && bEnd, nil
+		}
+	}
 }

@@ -14,14 +14,16 @@ import (
 )
 
 // layerWriter writes a new layer to a scratch file: tar, compressed as
-// asked (gzip with no name and no time in its header, so that the same
-// entries give the same bytes), hashed on both sides.
+// asked (gzip with no name and no time in its header; zstd at level 3, as
+// the zstd CLI's default and containers/image's, on one thread, since
+// zstd's output depends on the thread count), hashed on both sides: the
+// same entries give the same bytes.
 type layerWriter struct {
 	archive.Writer
 	file     *os.File
 	blobHash hash.Hash
 	diffHash hash.Hash
-	gz       *gzip.Writer
+	comp     io.WriteCloser // the compressor; nil for none
 	codec    compress.Codec
 	size     int64
 	counted  counted
@@ -38,9 +40,18 @@ func newLayer(dir string, codec compress.Codec) (*layerWriter, error) {
 	}
 	lw := &layerWriter{file: f, blobHash: digest.New(), diffHash: digest.New(), codec: codec}
 	var w io.Writer = io.MultiWriter(f, lw.blobHash, &lw.counted)
-	if codec == compress.Gzip {
-		lw.gz = gzip.NewWriter(w)
-		w = lw.gz
+	switch codec {
+	case compress.Gzip:
+		lw.comp = gzip.NewWriter(w)
+	case compress.Zstd:
+		if lw.comp, _, err = compress.NewWriter(w, compress.Zstd, compress.WriterOptions{Level: 3, Threads: 1, Backend: compress.PureGo}); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, err
+		}
+	}
+	if lw.comp != nil {
+		w = lw.comp
 	}
 	lw.Writer = archive.NewTarWriter(io.MultiWriter(w, lw.diffHash), 0)
 	return lw, nil
@@ -56,8 +67,8 @@ func (lw *layerWriter) finish() (*Layer, error) {
 	if err := lw.Writer.Close(); err != nil {
 		return nil, err
 	}
-	if lw.gz != nil {
-		if err := lw.gz.Close(); err != nil {
+	if lw.comp != nil {
+		if err := lw.comp.Close(); err != nil {
 			return nil, err
 		}
 	}
@@ -75,8 +86,8 @@ func (lw *layerWriter) abort() {
 }
 
 func checkCodec(c compress.Codec) error {
-	if c != compress.Gzip && c != compress.None {
-		return fmt.Errorf("a new layer is written with gzip or no compression, not %s", c)
+	if c != compress.Gzip && c != compress.Zstd && c != compress.None {
+		return fmt.Errorf("a new layer is written with gzip, zstd or no compression, not %s", c)
 	}
 	return nil
 }

@@ -36,6 +36,11 @@ type node struct {
 	// under the link's name when the entry itself is gone).
 	link    key
 	linkHdr *archive.Entry
+	// clean is layer+1 once nothing beneath n is from below layer: a node
+	// made in that layer, or one a whiteout of that layer pruned. Pruning
+	// stops there, so that a layer's whiteouts cost no more than the tree
+	// they prune once, however many of them name the same directory.
+	clean int
 }
 
 func (n *node) isDir() bool { return n.hdr == nil || n.hdr.Type == archive.TypeDir }
@@ -63,14 +68,14 @@ type planned struct {
 	as   string         // for a link's data: the name it is yielded under
 }
 
-func newNode(name string) *node {
-	return &node{name: name, at: key{-1, -1}, since: key{-1, -1}, link: key{-1, -1}}
+func newNode(name string, layer int) *node {
+	return &node{name: name, at: key{-1, -1}, since: key{-1, -1}, link: key{-1, -1}, clean: layer + 1}
 }
 
 // scan makes the first pass: every layer's entries applied in order, the
 // dpkg database's lists read from the merged view.
 func (img *Image) scan() error {
-	s := &scan{root: newNode("."), gone: map[string]int{}, data: map[key][]byte{}}
+	s := &scan{root: newNode(".", -1), gone: map[string]int{}, data: map[key][]byte{}}
 	lists := map[key]DpkgList{}
 	for _, l := range img.Layers {
 		if err := img.scanLayer(s, l, lists); err != nil {
@@ -161,10 +166,11 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 		dir = "."
 	}
 	if base == opaqueMarker {
-		if p := s.lookup(dir); p != nil && p.isDir() {
+		if p := s.lookup(dir); p != nil && p.isDir() && p.clean != k.layer+1 {
 			for _, c := range p.children {
 				s.hide(p, c, k.layer)
 			}
+			p.clean = k.layer + 1
 		}
 		return nil
 	}
@@ -183,7 +189,7 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 		}
 		return nil
 	}
-	parent, err := s.parentOf(dir)
+	parent, err := s.parentOf(dir, k.layer)
 	if err != nil {
 		return err
 	}
@@ -223,7 +229,7 @@ func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) err
 		// A new path, or one of another kind, or a file replaced: what was
 		// there, and beneath it, goes.
 		if n == nil || n != s.root {
-			n = newNode(name)
+			n = newNode(name, k.layer)
 			if parent != nil {
 				if parent.children == nil {
 					parent.children = map[string]*node{}
@@ -243,7 +249,8 @@ func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) err
 // parentOf returns the directory dir, making the ones no entry made yet
 // (tar extractors make a missing parent). A parent that is not a
 // directory is refused: extractors disagree on what a symlink there means.
-func (s *scan) parentOf(dir string) (*node, error) {
+// layer is the layer of the entry beneath dir.
+func (s *scan) parentOf(dir string, layer int) (*node, error) {
 	n := s.root
 	if dir == "." {
 		return n, nil
@@ -251,7 +258,7 @@ func (s *scan) parentOf(dir string) (*node, error) {
 	for _, c := range strings.Split(dir, "/") {
 		next := n.children[c]
 		if next == nil {
-			next = newNode(path.Join(n.name, c))
+			next = newNode(path.Join(n.name, c), layer)
 			if n.children == nil {
 				n.children = map[string]*node{}
 			}
@@ -290,10 +297,13 @@ func (s *scan) hide(p, c *node, layer int) {
 // keepOf prunes n of what comes from below layer, and says whether
 // anything of n is left.
 func keepOf(n *node, layer int) bool {
-	for base, c := range n.children {
-		if !keepOf(c, layer) {
-			delete(n.children, base)
+	if n.clean != layer+1 {
+		for base, c := range n.children {
+			if !keepOf(c, layer) {
+				delete(n.children, base)
+			}
 		}
+		n.clean = layer + 1
 	}
 	if n.at.layer == layer {
 		return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -106,6 +107,14 @@ type Image struct {
 	dpkg           []DpkgList
 	newestMTimeSec int64
 	id             string
+	// rawManifest and rawConfig are the bytes as read (rawManifest nil
+	// with manifest); files names what of the store makes up the image
+	// (index.json, oci-layout, the indexes, manifest and config, not the
+	// layers); sole is true when the input holds only this image: nothing
+	// but it named by index.json or manifest.json.
+	rawManifest, rawConfig []byte
+	files                  []string
+	sole                   bool
 }
 
 // ID is the config's digest: the image ID docker and podman show.
@@ -137,31 +146,40 @@ func Open(path string, opt Options) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img := &Image{Path: path, opt: opt}
+	kind, st := Layout, store(nil)
 	if fi.IsDir() {
-		img.Kind = Layout
-		img.store, err = openDirStore(path)
+		st, err = openDirStore(path)
 	} else {
-		img.Kind = Archive
-		img.store, err = openTarStore(path)
+		kind = Archive
+		st, err = openTarStore(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sig := signature(path, fi, opt)
 	if c := cached(sig); c != nil {
-		c.store = img.store
+		c.store = st
 		return c, nil
 	}
+	img, err := openStore(path, kind, st, opt)
+	if err != nil {
+		return nil, err
+	}
+	remember(sig, img)
+	return img, nil
+}
+
+// openStore reads and scans the image in st, closing st when that fails.
+func openStore(path string, kind Kind, st store, opt Options) (*Image, error) {
+	img := &Image{Path: path, Kind: kind, store: st, opt: opt}
 	if err := img.load(); err != nil {
-		img.store.Close()
+		st.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := img.scan(); err != nil {
-		img.store.Close()
+		st.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	remember(sig, img)
 	return img, nil
 }
 
@@ -173,6 +191,7 @@ func (img *Image) Close() error { return img.store.Close() }
 func (img *Image) load() error {
 	var cands []candidate
 	var err error
+	img.sole = true
 	switch {
 	case img.store.has("manifest.json"):
 		cands, err = img.dockerCandidates()
@@ -180,7 +199,8 @@ func (img *Image) load() error {
 		if !img.store.has("oci-layout") {
 			return errors.New("index.json without oci-layout: not an OCI image layout")
 		}
-		cands, err = img.indexCandidates("index.json", nil, 0)
+		img.files = append(img.files, "oci-layout")
+		cands, err = img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
 	default:
 		return errors.New("neither manifest.json nor index.json: not an image")
 	}
@@ -201,7 +221,10 @@ func (img *Image) load() error {
 // indexCandidates lists the images an index names, descending into the
 // indexes it names (a multi-platform image in a layout is an index in
 // index.json). annotations are those of the descriptor in index.json.
-func (img *Image) indexCandidates(name string, annotations map[string]string, depth int) ([]candidate, error) {
+// Each index is read once (seen): indexes naming the same index again and
+// again would otherwise make work and candidates grow as its fan-out to
+// the fifth power.
+func (img *Image) indexCandidates(name string, annotations map[string]string, depth int, seen map[v1.Hash]bool) ([]candidate, error) {
 	if depth > 4 {
 		return nil, fmt.Errorf("%s: indexes nested more than 4 deep", name)
 	}
@@ -213,6 +236,8 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	img.files = append(img.files, name)
+	img.sole = img.sole && len(idx.Manifests) == 1
 	var out []candidate
 	for _, d := range idx.Manifests {
 		ann := annotations
@@ -221,11 +246,15 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 		}
 		switch {
 		case d.MediaType.IsIndex():
+			if seen[d.Digest] {
+				continue
+			}
+			seen[d.Digest] = true
 			blob, err := img.verifiedBlob("index "+d.Digest.String(), d)
 			if err != nil {
 				return nil, err
 			}
-			sub, err := img.indexCandidates(blob, ann, depth+1)
+			sub, err := img.indexCandidates(blob, ann, depth+1, seen)
 			if err != nil {
 				return nil, err
 			}
@@ -246,15 +275,23 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 
 // choose picks the image of platform want ("" for the only one).
 func choose(cands []candidate, want string) (candidate, error) {
-	var list []string
+	// Each platform once, with its count: an index may name thousands of
+	// images, and the message need not grow with them.
+	count := map[string]int{}
 	for _, c := range cands {
 		s := c.platform.String()
 		if s == "" {
 			s = "(no platform)"
 		}
+		count[s]++
+	}
+	var list []string
+	for _, s := range slices.Sorted(maps.Keys(count)) {
+		if count[s] > 1 {
+			s = fmt.Sprintf("%s ×%d", s, count[s])
+		}
 		list = append(list, s)
 	}
-	slices.Sort(list)
 	have := strings.Join(list, ", ")
 	if len(cands) == 0 {
 		return candidate{}, errors.New("it names no image")
@@ -327,6 +364,8 @@ func (img *Image) loadManifest(d v1.Descriptor) error {
 	if err := json.Unmarshal(b, &img.manifest); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	img.rawManifest = b
+	img.files = append(img.files, blobName(d.Digest), blobName(m.Config.Digest))
 	img.manifestType = d.MediaType
 	img.configType = m.Config.MediaType
 	cfg, err := img.readVerified(what+": config "+m.Config.Digest.String(), m.Config)
@@ -351,6 +390,7 @@ func (img *Image) parseConfig(b []byte) error {
 	if err := json.Unmarshal(b, &img.config); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	img.rawConfig = b
 	cfg, err := v1.ParseConfigFile(bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -396,6 +436,21 @@ func (l *Layer) blobOrDigest() string {
 
 // Codec is the layer's compression, as its first read found it.
 func (l *Layer) Codec() compress.Codec { return l.codec }
+
+// Note names the layer beside a finding: its index, the start of its
+// digest and, on one line, the created_by that made it (the Dockerfile
+// line).
+func (l *Layer) Note() string {
+	d := l.Digest
+	if len(d) > len("sha256:")+12 {
+		d = d[:len("sha256:")+12]
+	}
+	s := fmt.Sprintf("layer %d %s", l.Index, d)
+	if l.CreatedBy != "" {
+		s += ": " + strings.Join(strings.Fields(l.CreatedBy), " ")
+	}
+	return s
+}
 
 // String names the layer in messages: its index and digest.
 func (l *Layer) String() string {

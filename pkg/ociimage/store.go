@@ -65,8 +65,15 @@ func (d *dirStore) Close() error { return d.root.Close() }
 // its headers, seeking over the data, then each member as a section of
 // the file.
 type tarStore struct {
-	f       *os.File
+	f       tarFile
 	members map[string]member
+}
+
+// tarFile is what a tarStore reads: an *os.File, or bytes in a test.
+type tarFile interface {
+	io.ReadSeeker
+	io.ReaderAt
+	io.Closer
 }
 
 type member struct{ off, size int64 }
@@ -76,6 +83,11 @@ func openTarStore(name string) (*tarStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newTarStore(f)
+}
+
+// newTarStore indexes the tarball f, closing it when that fails.
+func newTarStore(f tarFile) (*tarStore, error) {
 	t := &tarStore{f: f, members: map[string]member{}}
 	if err := t.index(); err != nil {
 		f.Close()
@@ -114,6 +126,16 @@ func (t *tarStore) open(name string) (io.ReadCloser, int64, error) {
 		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	return io.NopCloser(io.NewSectionReader(t.f, m.off, m.size)), m.size, nil
+}
+
+// copyAll copies the whole tarball to w.
+func (t *tarStore) copyAll(w io.Writer) error {
+	end, err := t.f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, io.NewSectionReader(t.f, 0, end))
+	return err
 }
 
 func (t *tarStore) has(name string) bool { _, ok := t.members[name]; return ok }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -27,7 +29,7 @@ type WriteOptions struct {
 	// Epoch is the new layer's whiteouts' mtime, and the config's and the
 	// history entry's created; nil: the newest mtime of the input.
 	Epoch *time.Time
-	// Codec compresses the new layer: gzip or none.
+	// Codec compresses the new layer: gzip, zstd or none.
 	Codec compress.Codec
 	// Source is the image the entries come from (its Reader); nil makes
 	// a new image of one layer, for linux on Platform.
@@ -72,6 +74,10 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 	if opt.Kind == 0 {
 		return nil, errors.New("no image kind")
 	}
+	if opt.Codec == compress.Zstd && opt.Source != nil && opt.Source.manifestType == types.DockerManifestSchema2 {
+		// Docker's manifest has no zstd layer type.
+		return nil, errors.New("a zstd layer in a Docker schema 2 manifest: write it with --compress gzip or none")
+	}
 	w := &Writer{opt: opt, dir: dir}
 	var err error
 	if opt.Source == nil || opt.Squash {
@@ -81,6 +87,7 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 	if err := checkCodec(opt.Codec); err != nil { // before the entries come
 		return nil, err
 	}
+
 	w.seen, w.written = map[*node]bool{}, map[string]archive.Type{}
 	w.spool, err = os.CreateTemp(dir, ".changes-")
 	return w, err
@@ -137,19 +144,68 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Result is the file the image is in: Dir itself for a layout.
 func (w *Writer) Result() string { return w.result }
 
-// Close writes the image.
+// Close writes the image. When nothing changed against the source, it
+// is the source: no new layer, its manifest and config as they were, and
+// a copy of the input's own bytes when it is of the output's kind and
+// holds only this image (docs/formats.md, "Images").
 func (w *Writer) Close() error {
 	var l *Layer
 	var err error
 	if w.full != nil {
 		l, err = w.full.finish()
 	} else {
-		l, err = w.changesLayer()
+		var same bool
+		if same, err = w.noChange(); same {
+			w.spool.Close()
+			os.Remove(w.spool.Name())
+			if src := w.opt.Source; src.sole && src.Kind == w.opt.Kind {
+				return w.copySource()
+			}
+		} else if err == nil {
+			l, err = w.changesLayer()
+		}
 	}
 	if err != nil {
 		return err
 	}
 	return w.assemble(l)
+}
+
+// noChange says whether the entries written are the source's: nothing to
+// white out, and each one that did not come back as the Reader yielded it
+// the source's entry at its path all the same, header and data (apply on
+// its own output writes its files again, byte for byte).
+func (w *Writer) noChange() (bool, error) {
+	if len(w.whiteouts()) > 0 {
+		return false, nil
+	}
+	for _, p := range w.changed {
+		if same, err := w.sameAsSource(p); err != nil || !same {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// sameAsSource says whether p is the source's entry at its path.
+func (w *Writer) sameAsSource(p *pending) (bool, error) {
+	src := w.opt.Source
+	n := src.tree.lookup(p.name)
+	if n == nil || n.hdr == nil {
+		return false, nil
+	}
+	h := *n.hdr
+	h.Name = p.e.Name
+	if !sameEntry(&h, p.e) {
+		return false, nil
+	}
+	if p.size == 0 && h.Size == 0 || h.Type == archive.TypeDir {
+		return true, nil
+	}
+	if pl := src.tree.plan[n.at]; h.Type != archive.TypeRegular || pl == nil || pl.node != n || pl.as != "" || pl.hdr != nil {
+		return false, nil // its data is under another name: not worth the search
+	}
+	return src.sameData(n.at, io.NewSectionReader(w.spool, p.off, p.size))
 }
 
 // epoch is the time of what the new layer adds.

@@ -15,6 +15,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -78,7 +79,8 @@ type Report struct {
 }
 
 // OffenderError lists policy violations that no rule handles; apply
-// refuses to write an image that still has them.
+// refuses to write an image that still has them. In a container image
+// each names the layer that added its file (Finding.Layer, WithLayers).
 type OffenderError struct {
 	Offenders []Finding
 }
@@ -88,9 +90,26 @@ func (e *OffenderError) Error() string {
 	fmt.Fprintf(&b, "%d file(s) violate the policy and no rule handles them:", len(e.Offenders))
 	for _, f := range e.Offenders {
 		fmt.Fprintf(&b, "\n  %s (package %s): policy %s: %s", names.Quote(f.Path), names.Quote(f.Package), f.Policy, f.Reason)
+		if f.Layer != nil {
+			fmt.Fprintf(&b, " [%s]", f.Layer.Note())
+		}
 	}
 	b.WriteString("\nadd a rule for the package, or allow the path in the policy")
 	return b.String()
+}
+
+// WithLayers sets, on the offenders of err (an *OffenderError), the layer
+// of img that added each one's file, as audit does; err is returned.
+func WithLayers(err error, img *ociimage.Image) error {
+	var oe *OffenderError
+	if img != nil && errors.As(err, &oe) {
+		for i := range oe.Offenders {
+			if p := oe.Offenders[i].Path; p != "" {
+				oe.Offenders[i].Layer = img.LayerOf(p)
+			}
+		}
+	}
+	return err
 }
 
 // ApplyStream copies src into dst, applying the rules on the way: stripped

@@ -101,6 +101,7 @@ func checkNames(t *testing.T, what string, names []string) {
 }
 
 type inspected struct {
+	Digest       string
 	Layers       []string
 	Architecture string
 	Os           string
@@ -135,17 +136,24 @@ func TestSkopeo(t *testing.T) {
 	dir := t.TempDir()
 	want := merged(t, layout)
 	checkNames(t, "layout", want)
-	for i, ref := range []string{"oci:" + layout + ":kicbase", "docker-archive:" + tarball} {
+	skopeoCopies(t, dir, want, "oci:"+layout+":kicbase", "docker-archive:"+tarball)
+	tarCopy := filepath.Join(dir, "copy.tar")
+	run(t, "skopeo", "copy", "--quiet", "oci:"+layout+":kicbase", "docker-archive:"+tarCopy+":kicbase:trimmed")
+	if got := merged(t, tarCopy); !slices.Equal(got, want) {
+		t.Errorf("skopeo copy to docker-archive: merged view differs")
+	}
+}
+
+// skopeoCopies copies each ref with skopeo into a layout in dir and checks
+// that its merged view is want.
+func skopeoCopies(t *testing.T, dir string, want []string, refs ...string) {
+	t.Helper()
+	for i, ref := range refs {
 		copied := filepath.Join(dir, "copy"+string(rune('0'+i)))
 		run(t, "skopeo", "copy", "--quiet", ref, "oci:"+copied+":kicbase")
 		if got := merged(t, copied); !slices.Equal(got, want) {
 			t.Errorf("skopeo copy %s: merged view differs:\n%q\nwant\n%q", ref, got, want)
 		}
-	}
-	tarCopy := filepath.Join(dir, "copy.tar")
-	run(t, "skopeo", "copy", "--quiet", "oci:"+layout+":kicbase", "docker-archive:"+tarCopy+":kicbase:trimmed")
-	if got := merged(t, tarCopy); !slices.Equal(got, want) {
-		t.Errorf("skopeo copy to docker-archive: merged view differs")
 	}
 }
 
@@ -154,11 +162,26 @@ func TestSkopeo(t *testing.T) {
 func TestUmoci(t *testing.T) {
 	archivetest.RequireTool(t, "umoci")
 	_, layout, _ := applied(t)
+	rootfs, names := umociUnpack(t, layout)
+	checkNames(t, "umoci unpack", names)
+	if want := merged(t, layout); !slices.Equal(names, want) {
+		t.Errorf("umoci's tree:\n%q\nrootfs-trim's merged view:\n%q", names, want)
+	}
+	b, err := os.ReadFile(filepath.Join(rootfs, "etc/containers/net.d/87-podman-bridge.conflist"))
+	want, _ := os.ReadFile("../../testdata/packages/debian-12/podman/root/etc/cni/net.d/87-podman-bridge.conflist")
+	if err != nil || !bytes.Equal(b, want) {
+		t.Errorf("the relocated conflist: %v %q", err, b)
+	}
+}
+
+// umociUnpack unpacks the layout's kicbase image with umoci and returns
+// its rootfs and the names in it, sorted.
+func umociUnpack(t *testing.T, layout string) (string, []string) {
+	t.Helper()
 	bundle := filepath.Join(t.TempDir(), "bundle")
 	args := []string{"unpack", "--image", layout + ":kicbase", bundle}
 	if os.Geteuid() != 0 {
-		args = append([]string{"--rootless"}, args...)
-		args = []string{args[1], args[0], args[2], args[3], args[4]}
+		args = []string{"unpack", "--rootless", "--image", layout + ":kicbase", bundle}
 	}
 	run(t, "umoci", args...)
 	rootfs := filepath.Join(bundle, "rootfs")
@@ -175,23 +198,76 @@ func TestUmoci(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	checkNames(t, "umoci unpack", names)
-	if want := merged(t, layout); !slices.Equal(names, want) {
-		t.Errorf("umoci's tree:\n%q\nrootfs-trim's merged view:\n%q", names, want)
-	}
-	b, err := os.ReadFile(filepath.Join(rootfs, "etc/containers/net.d/87-podman-bridge.conflist"))
-	want, _ := os.ReadFile("../../testdata/packages/debian-12/podman/root/etc/cni/net.d/87-podman-bridge.conflist")
-	if err != nil || !bytes.Equal(b, want) {
-		t.Errorf("the relocated conflist: %v %q", err, b)
-	}
+	return rootfs, names
 }
 
-// TestPodman: podman loads the tarball, creates a container of it and
-// exports its filesystem: the trimmed one.
+// TestZstd: an image of zstd layers gets its new layer in zstd; skopeo
+// sees the media type and copies it, from a layout and from a tarball;
+// podman loads the tarball and exports the trimmed filesystem. Debian's
+// umoci 0.4.7 reads no zstd layer at all ("blob is not correct
+// mediatype", the input's own layers too): for it, --squash --compress
+// gzip makes one gzip layer, which it unpacks into the same tree.
+func TestZstd(t *testing.T) {
+	archivetest.RequireTool(t, "skopeo")
+	dir := t.TempDir()
+	in, layout, tarball := filepath.Join(dir, "kic"), filepath.Join(dir, "out"), filepath.Join(dir, "out.tar")
+	ocitest.WriteLayout(in, ocitest.ZstdImage(ocitest.Kicbase("../../testdata/packages"), "linux/amd64"), "kicbase")
+	run(t, bin, "apply", "--rules", "../../rules", "--quiet", in, layout)
+	run(t, bin, "apply", "--rules", "../../rules", "--quiet", "--archive-format", "docker-archive", in, tarball)
+	// skopeo's docker-archive: source makes up a Docker manifest of gzip
+	// types whatever the blobs are (it detects the compression when it
+	// reads them): only the layout's manifest is rootfs-trim's own.
+	var raw struct {
+		Layers []struct{ MediaType string }
+	}
+	if err := json.Unmarshal([]byte(run(t, "skopeo", "inspect", "--raw", "oci:"+layout+":kicbase")), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(raw.Layers); n != 5 || raw.Layers[n-1].MediaType != "application/vnd.oci.image.layer.v1.tar+zstd" {
+		t.Errorf("skopeo inspect --raw: layers %+v, want 5 ending in a tar+zstd one", raw.Layers)
+	}
+	want := merged(t, layout)
+	checkNames(t, "zstd layout", want)
+	skopeoCopies(t, dir, want, "oci:"+layout+":kicbase", "docker-archive:"+tarball)
+	t.Run("umoci", func(t *testing.T) {
+		archivetest.RequireTool(t, "umoci")
+		squashed := filepath.Join(dir, "squashed")
+		run(t, bin, "apply", "--rules", "../../rules", "--quiet", "--squash", "--compress", "gzip", in, squashed)
+		if _, got := umociUnpack(t, squashed); !slices.Equal(got, want) {
+			t.Errorf("umoci's tree:\n%q\nrootfs-trim's merged view:\n%q", got, want)
+		}
+	})
+	t.Run("podman", func(t *testing.T) {
+		archivetest.RequireTool(t, "podman")
+		archivetest.RequireRoot(t, "podman with a private storage root")
+		names := podmanExport(t, tarball)
+		for _, n := range want {
+			if !slices.Contains(names, n) {
+				t.Errorf("podman export lacks %s", n)
+			}
+		}
+	})
+}
+
 func TestPodman(t *testing.T) {
 	archivetest.RequireTool(t, "podman")
 	archivetest.RequireRoot(t, "podman with a private storage root")
 	_, layout, tarball := applied(t)
+	names := podmanExport(t, tarball)
+	checkNames(t, "podman export", names)
+	// podman adds the mount points a container gets (/etc/hosts and
+	// friends, /dev, /proc, /run, /sys) and nothing else.
+	for _, n := range merged(t, layout) {
+		if !slices.Contains(names, n) {
+			t.Errorf("podman export lacks %s", n)
+		}
+	}
+}
+
+// podmanExport loads the tarball into a private podman storage, creates a
+// container of it and returns the names its export holds.
+func podmanExport(t *testing.T, tarball string) []string {
+	t.Helper()
 	w := t.TempDir()
 	conf := filepath.Join(w, "containers.conf")
 	if err := os.WriteFile(conf, []byte("[engine]\nevents_logger = \"file\"\n"), 0o644); err != nil {
@@ -218,14 +294,37 @@ func TestPodman(t *testing.T) {
 	cid := podman("create", "--pull", "never", "--network", "none", strings.Fields(id)[0], "/bin/true")
 	exported := filepath.Join(w, "fs.tar")
 	podman("export", "--output", exported, cid)
-	names := archivetest.TarNames(t, exported)
-	checkNames(t, "podman export", names)
-	// podman adds the mount points a container gets (/etc/hosts and
-	// friends, /dev, /proc, /run, /sys) and nothing else.
-	want := merged(t, layout)
-	for _, n := range want {
-		if !slices.Contains(names, n) {
-			t.Errorf("podman export lacks %s", n)
+	return archivetest.TarNames(t, exported)
+}
+
+// TestUnchanged: repack of an image, and apply on an image it already
+// applied, write the input image: skopeo sees the same manifest digest
+// and layers, in a layout and in a tarball.
+func TestUnchanged(t *testing.T) {
+	archivetest.RequireTool(t, "skopeo")
+	in, layout, _ := applied(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ from, kind string }{{in, "oci"}, {in, "docker-archive"}, {layout, "oci"}, {layout, "docker-archive"}} {
+		want := inspect(t, "oci:"+c.from+":kicbase")
+		out := filepath.Join(dir, filepath.Base(c.from)+"-"+c.kind)
+		cmd := "repack"
+		if c.from == layout {
+			cmd = "apply"
+		}
+		args := []string{cmd, "--archive-format", c.kind, c.from, out}
+		if cmd == "apply" {
+			args = append([]string{cmd, "--rules", "../../rules", "--quiet"}, args[1:]...)
+		}
+		run(t, bin, args...)
+		ref := "oci:" + out + ":kicbase"
+		if c.kind != "oci" {
+			ref = "docker-archive:" + out
+		}
+		got := inspect(t, ref)
+		// skopeo names a docker-archive's layers by their diff_ids: there,
+		// only their number can be held to the layout's.
+		if len(got.Layers) != len(want.Layers) || c.kind == "oci" && (!slices.Equal(got.Layers, want.Layers) || got.Digest != want.Digest) {
+			t.Errorf("%s %s to %s: manifest %s, layers %q; want the input's %s, %q", cmd, c.from, c.kind, got.Digest, got.Layers, want.Digest, want.Layers)
 		}
 	}
 }

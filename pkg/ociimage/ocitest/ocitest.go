@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/compression"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -116,27 +117,39 @@ type Step struct {
 // media types are OCI's, as buildx's OCI exporter writes (skopeo 1.9 and
 // umoci find only those in a layout).
 func Image(steps []Step, platform string) v1.Image {
-	return image(steps, platform, true)
+	return image(steps, platform, true, false)
 }
 
 // DockerImage is Image with Docker's media types, as docker save's.
 func DockerImage(steps []Step, platform string) v1.Image {
-	return image(steps, platform, false)
+	return image(steps, platform, false, false)
 }
 
-func image(steps []Step, platform string, oci bool) v1.Image {
+// ZstdImage is Image with zstd layers (tar+zstd), as buildkit's
+// compression=zstd and podman push --compression-format zstd make them.
+func ZstdImage(steps []Step, platform string) v1.Image {
+	return image(steps, platform, true, true)
+}
+
+func image(steps []Step, platform string, oci, zstd bool) v1.Image {
 	img := empty.Image
 	layerType := types.DockerLayer
 	if oci {
 		img = mutate.MediaType(mutate.ConfigMediaType(img, types.OCIConfigJSON), types.OCIManifestSchema1)
 		layerType = types.OCILayer
 	}
+	opts := []tarball.LayerOption{tarball.WithMediaType(layerType)}
+	if zstd {
+		// go-containerregistry wants both: the media type alone would
+		// still be gzip (tarball.WithCompression's comment).
+		opts = []tarball.LayerOption{tarball.WithMediaType(types.OCILayerZStd), tarball.WithCompression(compression.ZStd)}
+	}
 	for i, s := range steps {
 		b := s.Raw
 		if b == nil {
 			b = Tar(s.Entries)
 		}
-		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, tarball.WithMediaType(layerType))
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, opts...)
 		must(err)
 		img, err = mutate.Append(img, mutate.Addendum{Layer: l, History: v1.History{CreatedBy: s.CreatedBy, Created: v1.Time{Time: MTime}}})
 		must(err)
