@@ -15,7 +15,8 @@ import (
 
 // TestISOVerifyCatches: the check of the image xorriso wrote against the
 // input's boot records fails on each thing it checks: a boot image's
-// bytes, an identifier, the isohybrid MBR, the volume date, the initrd.
+// bytes, an identifier of the primary or the Joliet descriptor, the
+// isohybrid MBR, the volume date, the initrd.
 func TestISOVerifyCatches(t *testing.T) {
 	f := archive.Format{Kind: archive.KindCpio, Codec: compress.Gzip, Container: ContainerISO}
 	in := isoOf(t, isotest.Hybrid, f, makeRootfsTree(t))
@@ -37,6 +38,7 @@ func TestISOVerifyCatches(t *testing.T) {
 	mustDo(t, err)
 	initrd, err := im.Lookup("/boot/initrd")
 	mustDo(t, err)
+	joliet := jolietDescriptor(t, good)
 	written := filepath.Join(t.TempDir(), "initrd")
 	mustDo(t, os.WriteFile(written, good[initrd.Offset:initrd.Offset+initrd.Size], 0o644))
 
@@ -48,6 +50,8 @@ func TestISOVerifyCatches(t *testing.T) {
 		{"boot-image", "boot image /isolinux/isolinux.bin: its bytes differ", func(b []byte) { b[isolinux.Offset+100] ^= 1 }},
 		{"identifier", "identifiers", func(b []byte) { b[16*iso9660.SectorSize+574] = 'x' }},
 		{"mbr", "MBR (isohybrid) is not there", func(b []byte) { b[510] = 0 }},
+		{"joliet-volume-id", "Joliet volume", func(b []byte) { b[joliet+41] = 'x' }},
+		{"joliet-identifier", "Joliet volume", func(b []byte) { b[joliet+575] = 'x' }},
 		{"volume-date", "volume", func(b []byte) { b[16*iso9660.SectorSize+830] = '1' }},
 		{"initrd", "its initrd is not the one written", func(b []byte) { b[initrd.Offset+initrd.Size-1] ^= 1 }},
 	} {
@@ -180,4 +184,21 @@ func isoFileBytes(t *testing.T, path string) map[string][]byte {
 		return nil
 	}))
 	return files
+}
+
+// jolietDescriptor is where the image's Joliet supplementary volume
+// descriptor (type 2, a UCS-2 escape sequence) starts.
+func jolietDescriptor(t *testing.T, img []byte) int {
+	t.Helper()
+	for lba := 16; (lba+1)*iso9660.SectorSize <= len(img); lba++ {
+		sec := img[lba*iso9660.SectorSize:]
+		if string(sec[1:6]) != "CD001" || sec[0] == 255 {
+			break
+		}
+		if sec[0] == 2 && sec[88] == '%' && sec[89] == '/' {
+			return lba * iso9660.SectorSize
+		}
+	}
+	t.Fatal("no Joliet descriptor in the image")
+	return 0
 }

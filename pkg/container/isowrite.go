@@ -234,7 +234,7 @@ func lastLines(s string, n int) string {
 }
 
 // verify checks the image xorriso wrote against the input's: the volume
-// id and dates, the boot catalogue's entries (platform, emulation, load
+// id and dates, the identifiers of the primary and the Joliet descriptor, the boot catalogue's entries (platform, emulation, load
 // size, the same file, the same bytes but for isolinux's boot info table),
 // an MBR where the input has one, the boot configuration naming the same
 // initrd, and that initrd's bytes being the new ones.
@@ -255,6 +255,9 @@ func (x *isoOutput) verify() error {
 	in := x.from.ISO.Image
 	if out.IDs != in.IDs {
 		return fmt.Errorf("identifiers %+v; the input's are %+v", out.IDs, in.IDs)
+	}
+	if out.HasJoliet != in.HasJoliet || out.JolietVolumeID != in.JolietVolumeID || out.JolietIDs != in.JolietIDs {
+		return fmt.Errorf("Joliet volume %q, identifiers %+v; the input's are %q, %+v", out.JolietVolumeID, out.JolietIDs, in.JolietVolumeID, in.JolietIDs)
 	}
 	if out.VolumeID != in.VolumeID || !out.Created.Equal(in.Created) || !out.Modified.Equal(in.Modified) {
 		return fmt.Errorf("volume %q of %v, %v; the input's is %q of %v, %v", out.VolumeID, out.Created, out.Modified, in.VolumeID, in.Created, in.Modified)
