@@ -73,6 +73,9 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 				return nil, dpkgReadError(in.Path, err)
 			}
 			rec.index[len(rec.entries)-1] = data
+			if err := scan.entry(in.Path, e, bytes.NewReader(data)); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err := scan.entry(in.Path, e, r); err != nil {
@@ -165,7 +168,7 @@ func isDpkgList(e *archive.Entry) bool {
 	if err != nil || e.Type != archive.TypeRegular {
 		return false
 	}
-	return classifyDBPath(clean) != notDB
+	return classifyDBPath(clean) != notDB || clean == contract.IndexPath
 }
 
 type eofReader struct{}
