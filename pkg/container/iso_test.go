@@ -50,8 +50,8 @@ func TestISOVerifyCatches(t *testing.T) {
 		{"boot-image", "boot image /isolinux/isolinux.bin: its bytes differ", func(b []byte) { b[isolinux.Offset+100] ^= 1 }},
 		{"identifier", "identifiers", func(b []byte) { b[16*iso9660.SectorSize+574] = 'x' }},
 		{"mbr", "MBR (isohybrid) is not there", func(b []byte) { b[510] = 0 }},
-		{"joliet-volume-id", "Joliet volume", func(b []byte) { b[joliet+41] = 'x' }},
-		{"joliet-identifier", "Joliet volume", func(b []byte) { b[joliet+575] = 'x' }},
+		{"joliet-volume-id", "the Joliet descriptor: volume", func(b []byte) { b[joliet+41] = 'x' }},
+		{"joliet-identifier", "the Joliet descriptor: volume", func(b []byte) { b[joliet+575] = 'x' }},
 		{"volume-date", "volume", func(b []byte) { b[16*iso9660.SectorSize+830] = '1' }},
 		{"initrd", "its initrd is not the one written", func(b []byte) { b[initrd.Offset+initrd.Size-1] ^= 1 }},
 	} {

@@ -257,7 +257,7 @@ func (x *isoOutput) verify() error {
 		return fmt.Errorf("identifiers %+v; the input's are %+v", out.IDs, in.IDs)
 	}
 	if out.HasJoliet != in.HasJoliet || out.JolietVolumeID != in.JolietVolumeID || out.JolietIDs != in.JolietIDs {
-		return fmt.Errorf("Joliet volume %q, identifiers %+v; the input's are %q, %+v", out.JolietVolumeID, out.JolietIDs, in.JolietVolumeID, in.JolietIDs)
+		return fmt.Errorf("the Joliet descriptor: volume %q, identifiers %+v; the input's are %q, %+v", out.JolietVolumeID, out.JolietIDs, in.JolietVolumeID, in.JolietIDs)
 	}
 	if out.VolumeID != in.VolumeID || !out.Created.Equal(in.Created) || !out.Modified.Equal(in.Modified) {
 		return fmt.Errorf("volume %q of %v, %v; the input's is %q of %v, %v", out.VolumeID, out.Created, out.Modified, in.VolumeID, in.Created, in.Modified)
