@@ -93,6 +93,12 @@ func (o *diffOwners) ownersFor(i int, path string, prev *trim.Owners, open conta
 	return o.ownershipFlags.ownersFor(path, open)
 }
 
+// fromInput says whether side i's owners come from the input itself (its
+// dpkg database, an applied image's index): no flag gives them.
+func (o *diffOwners) fromInput(i int) bool {
+	return (i != 0 || o.oldFileList == "") && o.fileList == "" && o.pkg == ""
+}
+
 // diffInputs diffs two manifests, or two trees or archives.
 func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners, in *inputFlags) (*diff.Result, error) {
 	mOld, err := diff.IsManifest(old)
@@ -118,6 +124,11 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	}
 	var sides [2]diff.Input
 	for i, p := range []string{old, new} {
+		if own.fromInput(i) && !trim.ReadsDatabaseFirst(p) {
+			// Its database is gathered in the pass that reads it.
+			sides[i] = diff.Input{Path: p, Dpkg: true, Note: func(db *trim.DpkgDB) string { return own.ownersNote(p, db) }}
+			continue
+		}
 		owners, note, err := own.ownersFor(i, p, sides[0].Owners, in.open())
 		if err != nil {
 			return nil, err

@@ -13,7 +13,9 @@ import (
 
 // ownersFor returns who installed what in input: from the flags when
 // given, else from the input's own dpkg database when it has one (a
-// Debian or Ubuntu root, such as minikube's kicbase image), else nothing.
+// Debian or Ubuntu root, such as minikube's kicbase image), else from the
+// index of an earlier apply that recorded them (a trimmed release ISO),
+// else nothing.
 // note says where the owners came from (ownersNote).
 func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (owners *trim.Owners, note string, err error) {
 	if o.fileList != "" || o.pkg != "" {
@@ -48,7 +50,7 @@ func (o *ownershipFlags) ownersNote(input string, db *trim.DpkgDB) string {
 	case o.fileList != "":
 		return fmt.Sprintf("owners in %s: from --packages-file-list %s", names.Quote(input), names.Quote(o.fileList))
 	}
-	return fmt.Sprintf("owners in %s: unknown: an ISO image carries no packages-file-list; pass the build's with --packages-file-list (an earlier apply's index, if the image has one, still tells its own files)", names.Quote(input))
+	return fmt.Sprintf("owners in %s: unknown: an ISO image carries no packages-file-list, and this one no index of an earlier apply that records owners; pass the build's with --packages-file-list", names.Quote(input))
 }
 
 // warnEmptyFileList warns when a --packages-file-list lists no file: every

@@ -12,11 +12,16 @@ import (
 )
 
 // IndexVersion is the index format version.
-const IndexVersion = 1
+const IndexVersion = 2
 
 // IndexSchema names the index's JSON Schema, docs/schema/index.json. Any
 // change to the index's fields changes it (and IndexVersion with it).
-const IndexSchema = "rootfs-trim/index/v1"
+// v2: owners.
+const IndexSchema = "rootfs-trim/index/v2"
+
+// indexSchemaV1 is the index before owners: what the previous release
+// wrote, which this one's render and audit read as well.
+const indexSchemaV1 = "rootfs-trim/index/v1"
 
 // Index lists every file the boot step may put into /etc: deferred copies of
 // what packages shipped, and templates.
@@ -30,6 +35,13 @@ type Index struct {
 	// Policy is the rule set's policy, so that the boot step can tell
 	// which files appearing later in /etc offend.
 	Policy []IndexPolicy `json:"policy"`
+	// Owners are the packages of the files the image kept, when apply
+	// knew them (a packages-file-list, a dpkg database, an earlier
+	// index): package -> directory -> the names in it, sorted. A
+	// release ISO carries no packages-file-list: an audit of the image
+	// takes its owners from here. Names that are not UTF-8 are left out
+	// (their owner reads back as unknown).
+	Owners map[string]map[string][]string `json:"owners,omitempty"`
 }
 
 // IndexPolicy is one policy item as the boot step needs it.
@@ -87,7 +99,7 @@ func (ix *Index) Encode(w io.Writer) error {
 	if ix.Policy == nil {
 		ix.Policy = []IndexPolicy{}
 	}
-	ix.Schema = IndexSchema
+	ix.Schema, ix.Version = IndexSchema, IndexVersion
 	for i := range ix.Files {
 		f := &ix.Files[i]
 		f.SourceB64, f.DestB64 = names.B64(f.Source), names.B64(f.Dest)
@@ -105,11 +117,11 @@ func DecodeIndex(r io.Reader) (*Index, error) {
 	if err := dec.Decode(&ix); err != nil {
 		return nil, fmt.Errorf("decoding index: %w", err)
 	}
-	if ix.Schema != "" && ix.Schema != IndexSchema {
-		return nil, fmt.Errorf("index schema %q, want %q (or none, as before it was recorded)", ix.Schema, IndexSchema)
+	if ix.Schema != "" && ix.Schema != IndexSchema && ix.Schema != indexSchemaV1 {
+		return nil, fmt.Errorf("index schema %q, want %q (or %q, or none, as before it was recorded)", ix.Schema, IndexSchema, indexSchemaV1)
 	}
-	if ix.Version != IndexVersion {
-		return nil, fmt.Errorf("index version %d, want %d", ix.Version, IndexVersion)
+	if ix.Version != IndexVersion && ix.Version != 1 {
+		return nil, fmt.Errorf("index version %d, want %d (or 1)", ix.Version, IndexVersion)
 	}
 	for i := range ix.Files {
 		f := &ix.Files[i]

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -87,6 +88,7 @@ func TestIndexOfThePreviousRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Replace(string(old), "{\n", "{\n  \"schema\": \""+IndexSchema+"\",\n", 1)
+	want = strings.Replace(want, "\"version\": 1,", fmt.Sprintf("\"version\": %d,", IndexVersion), 1)
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("re-encoded (-want +got):\n%s", diff)
 	}
@@ -98,8 +100,8 @@ func TestIndexOfThePreviousRelease(t *testing.T) {
 // An index of another schema is refused, naming both: a newer apply's
 // index in an image with this render.
 func TestIndexOfAnotherSchema(t *testing.T) {
-	_, err := DecodeIndex(strings.NewReader(`{"schema": "rootfs-trim/index/v2", "version": 1, "rules_digest": "", "files": [], "policy": []}`))
-	if err == nil || !strings.Contains(err.Error(), `"rootfs-trim/index/v2"`) || !strings.Contains(err.Error(), IndexSchema) {
+	_, err := DecodeIndex(strings.NewReader(`{"schema": "rootfs-trim/index/v3", "version": 1, "rules_digest": "", "files": [], "policy": []}`))
+	if err == nil || !strings.Contains(err.Error(), `"rootfs-trim/index/v3"`) || !strings.Contains(err.Error(), IndexSchema) {
 		t.Fatalf("err = %v, want one naming both schemas", err)
 	}
 }

@@ -98,7 +98,7 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 	// the initrd's the stream reads.
 	sopt := opt
 	sopt.Digest = false
-	in, err := openStream(io.MultiReader(readers...), nil, sopt)
+	in, err := openInitrd(f, parts, readers, sopt)
 	if err != nil {
 		return nil, fmt.Errorf("initrd %s (%s): %w", strings.Join(ird.Paths(), " "), ird.Where, err)
 	}
@@ -106,6 +106,19 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 	in.Size, in.Parts = total, parts
 	in.ISO = &ISO{Image: im, Boot: boot, Initrd: ird}
 	return in, nil
+}
+
+// openInitrd reads the initrd's files: several as the kernel gets them
+// (initrdView), segment by segment; one as a single stream, as a lone
+// initrd of one stream is read.
+func openInitrd(f *os.File, parts []Part, readers []io.Reader, opt OpenOptions) (*Input, error) {
+	if len(parts) > 1 {
+		in, ok, err := openISOSegments(f, parts, opt)
+		if err != nil || ok {
+			return in, err
+		}
+	}
+	return openStream(io.MultiReader(readers...), nil, opt)
 }
 
 // digestFile is the sha256 of the whole input file, for an input whose
@@ -128,7 +141,8 @@ func createISO(o *Output, dir, base string, opt OutputOptions) error {
 		return fmt.Errorf("%s: an ISO image is only written from an ISO image", o.Path)
 	}
 	if len(from.Parts) != 1 {
-		return fmt.Errorf("%s: its initrd is %d files (%s); writing it back is not supported yet", from.Path, len(from.Parts), from.ISO.Initrd.Where)
+		// Rewrite writes those segment by segment (rewriteISOSegments).
+		return fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), from.ISO.Initrd.Where)
 	}
 	work, err := os.MkdirTemp(dir, "."+base+".tmp-")
 	if err != nil {

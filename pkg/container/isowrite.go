@@ -17,12 +17,14 @@ import (
 )
 
 // isoOutput is an ISO image being written: the initrd goes to inner, in
-// work; the image is built from the input's at finish.
+// work, or, for an initrd of several files, to the files rewriteISOSegments
+// wrote; the image is built from the input's at finish.
 type isoOutput struct {
-	inner *Output
+	inner *Output // nil for an initrd of several files
 	from  *Input
 	work  string
-	out   string // the image, once built: what Commit renames into place
+	files []isoFile // the initrd's files, in load order, once written
+	out   string    // the image, once built: what Commit renames into place
 }
 
 // CompressorXorriso is how the manifest names the image's writer.
@@ -30,14 +32,20 @@ const CompressorXorriso = "xorriso"
 
 // finish completes the initrd, then the image: a copy of the input when
 // the initrd is the input's (no change gives the input's bytes), else the
-// input's image with the initrd replaced, written by xorriso and checked.
+// input's image with the initrd's changed files replaced, written by
+// xorriso and checked.
 func (x *isoOutput) finish(o *Output) error {
-	if err := x.inner.finish(); err != nil {
-		return err
+	if x.inner != nil {
+		if err := x.inner.finish(); err != nil {
+			return err
+		}
+		o.Compressor = x.inner.Compressor
+		if x.inner.Compressor != CompressorCopy {
+			x.files = []isoFile{{Path: x.from.Parts[0].Path, New: x.inner.tmp}}
+		}
 	}
-	o.Compressor = x.inner.Compressor
 	x.out = filepath.Join(x.work, "out.iso")
-	if x.inner.Compressor == CompressorCopy {
+	if describeFiles(x.files) == "" {
 		if _, _, err := extractPart(x.from, Part{Path: x.from.Path, Size: x.from.info.Size()}, x.out); err != nil {
 			return err
 		}
@@ -77,16 +85,12 @@ func ecma(t time.Time) string {
 
 // build runs xorriso: load the input image, replay its boot setup (El
 // Torito entries and boot images, an isohybrid MBR), keep its volume
-// dates, put the new initrd in place with the old one's mode, owner and
-// times, and write the image to x.out. SOURCE_DATE_EPOCH is kept from
-// xorriso, which would otherwise set every file's dates from it: the
-// input's are kept, and the initrd's own are the input initrd's.
+// dates, put each changed file of the initrd in place with the old one's
+// mode, owner and times, and write the image to x.out. SOURCE_DATE_EPOCH
+// is kept from xorriso, which would otherwise set every file's dates from
+// it: the input's are kept, and the initrd's own are the input initrd's.
 func (x *isoOutput) build() error {
-	im, part := x.from.ISO.Image, x.from.Parts[0]
-	old, err := im.Lookup(part.Path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", part.Path, err)
-	}
+	im := x.from.ISO.Image
 	// no_emul_toc: the image starts at sector 0 with one descriptor set,
 	// as the input (mkisofs's) does, not after a 64 KiB emulated TOC.
 	args := []string{"-no_rc", "-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay",
@@ -96,24 +100,15 @@ func (x *isoOutput) build() error {
 	}
 	args = append(args, volumeIDs(im)...)
 	args = append(args, volumeDates(im)...)
-	initrd, err := filepath.Abs(x.inner.tmp)
-	if err != nil {
-		return err
-	}
-	p := part.Path
-	args = append(args, "-update", initrd, p)
-	if old.UnixMode != 0 { // Rock Ridge's: the new file's on disk otherwise
-		args = append(args, "-chmod", "0"+strconv.FormatUint(uint64(old.UnixMode&0o7777), 8), p, "--",
-			"-chown", strconv.FormatUint(uint64(old.UID), 10), p, "--",
-			"-chgrp", strconv.FormatUint(uint64(old.GID), 10), p, "--")
-	}
-	for _, d := range []struct {
-		kind string
-		t    time.Time
-	}{{"m-c", old.ModTime}, {"a-c", old.ATime}, {"c", old.CTime}} {
-		if !d.t.IsZero() {
-			args = append(args, "-alter_date", d.kind, "="+strconv.FormatInt(d.t.Unix(), 10), p, "--")
+	for _, f := range x.files {
+		if f.New == "" {
+			continue
 		}
+		update, err := updateFile(im, f)
+		if err != nil {
+			return err
+		}
+		args = append(args, update...)
 	}
 	args = append(args, "-commit", "-end")
 	cmd := exec.Command("xorriso", args...)
@@ -136,6 +131,35 @@ func (x *isoOutput) build() error {
 		return fmt.Errorf("%s: %w", x.out, err)
 	}
 	return out.Close()
+}
+
+// updateFile is the xorriso commands that put f's new content at its
+// path, with the old file's mode, owner and times.
+func updateFile(im *iso9660.Image, f isoFile) ([]string, error) {
+	p := f.Path
+	old, err := im.Lookup(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	content, err := filepath.Abs(f.New)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-update", content, p}
+	if old.UnixMode != 0 { // Rock Ridge's: the new file's on disk otherwise
+		args = append(args, "-chmod", "0"+strconv.FormatUint(uint64(old.UnixMode&0o7777), 8), p, "--",
+			"-chown", strconv.FormatUint(uint64(old.UID), 10), p, "--",
+			"-chgrp", strconv.FormatUint(uint64(old.GID), 10), p, "--")
+	}
+	for _, d := range []struct {
+		kind string
+		t    time.Time
+	}{{"m-c", old.ModTime}, {"a-c", old.ATime}, {"c", old.CTime}} {
+		if !d.t.IsZero() {
+			args = append(args, "-alter_date", d.kind, "="+strconv.FormatInt(d.t.Unix(), 10), p, "--")
+		}
+	}
+	return args, nil
 }
 
 // volumeIDs are the xorriso commands that keep the input's identifiers:
@@ -210,7 +234,7 @@ func lastLines(s string, n int) string {
 }
 
 // verify checks the image xorriso wrote against the input's: the volume
-// id and dates, the boot catalogue's entries (platform, emulation, load
+// id and dates, the identifiers of the primary and the Joliet descriptor, the boot catalogue's entries (platform, emulation, load
 // size, the same file, the same bytes but for isolinux's boot info table),
 // an MBR where the input has one, the boot configuration naming the same
 // initrd, and that initrd's bytes being the new ones.
@@ -232,6 +256,9 @@ func (x *isoOutput) verify() error {
 	if out.IDs != in.IDs {
 		return fmt.Errorf("identifiers %+v; the input's are %+v", out.IDs, in.IDs)
 	}
+	if out.HasJoliet != in.HasJoliet || out.JolietVolumeID != in.JolietVolumeID || out.JolietIDs != in.JolietIDs {
+		return fmt.Errorf("the Joliet descriptor: volume %q, identifiers %+v; the input's are %q, %+v", out.JolietVolumeID, out.JolietIDs, in.JolietVolumeID, in.JolietIDs)
+	}
 	if out.VolumeID != in.VolumeID || !out.Created.Equal(in.Created) || !out.Modified.Equal(in.Modified) {
 		return fmt.Errorf("volume %q of %v, %v; the input's is %q of %v, %v", out.VolumeID, out.Created, out.Modified, in.VolumeID, in.Created, in.Modified)
 	}
@@ -248,7 +275,28 @@ func (x *isoOutput) verify() error {
 	if len(boot.Initrds) != 1 || strings.Join(boot.Initrds[0].Paths(), " ") != strings.Join(x.from.ISO.Initrd.Paths(), " ") {
 		return fmt.Errorf("its boot configuration names other initrds: %+v", boot.Initrds)
 	}
-	return sameContent(out.Section(boot.Initrds[0].Files[0]), x.inner.tmp)
+	return x.sameInitrd(out, boot.Initrds[0])
+}
+
+// sameInitrd checks each file of the initrd in out: the one written where
+// it changed, the input's bytes where it did not.
+func (x *isoOutput) sameInitrd(out *iso9660.Image, ird iso9660.Initrd) error {
+	written := map[string]string{}
+	for _, f := range x.files {
+		written[f.Path] = f.New
+	}
+	for i, f := range ird.Files {
+		var err error
+		if p := written[f.Path]; p != "" {
+			err = sameContent(out.Section(f), p)
+		} else {
+			err = sameBytes(out.Section(f), x.from.ISO.Image.Section(x.from.ISO.Initrd.Files[i]))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+	}
+	return nil
 }
 
 // sameBoot compares the El Torito entries and images of in and out.
@@ -342,11 +390,16 @@ func sameContent(r io.Reader, path string) error {
 		return err
 	}
 	defer f.Close()
+	return sameBytes(r, f)
+}
+
+// sameBytes compares two readers by their sha256.
+func sameBytes(a, b io.Reader) error {
 	ha, hb := digest.New(), digest.New()
-	if _, err := io.Copy(ha, r); err != nil {
+	if _, err := io.Copy(ha, a); err != nil {
 		return err
 	}
-	if _, err := io.Copy(hb, f); err != nil {
+	if _, err := io.Copy(hb, b); err != nil {
 		return err
 	}
 	if !bytes.Equal(ha.Sum(nil), hb.Sum(nil)) {

@@ -233,7 +233,7 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	var head [16]byte
 	n, _ := f.ReadAt(head[:], 0)
 	if segmentStart(head[:n]) {
-		in, ok, err := openSegments(f, fi, opt)
+		in, ok, err := openSegments(f, fi.Size(), opt)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)

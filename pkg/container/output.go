@@ -85,7 +85,7 @@ func (o *Output) Discards() bool { return archive.Discards(o.Writer) }
 
 // Written reports the bytes written to disk so far (compressed).
 func (o *Output) Written() int64 {
-	if o.iso != nil {
+	if o.iso != nil && o.iso.inner != nil {
 		return o.iso.inner.Written()
 	}
 	if o.direct {
@@ -353,7 +353,7 @@ func (o *Output) Abort() {
 }
 
 func (o *Output) removeTemp() {
-	if o.iso != nil {
+	if o.iso != nil && o.iso.inner != nil {
 		o.iso.inner.removeTemp()
 	}
 	if o.reuse != nil {

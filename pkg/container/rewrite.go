@@ -130,6 +130,9 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if opt.DryRun {
 		target = outPath + ".dry-run"
 	}
+	if in.segs != nil && in.segs.view != nil && isISO(res.Out) {
+		return rewriteISOSegments(in, target, res, e, opt, matchers)
+	}
 	if in.segs != nil && res.Out.Kind == in.Format.Kind && res.Out.Container == "" && res.Out.Image == "" {
 		return rewriteSegments(in, target, res, e, opt, matchers)
 	}

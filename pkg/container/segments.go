@@ -37,7 +37,10 @@ type Segment struct {
 // segReader reads an initrd's segments one after the other as one stream
 // of entries, each tagged with its segment's number (Entry.Segment).
 type segReader struct {
-	file *os.File
+	// src is the initrd as the kernel gets it: the file, or the files of
+	// an ISO's initrd as the bootloader concatenates them (initrdView).
+	src  io.ReaderAt
+	view *initrdView // nil for a file of its own
 	size int64
 	opt  OpenOptions
 	segs []Segment
@@ -73,8 +76,11 @@ func segmentStart(head []byte) bool {
 // it is no such thing after all (its first segment holds a tar, or is one
 // stream to the end of a codec the single-stream reader reads in place):
 // the caller opens it as a single stream.
-func openSegments(f *os.File, fi os.FileInfo, opt OpenOptions) (in *Input, ok bool, err error) {
-	s := &segReader{file: f, size: fi.Size(), opt: opt, left: opt.MaxSize}
+func openSegments(f io.ReaderAt, size int64, opt OpenOptions) (in *Input, ok bool, err error) {
+	s := &segReader{src: f, size: size, opt: opt, left: opt.MaxSize}
+	if v, isView := f.(*initrdView); isView {
+		s.view = v
+	}
 	seg, cut, found, err := s.find()
 	if err != nil || !found {
 		return nil, false, err
@@ -106,7 +112,7 @@ func openSegments(f *os.File, fi os.FileInfo, opt OpenOptions) (in *Input, ok bo
 func (s *segReader) probe(seg Segment, cut bool) ([]byte, error) {
 	head := make([]byte, 6)
 	if seg.Codec == compress.None {
-		n, _ := s.file.ReadAt(head, seg.Offset)
+		n, _ := s.src.ReadAt(head, seg.Offset)
 		return head[:n], nil
 	}
 	dec, err := s.decoder(seg, cut)
@@ -137,7 +143,7 @@ func (s *segReader) zerosAt(at int64) (int64, error) {
 	buf := make([]byte, 64<<10)
 	var n int64
 	for at+n < s.size {
-		k, err := s.file.ReadAt(buf[:min(int64(len(buf)), s.size-at-n)], at+n)
+		k, err := s.src.ReadAt(buf[:min(int64(len(buf)), s.size-at-n)], at+n)
 		if k == 0 && err != nil {
 			return n, err
 		}
@@ -176,7 +182,7 @@ func (s *segReader) find() (seg Segment, cut, found bool, err error) {
 		return seg, false, false, nil
 	}
 	var head [16]byte
-	n, _ := s.file.ReadAt(head[:], at)
+	n, _ := s.src.ReadAt(head[:], at)
 	b := head[:n]
 	seg = Segment{Offset: at, Codec: compress.None}
 	k := len(s.segs) + 1
@@ -185,12 +191,14 @@ func (s *segReader) find() (seg Segment, cut, found bool, err error) {
 		prev := s.segs[k-2]
 		where += fmt.Sprintf(" (after segment %d, %s at offset %d)", k-1, prev.Codec, prev.Offset)
 	}
-	rest := io.NewSectionReader(s.file, at, s.size-at)
+	rest := io.NewSectionReader(s.src, at, s.size-at)
 	if b[0] == '0' {
 		if at%4 != 0 {
 			return seg, false, false, fmt.Errorf("%s: invalid magic at start of compressed archive: a cpio header at an offset that is not a multiple of 4", where)
 		}
-		seg.Length = rawLen(rest, s.size-at)
+		// A raw one ends with its file at the latest: what the
+		// bootloader pads the file with is no part of it.
+		seg.Length = rawLen(rest, s.fileEnd(at)-at)
 		return seg, true, true, nil
 	}
 	c, name, ok := compress.KernelMagic(b)
@@ -223,14 +231,14 @@ func (s *segReader) decode(seg Segment, cut bool) (*segPart, error) {
 	p := &segPart{known: cut}
 	var err error
 	if cut {
-		section := io.NewSectionReader(s.file, seg.Offset, seg.Length)
+		section := io.NewSectionReader(s.src, seg.Offset, seg.Length)
 		if seg.Codec == compress.Lzo {
 			p.dec, err = compress.NewLzoReader(section)
 		} else {
 			p.dec, _, err = compress.NewReader(section, compress.ReaderOptions{Backend: s.opt.Backend})
 		}
 	} else {
-		p.src = &countingReader{r: io.NewSectionReader(s.file, seg.Offset, s.size-seg.Offset)}
+		p.src = &countingReader{r: io.NewSectionReader(s.src, seg.Offset, s.size-seg.Offset)}
 		p.br = bufio.NewReaderSize(p.src, 64<<10)
 		p.dec, p.over, err = compress.NewStreamReader(p.br, seg.Codec)
 	}
@@ -268,7 +276,7 @@ func (s *segReader) open(seg Segment, cut bool) error {
 	var dec io.Reader
 	if raw {
 		p = &segPart{known: true}
-		dec = io.NewSectionReader(s.file, seg.Offset, seg.Length)
+		dec = io.NewSectionReader(s.src, seg.Offset, seg.Length)
 	} else {
 		var err error
 		if p, err = s.decode(seg, cut); err != nil {

@@ -51,6 +51,12 @@ type segWriter struct {
 	Compressor string
 	digest     string
 	Results    []SegmentResult
+
+	// files, when set, are the files of an ISO's initrd the input's
+	// segments are in: Commit writes each on its own (joinFiles), and
+	// Files says where, "" for one that did not change.
+	files []viewFile
+	Files []string
 }
 
 type segOut struct {
@@ -142,7 +148,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
 			segs := w.in.segs
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
-				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: seg.Offset, Segment: true,
+				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
 				Length: func() int64 { return segs.Segments()[k-1].Length }}
 		} else {
 			m.Disable()
@@ -197,6 +203,9 @@ func (w *segWriter) Commit(digestIt bool) error {
 	if w.added != nil {
 		parts = append(parts, w.added)
 	}
+	if w.files != nil {
+		return w.joinFiles()
+	}
 	if len(parts) == 1 && w.added == nil && len(w.in.Segments()) == 1 {
 		p := parts[0]
 		p.o.Path = w.final
@@ -249,7 +258,7 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			// Segments no entry came from (an empty gzip member) are
 			// copied where they were.
 			for ; next < p.seg; next++ {
-				n, err := copyRange(out, w.in.file, segs[next-1].Offset, segs[next-1].Length+segs[next-1].Pad)
+				n, err := copyRange(out, w.in.segs.src, segs[next-1].Offset, segs[next-1].Length+segs[next-1].Pad)
 				at += n
 				if err != nil {
 					return err
@@ -328,7 +337,7 @@ func (w *segWriter) Abort() {
 }
 
 // copyRange copies n bytes of in from off to the end of out.
-func copyRange(out, in *os.File, off, n int64) (int64, error) {
+func copyRange(out *os.File, in io.ReaderAt, off, n int64) (int64, error) {
 	return out.ReadFrom(io.NewSectionReader(in, off, n))
 }
 

@@ -24,6 +24,12 @@ type Input struct {
 	Owners *trim.Owners
 	// OwnersNote says where Owners came from, "" for flags or nothing.
 	OwnersNote string
+	// Dpkg takes the owners from the input's own dpkg database (or an
+	// applied image's index), gathered in the one pass that reads it
+	// (trim.Recording), instead of Owners; Note then says where they came
+	// from, from the database found (nil for none).
+	Dpkg bool
+	Note func(db *trim.DpkgDB) string
 }
 
 // Options configures Images.
@@ -158,7 +164,9 @@ func (e *entry) record() *Record {
 }
 
 // readSide reads one input through audit's per-entry step, hashing each
-// entry's data in the same pass.
+// entry's data in the same pass; with owners from the input's own
+// database, the entries are judged once it is in (recorded), the input
+// still read once.
 func readSide(opt Options, in Input) (*side, error) {
 	src, err := container.Open(in.Path, opt.Open)
 	if err != nil {
@@ -175,7 +183,14 @@ func readSide(opt Options, in Input) (*side, error) {
 	}
 	s := &side{src: Source{Path: in.Path, Kind: kind, Format: src.Format.String(), Owners: in.OwnersNote},
 		owners: in.Owners, entries: map[string]*entry{}, files: map[uint32]*entry{}}
-	a := trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners}, src.Format.Kind)
+	var rec *trim.Recording
+	var a *trim.Auditor
+	if in.Dpkg {
+		rec = trim.NewRecording(in.Path, src.Format.Kind)
+	} else {
+		a = trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners}, src.Format.Kind)
+	}
+	var pending []*entry // recorded: each entry's record, judged at the end
 	h := sha256.New()
 	for {
 		e, err := r.Next()
@@ -185,40 +200,98 @@ func readSide(opt Options, in Input) (*side, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		if _, err := s.readEntry(a, e, r, h); err != nil {
+		if rec != nil {
+			var ent *entry
+			ent, err = s.recordEntry(rec, e, r, h)
+			pending = append(pending, ent)
+		} else {
+			_, err = s.readEntry(a, e, r, h)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+		}
+	}
+	if rec != nil {
+		if a, err = s.judgeRecorded(opt.Set, in, rec, pending); err != nil {
+			return nil, err
 		}
 	}
 	s.finish(a, opt.Set)
 	return s, nil
 }
 
+// judgeRecorded takes the recorded input's owners from its database and
+// judges its entries with them, in their order.
+func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pending []*entry) (*trim.Auditor, error) {
+	db, err := rec.Done()
+	if err != nil {
+		return nil, err
+	}
+	s.owners = trim.NewOwners()
+	if db != nil {
+		s.owners = db.Owners
+	}
+	if in.Note != nil {
+		s.src.Owners = in.Note(db)
+	}
+	a := trim.NewAuditor(set, trim.AuditInput{Path: in.Path, Owners: s.owners}, rec.Kind())
+	err = rec.Replay(a, func(i int, e *archive.Entry, dec trim.Decision) error {
+		if pending[i] == nil || dec.Skip {
+			return nil
+		}
+		if err := s.decided(pending[i], e, dec); err != nil {
+			return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	return a, nil
+}
+
 // readEntry records e and hands it to the audit step; nil for a trailer.
 func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
 	h.Reset()
-	data := io.TeeReader(r, h)
-	dec, err := a.Entry(e, data)
+	dec, err := a.Entry(e, io.TeeReader(r, h))
 	if err != nil || dec.Skip {
 		return nil, err
 	}
+	ent, err := newEntry(e, r, h)
+	if err != nil {
+		return nil, err
+	}
+	return ent, s.decided(ent, e, dec)
+}
+
+// recordEntry records e for rec, which reads what it needs of its data
+// (a file of the database, an index), and hashes it; nil for a trailer.
+func (s *side) recordEntry(rec *trim.Recording, e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
+	h.Reset()
+	if err := rec.Entry(e, io.TeeReader(r, h)); err != nil {
+		return nil, err
+	}
+	if e.Type == archive.TypeTrailer {
+		return nil, nil
+	}
+	return newEntry(e, r, h)
+}
+
+// newEntry is e's record, its data hashed: h has what was read of it,
+// the rest is read here.
+func newEntry(e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
 	if e.Type == archive.TypeRegular {
 		// What the audit step left unread (all but an index).
 		if _, err := io.Copy(h, r); err != nil {
 			return nil, err
 		}
 	}
-	p := dec.Path
-	if p == "" {
-		if p, err = pathx.Clean(e.Name); err != nil {
-			return nil, err
-		}
-	}
-	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size, file: dec.File}
+	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size}
+	var err error
 	switch e.Type {
 	case archive.TypeRegular:
 		h.Sum(ent.sum[:0])
 		ent.hasSum = true
-		s.wrote(ent, dec.Data)
 	case archive.TypeSymlink:
 		ent.link = e.Linkname
 	case archive.TypeHardlink:
@@ -227,6 +300,22 @@ func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.
 		}
 	case archive.TypeChar, archive.TypeBlock:
 		ent.rdev = [2]uint32{e.RdevMajor, e.RdevMinor}
+	}
+	return ent, nil
+}
+
+// decided files ent under its path with what the audit step made of it.
+func (s *side) decided(ent *entry, e *archive.Entry, dec trim.Decision) error {
+	p := dec.Path
+	if p == "" {
+		var err error
+		if p, err = pathx.Clean(e.Name); err != nil {
+			return err
+		}
+	}
+	ent.file = dec.File
+	if e.Type == archive.TypeRegular {
+		s.wrote(ent, dec.Data)
 	}
 	if v := dec.Verdict; v != nil {
 		ent.forbid = v.Offending() && v.Kept == nil
@@ -241,7 +330,7 @@ func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.
 	ent.deferred = ent.deferred || strings.HasPrefix(p, contract.Dir+"/deferred/")
 	// As extraction does, a later entry of the same path wins.
 	s.entries[p] = ent
-	return ent, nil
+	return nil
 }
 
 // wrote notes what a regular entry did to its file (init/initramfs.c

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -23,8 +24,12 @@ const maxManifest = 1 << 30
 // IsManifest reports whether the file at path is JSON (a manifest) rather
 // than an archive or a tree: no archive format starts with '{'.
 func IsManifest(path string) (bool, error) {
+	if path == container.Stdin {
+		return false, nil // read once, as an image
+	}
 	fi, err := os.Stat(path)
-	if err != nil || fi.IsDir() {
+	if err != nil || fi.IsDir() || container.IsPipe(fi) {
+		// A pipe is read once, as an image: no byte of it is spent here.
 		return false, err
 	}
 	f, err := os.Open(path)

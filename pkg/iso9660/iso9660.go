@@ -72,6 +72,11 @@ type Image struct {
 	Created, Modified, Expires, Effective time.Time
 	// Joliet names the supplementary tree, if there is one.
 	HasJoliet bool
+	// JolietVolumeID and JolietIDs are the Joliet descriptor's
+	// identifiers (UCS-2, big-endian, decoded; trailing spaces cut), as
+	// VolumeID and IDs are the primary's.
+	JolietVolumeID string
+	JolietIDs      IDs
 	// BootCatalog is the El Torito catalogue's sector, 0 for none.
 	BootCatalog uint32
 
@@ -162,6 +167,7 @@ func Open(r io.ReaderAt, size int64) (*Image, error) {
 					return nil, errorf("", "joliet root record: %v", err)
 				}
 				im.joliet, im.HasJoliet = &root, true
+				im.JolietVolumeID, im.JolietIDs = descriptorIDs(sec, ucs2)
 			}
 		case 255:
 			if !havePVD {
@@ -176,10 +182,7 @@ func (im *Image) primary(sec []byte) error {
 	if bs := binary.LittleEndian.Uint16(sec[128:130]); bs != SectorSize {
 		return errorf("", "logical block size %d, want %d", bs, SectorSize)
 	}
-	id := func(a, b int) string { return strings.TrimRight(string(sec[a:b]), " \x00") }
-	im.VolumeID = id(40, 72)
-	im.IDs = IDs{System: id(8, 40), VolumeSet: id(190, 318), Publisher: id(318, 446), Preparer: id(446, 574),
-		Application: id(574, 702), CopyrightFile: id(702, 739), AbstractFile: id(739, 776), BiblioFile: id(776, 813)}
+	im.VolumeID, im.IDs = descriptorIDs(sec, func(b []byte) string { return string(b) })
 	im.Created = volumeDate(sec[813:830])
 	im.Modified = volumeDate(sec[830:847])
 	im.Expires = volumeDate(sec[847:864])
@@ -190,6 +193,15 @@ func (im *Image) primary(sec []byte) error {
 	}
 	im.root = root
 	return nil
+}
+
+// descriptorIDs are a volume descriptor's identifiers (ECMA-119 8.4.5
+// to 8.4.11, 8.4.20 to 8.4.22; a supplementary descriptor's at the same
+// places), each decoded and its trailing spaces cut.
+func descriptorIDs(sec []byte, decode func([]byte) string) (string, IDs) {
+	id := func(a, b int) string { return strings.TrimRight(decode(sec[a:b]), " \x00") }
+	return id(40, 72), IDs{System: id(8, 40), VolumeSet: id(190, 318), Publisher: id(318, 446), Preparer: id(446, 574),
+		Application: id(574, 702), CopyrightFile: id(702, 739), AbstractFile: id(739, 776), BiblioFile: id(776, 813)}
 }
 
 // volumeDate parses ECMA-119 8.4.26.1: 16 ASCII digits and an offset from
@@ -418,13 +430,18 @@ func (im *Image) name(r record, su susp) string {
 		return su.name
 	}
 	if im.Joliet() {
-		u := make([]uint16, len(r.name)/2)
-		for i := range u {
-			u[i] = binary.BigEndian.Uint16(r.name[2*i:])
-		}
-		return cutVersion(string(utf16.Decode(u)))
+		return cutVersion(ucs2(r.name))
 	}
 	return cutVersion(string(r.name))
+}
+
+// ucs2 decodes Joliet's big-endian UCS-2 (an odd last byte dropped).
+func ucs2(b []byte) string {
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = binary.BigEndian.Uint16(b[2*i:])
+	}
+	return string(utf16.Decode(u))
 }
 
 // cutVersion removes ECMA-119's ";1" and the dot of a name with no

@@ -163,6 +163,7 @@ type planInput struct {
 	out     tree
 	epoch   time.Time
 	owners  *Owners
+	kept    map[string]bool   // the input's files the output keeps, for the index's owners
 	own     map[string]string // path -> sha256 the input has at an own path
 	old     *contract.Index
 	active  func(pkg string) bool

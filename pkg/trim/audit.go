@@ -122,7 +122,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 			continue
 		}
 		var db *DpkgDB
-		if readsDatabaseFirst(in.Path) {
+		if ReadsDatabaseFirst(in.Path) {
 			var err error
 			if db, err = LoadDpkg(in.Path, open); err != nil {
 				return nil, err

@@ -208,7 +208,7 @@ func (c *collector) epoch() time.Time {
 // is what the output holds apart from that.
 func (c *collector) plan(out tree, epoch time.Time) ([]*injection, []manifest.Change, error) {
 	return planInjections(planInput{set: c.opt.Set, caps: c.caps, removed: removedOf(c.changes), out: out,
-		epoch: epoch.UTC(), owners: c.opt.Owners, own: c.own, old: c.old, active: c.d.Active})
+		epoch: epoch.UTC(), owners: c.opt.Owners, kept: c.out.files, own: c.own, old: c.old, active: c.d.Active})
 }
 
 // added records, after the changes of the entries, what the plan dropped,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
@@ -54,6 +55,9 @@ type DpkgDB struct {
 	Owners   *Owners
 	Packages int // distinct package names with a dpkg .list
 	Local    int // distinct package names with a list in OwnersDir
+	// Index counts the packages an applied image's index names, when the
+	// owners are its (no dpkg database, no OwnersDir).
+	Index int
 	// Ignored counts the lines and files that were not understood
 	// (garbage, a path without a leading /, a line over PathMax, a file
 	// name that is no package name): their files are owned by "unknown".
@@ -65,10 +69,30 @@ type DpkgDB struct {
 	dpkg, local map[string]bool
 }
 
+// indexDB is the ownership an applied image's index records, nil when
+// it records none or cannot be read (audit only reads; apply refuses
+// such an index when it reads it).
+func indexDB(data []byte) *DpkgDB {
+	if data == nil {
+		return nil
+	}
+	ix, err := contract.DecodeIndex(bytes.NewReader(data))
+	if err != nil || len(ix.Owners) == 0 {
+		return nil
+	}
+	db := newDpkgDB()
+	db.Owners = OwnersOfIndex(ix)
+	db.Owners.Unowned = Unknown
+	db.Index = len(ix.Owners)
+	return db.finish()
+}
+
 // Describe is the line commands print about where owners came from.
 func (db *DpkgDB) Describe(input string) string {
 	var s string
 	switch {
+	case db.Index > 0:
+		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, packagesCount(db.Index))
 	case db.Local == 0:
 		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(db.Packages))
 	case db.Packages == 0:
@@ -278,7 +302,7 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 		files = append(files, names...)
 	}
 	if !found {
-		return nil, nil
+		return indexOfTree(root)
 	}
 	// The status file, dpkg's lists, then the image's own: the last
 	// writer last.
@@ -311,6 +335,24 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 		}
 	}
 	return db.finish(), nil
+}
+
+// indexOfTree is the ownership the index of an applied tree records,
+// read beneath root; nil when there is none.
+func indexOfTree(root *os.Root) (*DpkgDB, error) {
+	f, err := root.OpenFile(contract.IndexPath, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, nil // no index, or no regular file: no owners from it
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRecordedIndex))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", contract.IndexPath, err)
+	}
+	return indexDB(data), nil
 }
 
 // dirNames lists the files of dir beneath root, sorted, as paths from
@@ -385,6 +427,9 @@ type dpkgScan struct {
 	found bool    // a directory or file of the database was seen
 	local []localFile
 	held  int64
+	// index is an applied image's index, whose owners count when the
+	// image has no database (a release ISO rootfs-trim trimmed).
+	index []byte
 }
 
 // entry looks at e, whose data is data; it reads the data only of a file
@@ -393,6 +438,15 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 	clean, err := pathx.Clean(e.Name)
 	if err != nil {
 		return nil // the real pass reports it
+	}
+	if clean == contract.IndexPath {
+		s.index = nil
+		if e.Type == archive.TypeRegular {
+			if s.index, err = io.ReadAll(io.LimitReader(data, maxRecordedIndex)); err != nil {
+				return fmt.Errorf("%s: %s: %w", name, clean, err)
+			}
+		}
+		return nil
 	}
 	kind := classifyDBPath(clean)
 	if kind == notDB && clean != DpkgInfoDir && clean != OwnersDir {
@@ -425,7 +479,7 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 // if the archive has none.
 func (s *dpkgScan) done(name string) (*DpkgDB, error) {
 	if !s.found {
-		return nil, nil
+		return indexDB(s.index), nil
 	}
 	for _, lf := range s.local {
 		if err := s.db.read(localList, lf.base, true, bytes.NewReader(lf.data)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
@@ -83,6 +84,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	}
 	p.addFiles()
 	p.addTemplates()
+	p.index.Owners = keptOwners(in.kept, p.placed(), in.owners)
 	// Deferred copies whose destination is still in the image would be
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range p.index.Files {
@@ -209,6 +211,72 @@ func (p *planner) addIndex() error {
 			Kind: contract.Added, Path: contract.IndexPath, Package: "rootfs-trim", Reason: "index of deferred files and templates for the boot step"}))
 	}
 	return nil
+}
+
+// placed are the files apply puts in the output (moved ones, added
+// ones, templates), which an apply of that output finds kept.
+func (p *planner) placed() map[string]bool {
+	m := map[string]bool{}
+	for _, in := range append(append([]*injection{}, p.inj...), p.written...) {
+		if in.entry.Type != archive.TypeDir {
+			m[in.entry.Name] = true
+		}
+	}
+	return m
+}
+
+// keptOwners are the packages of the output's files, those kept and
+// those placed, by their paths there, for the index: the same for an
+// apply of that output. nil when owners are not known path by path
+// (none, or --package's one package for everything).
+func keptOwners(kept, placed map[string]bool, owners *Owners) map[string]map[string][]string {
+	if owners == nil || owners.Fixed != "" || !owners.Known() {
+		return nil
+	}
+	out := map[string]map[string][]string{}
+	add := func(p string) {
+		if !utf8.ValidString(p) {
+			return
+		}
+		dir, name := path.Split(p)
+		dir = strings.TrimSuffix(dir, "/")
+		for _, pkg := range owners.Of(p) {
+			if out[pkg] == nil {
+				out[pkg] = map[string][]string{}
+			}
+			out[pkg][dir] = append(out[pkg][dir], name)
+		}
+	}
+	for p := range kept {
+		if !placed[p] {
+			add(p)
+		}
+	}
+	for p := range placed {
+		add(p)
+	}
+	for _, dirs := range out {
+		for _, ns := range dirs {
+			sort.Strings(ns)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// OwnersOfIndex are the owners an applied image's index records.
+func OwnersOfIndex(ix *contract.Index) *Owners {
+	o := NewOwners()
+	for pkg, dirs := range ix.Owners {
+		for dir, ns := range dirs {
+			for _, n := range ns {
+				o.Add(pkg, path.Join(dir, n))
+			}
+		}
+	}
+	return o
 }
 
 // layout orders what apply adds: the first group by name with the

@@ -34,10 +34,11 @@ type recorded struct {
 // than this anyway.
 const maxRecordedIndex = 64 << 20
 
-// readsDatabaseFirst reports whether name is a directory (a tree, whose
+// ReadsDatabaseFirst reports whether name is a directory (a tree, whose
 // database is read first, beneath it) or an image (whose first pass over
-// its layers' headers gathers the database, ociimage.Image.DpkgLists).
-func readsDatabaseFirst(name string) bool {
+// its layers' headers gathers the database, ociimage.Image.DpkgLists):
+// LoadDpkg costs no read of the whole input there.
+func ReadsDatabaseFirst(name string) bool {
 	if name == container.Stdin {
 		return false
 	}
@@ -55,8 +56,7 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 		return nil, err
 	}
 	defer src.Close()
-	rec := &recorded{kind: src.Format.Kind, index: map[int][]byte{}}
-	var scan dpkgScan
+	rec := NewRecording(in.Path, src.Format.Kind)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -65,38 +65,85 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 		if err != nil {
 			return nil, dpkgReadError(in.Path, err)
 		}
-		h := *e
-		h.Format = nil // what a writer needs, not a judge
-		h.Name, h.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
-		rec.entries = append(rec.entries, h)
-		if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
-			data, err := io.ReadAll(io.LimitReader(r, maxRecordedIndex))
-			if err != nil {
-				return nil, dpkgReadError(in.Path, err)
-			}
-			rec.index[len(rec.entries)-1] = data
-			continue
-		}
-		if err := scan.entry(in.Path, e, r); err != nil {
+		if err := rec.Entry(e, r); err != nil {
 			return nil, err
 		}
 	}
-	if rec.db, err = scan.done(in.Path); err != nil {
+	if _, err := rec.Done(); err != nil {
 		return nil, err
 	}
-	return rec, nil
+	return &rec.rec, nil
+}
+
+// Recording is an archive read once by a caller that does more with its
+// entries than audit does (diff hashes them), for owners from the
+// archive's own dpkg database, which lies after most of what it is
+// about: Entry keeps what the audit step needs of each entry while the
+// database is gathered, Done gives the database, and Replay judges the
+// entries with it.
+type Recording struct {
+	rec  recorded
+	scan dpkgScan
+	path string
+}
+
+// NewRecording starts the recording of the archive at path, of kind.
+func NewRecording(path string, kind archive.Kind) *Recording {
+	return &Recording{rec: recorded{kind: kind, index: map[int][]byte{}}, path: path}
+}
+
+// Entry records e, whose data is data: it reads the data of an applied
+// image's index and of the database's files, and leaves the rest unread.
+func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
+	h := *e
+	h.Format = nil // what a writer needs, not a judge
+	h.Name, h.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
+	r.rec.entries = append(r.rec.entries, h)
+	if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
+		b, err := io.ReadAll(io.LimitReader(data, maxRecordedIndex))
+		if err != nil {
+			return dpkgReadError(r.path, err)
+		}
+		r.rec.index[len(r.rec.entries)-1] = b
+		return r.scan.entry(r.path, e, bytes.NewReader(b))
+	}
+	return r.scan.entry(r.path, e, data)
+}
+
+// Kind is the recorded archive's format.
+func (r *Recording) Kind() archive.Kind { return r.rec.kind }
+
+// Done returns the archive's database once its entries are all
+// recorded; nil when it has none.
+func (r *Recording) Done() (*DpkgDB, error) {
+	db, err := r.scan.done(r.path)
+	r.rec.db = db
+	return db, err
+}
+
+// Replay judges the recorded entries with a, in their order; each, when
+// set, is told what became of the i-th.
+func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec Decision) error) error {
+	for i := range r.rec.entries {
+		e := &r.rec.entries[i]
+		dec, err := a.Entry(e, bytes.NewReader(r.rec.index[i]))
+		if err != nil {
+			return err
+		}
+		if each != nil {
+			if err := each(i, e, dec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // replay judges the recorded entries, in their order, with the owners
 // the database gave.
 func (rec *recorded) replay(a *Auditor) error {
-	for i := range rec.entries {
-		data := bytes.NewReader(rec.index[i])
-		if _, err := a.Entry(&rec.entries[i], data); err != nil {
-			return err
-		}
-	}
-	return nil
+	r := Recording{rec: *rec}
+	return r.Replay(a, nil)
 }
 
 // dpkgTee reads an apply's input on to the applier while it gathers the
@@ -167,7 +214,7 @@ func isDpkgList(e *archive.Entry) bool {
 	if err != nil || e.Type != archive.TypeRegular {
 		return false
 	}
-	return classifyDBPath(clean) != notDB
+	return classifyDBPath(clean) != notDB || clean == contract.IndexPath
 }
 
 type eofReader struct{}

@@ -3,6 +3,7 @@ package boot
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -16,44 +17,75 @@ var ovmfCode, ovmfVars = "/usr/share/OVMF/OVMF_CODE.fd", "/usr/share/OVMF/OVMF_V
 // TestBootISO boots the ISOs rootfs-trim apply wrote from minikube's two
 // (pkg/iso9660/isotest): the BIOS one from the CD as SeaBIOS and isolinux
 // boot it, and the EFI one (GRUB in efiboot.img, an El Torito entry
-// genisoimage marks x86) under OVMF. In each guest the kernel unpacked
-// the trimmed initrd exactly as GNU cpio extracts it from the image,
-// /etc/cni/net.d holds no runtime's config, and /usr/share/minikube is
-// there. One boot per image: each costs a minute or more under TCG.
+// genisoimage marks x86) under OVMF; then the EFI one with an initrd of
+// two files (GRUB "initrd /boot/early.cpio /boot/initrd": an early raw
+// cpio, kept byte for byte, and the gzip main, to which apply adds a
+// segment). In each guest the kernel unpacked the trimmed initrd exactly
+// as GNU cpio extracts it from the image (for two files, the merged view
+// rootfs-trim repack makes of them), /etc/cni/net.d holds no runtime's
+// config, and /usr/share/minikube is there. One boot per image: each
+// costs a minute or more under TCG.
 func TestBootISO(t *testing.T) {
 	fx := newBootFixture(t)
 	input := filepath.Join(fx.work, "rootfs.cpio.gz")
 	makeCpioGz(t, fx.tree, input)
-	for _, kind := range []isotest.Kind{isotest.BIOS, isotest.EFI} {
-		t.Run(string(kind), func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kind  isotest.Kind
+		early bool
+	}{{"bios", isotest.BIOS, false}, {"efi", isotest.EFI, false}, {"efi-two-files", isotest.EFI, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			var firmware []string
-			if kind == isotest.EFI {
+			if tc.kind == isotest.EFI {
 				firmware = ovmf(t)
 			}
-			in := filepath.Join(fx.work, string(kind)+".iso")
-			isotest.Build(t, kind, fx.tools.kernel, input, in, nil)
-			out := filepath.Join(fx.work, string(kind)+".out.iso")
+			in := filepath.Join(fx.work, tc.name+".iso")
+			var extra map[string]string
+			if tc.early {
+				extra = map[string]string{isotest.Early: string(earlyCpio(t))}
+			}
+			isotest.Build(t, tc.kind, fx.tools.kernel, input, in, extra)
+			out := filepath.Join(fx.work, tc.name+".out.iso")
 			t.Logf("rootfs-trim apply:\n%s", fx.apply(t, "--quiet", in, out))
 
 			initrd := filepath.Join(t.TempDir(), "initrd.cpio.gz")
-			extractInitrd(t, out, initrd)
+			if tc.early {
+				mergedInitrd(t, fx.rootfsTrim, out, initrd)
+			} else {
+				extractInitrd(t, out, initrd)
+			}
 			want := archiveManifest(t, initrd, filepath.Join(t.TempDir(), "extracted"))
 
 			args := append(firmware, "-cdrom", out, "-boot", "d")
-			r := fx.bootWith(t, "the "+string(kind)+" ISO", args...)
+			r := fx.bootWith(t, "the "+tc.name+" ISO", args...)
 			if !r.done {
 				t.Errorf("/init did not get to the end (no @@DONE on the console)")
 			}
 			checkUnpacked(t, want, r.lines(t, "manifest"))
 			r.wantLines(t, "netd-initial", ".", "..", ".keep")
 			got := manifestPaths(r.lines(t, "manifest"))
-			for _, p := range []string{"/usr/share/minikube", "/usr/share/minikube/rootfs-trim/index.json"} {
+			paths := []string{"/usr/share/minikube", "/usr/share/minikube/rootfs-trim/index.json"}
+			if tc.early {
+				paths = append(paths, "/boot-test-early")
+			}
+			for _, p := range paths {
 				if !got[p] {
 					t.Errorf("%s is not in the booted guest", p)
 				}
 			}
 		})
 	}
+}
+
+// mergedInitrd is the merged view of the image's initrd of several files,
+// as rootfs-trim reads it, archived as one gzip cpio for GNU cpio.
+func mergedInitrd(t *testing.T, rootfsTrim, image, dst string) {
+	t.Helper()
+	merged := filepath.Join(t.TempDir(), "merged")
+	if out, err := exec.Command(rootfsTrim, "repack", "--archive-format", "dir", image, merged).CombinedOutput(); err != nil {
+		t.Fatalf("repack to a tree: %v\n%s", err, out)
+	}
+	makeCpioGz(t, merged, dst)
 }
 
 // ovmf returns QEMU's arguments for OVMF, with a copy of its variables.

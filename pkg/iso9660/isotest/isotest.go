@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
@@ -47,6 +48,22 @@ const IsolinuxCfg = "default 1\ntimeout 1\nlabel 1\n  kernel /boot/bzImage\n  in
 
 // GrubCfg is minikube's grub.cfg for EFI, with a serial console.
 const GrubCfg = "set default=0\nset timeout=0\nmenuentry \"minikube\" {\n  linux /boot/bzImage " + Cmdline + "\n  initrd /boot/initrd\n}\n"
+
+// Early is where an extra file given to Make at this path goes: an
+// early initrd, loaded before /boot/initrd, which both configurations
+// then name first (syslinux "initrd /boot/early.cpio,/boot/initrd", GRUB
+// "initrd /boot/early.cpio /boot/initrd").
+const Early = "boot/early.cpio"
+
+// configs are the isolinux and GRUB configurations, naming the early
+// initrd too when there is one.
+func configs(early bool) (isolinux, grub string) {
+	if !early {
+		return IsolinuxCfg, GrubCfg
+	}
+	return strings.Replace(IsolinuxCfg, "initrd /boot/initrd", "initrd /"+Early+",/boot/initrd", 1),
+		strings.Replace(GrubCfg, "initrd /boot/initrd", "initrd /"+Early+" /boot/initrd", 1)
+}
 
 // grubEmbedded is GRUB's built-in configuration: it finds the ISO by its
 // volume label and reads the grub.cfg there.
@@ -108,11 +125,12 @@ func Make(kind Kind, work, kernel, initrd, out string, extra map[string]string) 
 			return err
 		}
 	}
+	_, early := extra[Early]
 	switch kind {
 	case BIOS, Hybrid:
-		return buildBIOS(root, out, kind == Hybrid)
+		return buildBIOS(root, out, kind == Hybrid, early)
 	case EFI:
-		return buildEFI(work, root, out)
+		return buildEFI(work, root, out, early)
 	}
 	return fmt.Errorf("isotest: unknown kind %q", kind)
 }
@@ -121,7 +139,7 @@ func Make(kind Kind, work, kernel, initrd, out string, extra map[string]string) 
 // syslinux-common ldlinux.c32.
 var Isolinux = []string{"/usr/lib/ISOLINUX/isolinux.bin", "/usr/lib/syslinux/modules/bios/ldlinux.c32"}
 
-func buildBIOS(root, out string, hybrid bool) error {
+func buildBIOS(root, out string, hybrid, early bool) error {
 	dir := filepath.Join(root, "isolinux")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -132,7 +150,8 @@ func buildBIOS(root, out string, hybrid bool) error {
 		}
 	}
 	if cfg := filepath.Join(dir, "isolinux.cfg"); !exists(cfg) { // extra may give its own
-		if err := os.WriteFile(cfg, []byte(IsolinuxCfg), 0o644); err != nil {
+		isolinux, _ := configs(early)
+		if err := os.WriteFile(cfg, []byte(isolinux), 0o644); err != nil {
 			return err
 		}
 	}
@@ -146,12 +165,13 @@ func buildBIOS(root, out string, hybrid bool) error {
 	return nil
 }
 
-func buildEFI(work, root, out string) error {
+func buildEFI(work, root, out string, early bool) error {
 	embedded := filepath.Join(work, "embedded.cfg")
 	cfg := filepath.Join(work, "grub.cfg")
 	efi := filepath.Join(work, "BOOTX64.EFI")
 	img := filepath.Join(work, "efiboot.img")
-	for f, content := range map[string]string{embedded: grubEmbedded, cfg: GrubCfg} {
+	_, grub := configs(early)
+	for f, content := range map[string]string{embedded: grubEmbedded, cfg: grub} {
 		if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
 			return err
 		}

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+)
+
+// bytesRead is what the process has read through read(2) and its kin so
+// far (/proc/self/io rchar): what a command reads of its inputs, files
+// it does not map, stands out of the rest when they are large.
+func bytesRead(t *testing.T) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("no /proc/self/io (not Linux?): %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("/proc/self/io has no rchar")
+	return 0
+}
+
+// TestDiffReadsEachInputOnce (issue 29, "one read of the input for every
+// command"): diff of two archives whose owners come from their own dpkg
+// databases reads each input once, the database gathered in the pass
+// that hashes the entries (trim.Recording); it read each twice (LoadDpkg,
+// then the diff). The inputs are cri-o's two debs as raw cpio archives,
+// each with 8 MiB of incompressible data beside the package, so that
+// what the command reads of them dwarfs the rest (the rules, the test).
+func TestDiffReadsEachInputOnce(t *testing.T) {
+	dir := t.TempDir()
+	toCpio := func(archive.Format) (archive.Format, error) { return archive.Format{Kind: archive.KindCpio}, nil }
+	toTree := func(archive.Format) (archive.Format, error) { return archive.Format{Kind: archive.KindDir}, nil }
+	var inputs []string
+	var total int64
+	for i, name := range []string{"cri-o-kubic-deb-v1.28.0", "cri-o-deb-v1.35.0"} {
+		tree := filepath.Join(dir, name)
+		if _, err := container.Rewrite(filepath.Join("../../testdata/packages/upstream", name, "root"), tree, container.RewriteOptions{Format: toTree}); err != nil {
+			t.Fatal(err)
+		}
+		big := make([]byte, 8<<20)
+		r := rand.NewChaCha8([32]byte{byte(i)})
+		r.Read(big)
+		if err := os.WriteFile(filepath.Join(tree, "bulk"), big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file := tree + ".cpio"
+		if _, err := container.Rewrite(tree, file, container.RewriteOptions{Format: toCpio}); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs, total = append(inputs, file), total+fi.Size()
+	}
+	before := bytesRead(t)
+	code, stdout, stderr := run(t, nil, "diff", "--rules", "../../rules", inputs[0], inputs[1])
+	read := bytesRead(t) - before
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitFindings, stderr)
+	}
+	for _, want := range []string{
+		"owners: from the dpkg database in " + inputs[0] + " (1 package)\n",
+		"owners: from the dpkg database in " + inputs[1] + " (1 package)\n",
+		"\n  new      [offender] etc/cni/net.d/10-crio-bridge.conflist.disabled",
+		"offenders 1 new, 2 gone; 3 deferred and 0 forbidden changed: the rules care\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !bytes.Contains([]byte(stdout), []byte("bulk")) {
+		t.Errorf("the bulk file is not in the diff: the inputs are not what the test made\n%s", stdout)
+	}
+	t.Logf("diff read %d bytes of inputs of %d bytes (%.2f times)", read, total, float64(read)/float64(total))
+	// Once is the inputs' size and a little: the rules, a few headers
+	// sniffed again. Twice is twice.
+	if read > total+total/4 {
+		t.Errorf("diff read %d bytes of inputs of %d bytes: %.2f times them, want once", read, total, float64(read)/float64(total))
+	}
+}

@@ -1,0 +1,329 @@
+package container
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
+)
+
+// initrdView is an initrd of several files of an ISO image as the kernel
+// gets it: the files one after the other, each starting at a multiple of
+// 4 bytes, the gap filled with zeros. GRUB's grub_initrd_load
+// (grub-core/loader/linux.c) zeroes ALIGN_UP_OVERHEAD (cursize, 4) bytes
+// after each file; syslinux's initramfs_load_archive
+// (com32/lib/syslinux/initramfs_archive.c) adds each file with an
+// alignment of 4, which initramfs_size (com32/include/syslinux/linux.h)
+// rounds up to before the next.
+type initrdView struct {
+	r     io.ReaderAt // the image
+	files []viewFile
+	size  int64
+}
+
+// viewFile is one file of the view: where it starts in the view, its
+// size, and where its extent is in the image.
+type viewFile struct {
+	Path               string
+	Start, Size, Image int64
+}
+
+func newInitrdView(r io.ReaderAt, parts []Part) *initrdView {
+	v := &initrdView{r: r}
+	for i, p := range parts {
+		if i > 0 {
+			v.size = pad4(v.size)
+		}
+		v.files = append(v.files, viewFile{Path: p.Path, Start: v.size, Size: p.Size, Image: p.Offset})
+		v.size += p.Size
+	}
+	return v
+}
+
+// ReadAt reads the view: the files' bytes from their extents, zeros
+// between them.
+func (v *initrdView) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		if at >= v.size {
+			return n, io.EOF
+		}
+		f, ok := v.fileAt(at)
+		if !ok { // the bootloader's padding before the next file
+			next := v.next(at)
+			k := int(min(int64(len(p)-n), next-at))
+			clear(p[n : n+k])
+			n += k
+			continue
+		}
+		k := int(min(int64(len(p)-n), f.Start+f.Size-at))
+		got, err := v.r.ReadAt(p[n:n+k], f.Image+at-f.Start)
+		n += got
+		if got < k {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// fileAt is the file holding the view's byte at.
+func (v *initrdView) fileAt(at int64) (viewFile, bool) {
+	for _, f := range v.files {
+		if at >= f.Start && at < f.Start+f.Size {
+			return f, true
+		}
+	}
+	return viewFile{}, false
+}
+
+// next is where the first file after at starts (the view's end if none).
+func (v *initrdView) next(at int64) int64 {
+	for _, f := range v.files {
+		if f.Start > at {
+			return f.Start
+		}
+	}
+	return v.size
+}
+
+// fileEnd is where the file holding at ends in the view: the end of the
+// initrd for a file of its own.
+func (s *segReader) fileEnd(at int64) int64 {
+	if s.view == nil {
+		return s.size
+	}
+	if f, ok := s.view.fileAt(at); ok {
+		return f.Start + f.Size
+	}
+	return s.size
+}
+
+// inFile is where the view's byte at is in the input file (the image):
+// at itself for a file of its own.
+func (s *segReader) inFile(at int64) int64 {
+	if s.view == nil {
+		return at
+	}
+	if f, ok := s.view.fileAt(at); ok {
+		return f.Image + at - f.Start
+	}
+	return at
+}
+
+// openISOSegments reads the files of an ISO's initrd as the kernel gets
+// them, segment by segment; ok is false when they are one stream after
+// all (openSegments).
+func openISOSegments(im io.ReaderAt, parts []Part, opt OpenOptions) (*Input, bool, error) {
+	v := newInitrdView(im, parts)
+	var head [16]byte
+	n, _ := v.ReadAt(head[:], 0)
+	if !segmentStart(head[:n]) {
+		return nil, false, nil
+	}
+	return openSegments(v, v.size, opt)
+}
+
+// rewriteISOSegments writes an ISO image whose initrd is several files:
+// the segments as rewriteSegments writes them, but each file of the
+// initrd on its own (segWriter.joinFiles), only those that change put in
+// the image, what apply adds at the end of the last one.
+func rewriteISOSegments(in *Input, target string, res Result, e Entries, opt RewriteOptions, matchers map[int]*splice.Matcher) (Result, error) {
+	if res.Out.Kind != in.Format.Kind {
+		return Result{}, fmt.Errorf("%s: its initrd is %d files (%s): written back in its own archive format only, %s", in.Path, len(in.Parts), in.ISO.Initrd.Where, in.Format.Kind)
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	work, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return Result{}, userPathError(target, err)
+	}
+	defer os.RemoveAll(work)
+	f := res.Out
+	f.Container = ""
+	w := &segWriter{in: in, final: filepath.Join(work, "initrd"), format: f, asked: f.Codec != in.Format.Codec, opt: opt, matchers: matchers,
+		files: in.segs.view.files}
+	defer w.Abort()
+	if err := transform(in, w, e, opt); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	if opt.Digest {
+		if res.InDigest, err = in.Digest(); err != nil {
+			return Result{}, err
+		}
+	}
+	if opt.DryRun {
+		return res, nil
+	}
+	if err := w.Commit(false); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	x := &isoOutput{from: in, work: work}
+	changed := 0
+	for i, p := range w.Files {
+		x.files = append(x.files, isoFile{Path: in.Parts[i].Path, New: p})
+		if p != "" {
+			changed++
+		}
+	}
+	o := &Output{Path: target, Format: res.Out, tmp: work, iso: x, opt: OutputOptions{Digest: opt.Digest}}
+	o.Compressor = w.Compressor
+	if changed == 0 {
+		o.Compressor = CompressorCopy
+	}
+	if err := o.Commit(); err != nil {
+		return Result{}, err
+	}
+	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, o.Compressor, o.Digest(), w.Results
+	return res, nil
+}
+
+// isoFile is one file of the initrd in the image written: New is its new
+// content, "" when it is the input's, kept as it is.
+type isoFile struct {
+	Path, New string
+}
+
+// describeFiles names the files that changed, for the compressor's line.
+func describeFiles(files []isoFile) string {
+	var changed []string
+	for _, f := range files {
+		if f.New != "" {
+			changed = append(changed, f.Path)
+		}
+	}
+	return strings.Join(changed, " ")
+}
+
+// joinFiles writes the segments back file by file, for an ISO's initrd
+// of several files (segWriter.files): each file's segments in their
+// place, the zeros between them as they were, a raw one at a multiple of
+// 4, what apply adds at the end of the last file, where the kernel reads
+// it last. A file none of whose segments changed is not written: the
+// image keeps it as it is.
+func (w *segWriter) joinFiles() error {
+	segs := w.in.Segments()
+	byIn := map[int]*segOut{}
+	for _, p := range w.parts {
+		byIn[p.seg] = p
+	}
+	w.Files = make([]string, len(w.files))
+	k, count := 0, 0
+	for i, f := range w.files {
+		path := fmt.Sprintf("%s.%d", w.final, i+1)
+		j, err := newJoined(path)
+		if err != nil {
+			return err
+		}
+		changed, n, err := w.joinFile(j, f, segs, k, byIn)
+		if err == nil && i == len(w.files)-1 && w.added != nil {
+			_, err = j.part(w.added)
+			w.Results = append(w.Results, w.result(w.added))
+			changed, n = true, n+1
+		}
+		if cerr := j.out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return err
+		}
+		k += n
+		count += n
+		if changed {
+			w.Files[i] = path
+		} else {
+			os.Remove(path)
+		}
+	}
+	w.Compressor = fmt.Sprintf("%d segments in %d files", count, len(w.files))
+	return nil
+}
+
+// joinFile writes file f's segments, from segs[k] on, to j: n of them;
+// changed says whether its bytes are not the input's.
+func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn map[int]*segOut) (changed bool, n int, err error) {
+	end, pos := f.Start+f.Size, f.Start
+	for ; k+n < len(segs) && segs[k+n].Offset < end; n++ {
+		s := segs[k+n]
+		if s.Offset+s.Length > end {
+			return false, n, fmt.Errorf("segment %d (%s at offset %d) runs on from %s into the next file: an initrd of several files is written back file by file", k+n+1, s.Codec, s.Offset, f.Path)
+		}
+		if err := j.zeros(s.Offset - pos); err != nil {
+			return false, n, err
+		}
+		pos = s.Offset + s.Length
+		p := byIn[k+n+1]
+		if p == nil { // no entry came from it (an empty gzip member): its bytes
+			m, err := copyRange(j.out, w.in.segs.src, s.Offset, s.Length)
+			j.at += m
+			if err != nil {
+				return false, n, err
+			}
+			w.Results = append(w.Results, SegmentResult{Input: k + n + 1, Offset: s.Offset, Length: s.Length, Codec: s.Codec, Action: "copied", Compressor: CompressorCopy})
+			continue
+		}
+		c, err := j.part(p)
+		if err != nil {
+			return false, n, p.wrap(err)
+		}
+		changed = changed || c
+		w.Results = append(w.Results, w.result(p))
+	}
+	return changed, n, j.zeros(end - pos)
+}
+
+// joined is a file being put together from parts and zeros.
+type joined struct {
+	out *os.File
+	at  int64
+}
+
+func newJoined(path string) (*joined, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &joined{out: f}, nil
+}
+
+func (j *joined) zeros(n int64) error {
+	var zeros [4096]byte
+	for n > 0 {
+		k, err := j.out.Write(zeros[:min(n, int64(len(zeros)))])
+		j.at += int64(k)
+		n -= int64(k)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// part appends p's output, a raw one at a multiple of 4; changed says
+// whether that is other bytes than the input segment's where it was.
+func (j *joined) part(p *segOut) (changed bool, err error) {
+	if p.codec == compress.None && j.at%4 != 0 {
+		changed = true
+		if err := j.zeros(4 - j.at%4); err != nil {
+			return false, err
+		}
+	}
+	tmp, err := p.o.finishPart()
+	if err != nil {
+		return false, err
+	}
+	n, err := appendFile(j.out, tmp)
+	os.Remove(tmp)
+	j.at += n
+	return changed || p.o.Compressor != CompressorCopy, err
+}
