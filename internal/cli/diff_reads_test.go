@@ -5,35 +5,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 )
-
-// bytesRead is what the process has read through read(2) and its kin so
-// far (/proc/self/io rchar): what a command reads of its inputs, files
-// it does not map, stands out of the rest when they are large.
-func bytesRead(t *testing.T) int64 {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		t.Skipf("no /proc/self/io (not Linux?): %v", err)
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("/proc/self/io has no rchar")
-	return 0
-}
 
 // TestDiffReadsEachInputOnce (issue 29, "one read of the input for every
 // command"): diff of two archives whose owners come from their own dpkg

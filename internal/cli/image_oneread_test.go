@@ -13,28 +13,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 )
 
-// bytesRead is what this process has read through read(2) and pread(2)
-// so far (/proc/self/io's rchar): a layer decompressed twice is read
-// twice.
-func bytesRead(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		t.Skipf("no /proc/self/io: %v", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no rchar in /proc/self/io")
-	return 0
-}
-
 // TestImageReadOnce: list, audit and check read each layer of an image
 // once, and apply once to judge it plus once to copy the layers it keeps:
 // the merged view's headers, and the data of the files the rules name,
