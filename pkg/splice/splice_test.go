@@ -454,7 +454,7 @@ func FuzzScan(f *testing.F) {
 		if err != nil {
 			return
 		}
-		lay.Wait()
+		lay.Wait(nil, 0)
 		var at int64
 		for _, b := range lay.blocks {
 			if b.Start != at || b.EndBit <= b.Bit {
