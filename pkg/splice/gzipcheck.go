@@ -21,10 +21,9 @@ type GzipPoint struct {
 // points, pointGap apart at first, the gap doubled (and every other point
 // dropped) each time they would be more. With their windows that is at
 // most maxPoints*32 KiB = 2 MiB, whatever the size of the output.
-const (
-	pointGap  = 4 << 20
-	maxPoints = 64
-)
+const maxPoints = 64
+
+var pointGap int64 = 4 << 20 // a variable for the tests, which want many chunks
 
 type pointSet struct {
 	mu  sync.Mutex
