@@ -51,7 +51,6 @@ type scanAhead struct {
 	s      *deflateScanner
 	blocks []DeflateBlock
 	done   bool
-	err    error
 }
 
 // ScanGzip reads the gzip header of r and starts scanning its blocks. A
