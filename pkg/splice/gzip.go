@@ -215,15 +215,34 @@ func (l *GzipLayout) Wait(in io.ReaderAt, size int64) (more bool, err error) {
 	return l.more, l.err
 }
 
-// known returns the blocks mapped so far, and up to where the map is
-// known: math.MaxInt64 once complete.
+// known returns the blocks mapped so far (by the reader, and ahead of it
+// by through), and up to where the map is known: math.MaxInt64 once
+// complete.
 func (l *GzipLayout) known() ([]DeflateBlock, int64) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	blocks, known := l.blocks, l.scanned
 	if l.done {
-		return l.blocks, math.MaxInt64
+		known = math.MaxInt64
 	}
-	return l.blocks, l.scanned
+	l.mu.Unlock()
+	a := l.ahead
+	if a == nil || known == math.MaxInt64 {
+		return blocks, known
+	}
+	// The reader's blocks, then those mapped ahead beyond them.
+	all := blocks[:len(blocks):len(blocks)]
+	for _, b := range a.blocks {
+		if b.Start >= known {
+			all = append(all, b)
+		}
+	}
+	if a.done {
+		return all, math.MaxInt64
+	}
+	if n := len(all); n > 0 {
+		known = max(known, all[n-1].End())
+	}
+	return all, known
 }
 
 // through returns the blocks once the map covers off or is complete:
@@ -245,14 +264,11 @@ func (l *GzipLayout) through(off int64, in io.ReaderAt) ([]DeflateBlock, int64, 
 	if known >= off {
 		return blocks, known, nil
 	}
-	a := l.ahead
-	if a == nil || len(a.blocks) == 0 || a.blocks[len(a.blocks)-1].End() < known {
-		// Start, or start again, where the reader's map ends.
-		var bit int64
+	if a := l.ahead; a == nil || len(a.blocks) == 0 || a.blocks[len(a.blocks)-1].End() < known {
+		// Start, or start again, where the map known so far ends.
+		bit := int64(len(l.Header)) * 8
 		if n := len(blocks); n > 0 {
 			bit = blocks[n-1].EndBit
-		} else {
-			bit = int64(len(l.Header)) * 8
 		}
 		br := bufio.NewReaderSize(io.NewSectionReader(in, bit/8, math.MaxInt64-bit/8), 64<<10)
 		a = &scanAhead{s: &deflateScanner{br: bitReader{r: br}, start: bit / 8 * 8, out: known}}
@@ -263,6 +279,7 @@ func (l *GzipLayout) through(off int64, in io.ReaderAt) ([]DeflateBlock, int64, 
 		}
 		l.ahead = a
 	}
+	a := l.ahead
 	for !a.done && (len(a.blocks) == 0 || a.blocks[len(a.blocks)-1].End() < off) {
 		b, err := a.s.next()
 		if err == io.EOF {
@@ -274,17 +291,8 @@ func (l *GzipLayout) through(off int64, in io.ReaderAt) ([]DeflateBlock, int64, 
 		}
 		a.blocks = append(a.blocks, b)
 	}
-	// The reader's blocks, then those mapped ahead beyond them.
-	all := blocks[:len(blocks):len(blocks)]
-	for _, b := range a.blocks {
-		if b.Start >= known {
-			all = append(all, b)
-		}
-	}
-	if a.done {
-		return all, math.MaxInt64, nil
-	}
-	return all, all[len(all)-1].End(), nil
+	blocks, known = l.known()
+	return blocks, known, nil
 }
 
 // Gzip writes a single-member gzip stream for an output whose bytes come,
