@@ -16,24 +16,25 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
-// readChars is this process's rchar: the bytes its read calls returned.
-func readChars(t *testing.T) int64 {
+// procIO is this process's rchar and wchar: the bytes its read and write
+// calls (copy_file_range counted in both) moved.
+func procIO(t *testing.T) (rchar, wchar int64) {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
 		t.Skipf("no /proc/self/io: %v", err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
+		k, v, _ := strings.Cut(l, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "rchar":
+			rchar = n
+		case "wchar":
+			wchar = n
 		}
 	}
-	t.Fatal("no rchar in /proc/self/io")
-	return 0
+	return rchar, wchar
 }
 
 // TestGzipApplyDecodesOnce: apply on a gzip input through the splice
@@ -42,7 +43,10 @@ func readChars(t *testing.T) int64 {
 // decoder, the copied blocks' bits once more by the splicer, the output
 // once by the check before rename: about 3 times the file, where a second
 // decode of the input to map its blocks (splice.ScanGzip, before) made it
-// 4. The output is the same either way (docs/performance.md).
+// 4. The output is the same either way (docs/performance.md). The copy of
+// the input that runs ahead in case nothing changes (copyahead.go), as
+// far as it gets, is left out: it is all that is written besides the
+// output.
 func TestGzipApplyDecodesOnce(t *testing.T) {
 	archivetest.RequireTool(t, "gzip")
 	dir := t.TempDir()
@@ -76,16 +80,20 @@ func TestGzipApplyDecodesOnce(t *testing.T) {
 	drop := func(e Entries) error {
 		return archive.Copy(e.Out, &dropReader{Reader: e.In, name: "usr/share/f010"}, archive.CopyOptions{Dest: e.OutFormat.Kind})
 	}
-	before := readChars(t)
+	r0, w0 := procIO(t)
 	res, err := Rewrite(in+".gz", filepath.Join(dir, "out.cpio.gz"), RewriteOptions{Reuse: true,
 		Open: OpenOptions{Backend: compress.PureGo}, Transform: drop})
 	mustDo(t, err)
-	read := readChars(t) - before
+	r1, w1 := procIO(t)
+	out, err := os.Stat(filepath.Join(dir, "out.cpio.gz"))
+	mustDo(t, err)
+	ahead := (w1 - w0) - out.Size()
+	read := r1 - r0 - ahead
 	if !strings.Contains(res.Compressor, "splice") {
 		t.Fatalf("not spliced: %q", res.Compressor)
 	}
 	times := float64(read) / float64(fi.Size())
-	t.Logf("read %d bytes for an input of %d: %.2f times", read, fi.Size(), times)
+	t.Logf("read %d bytes for an input of %d: %.2f times (the copy ahead, %d bytes, left out)", read, fi.Size(), times, ahead)
 	if times > 3.5 {
 		t.Errorf("read %d bytes for an input of %d: %.2f times, want at most 3.5 (one decode of the input)", read, fi.Size(), times)
 	}
