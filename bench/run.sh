@@ -820,6 +820,10 @@ case_repack_codec() {
 		if [[ -f $out ]]; then
 			NOTES+=("$case: output $(size_of "$out") bytes for an input of $(size_of "$in") ($(pct "$(size_of "$out")" "$(size_of "$in")")), $(compressor_of "$out" "$in")")
 		fi
+		if [[ $codec == gzip ]]; then
+			# The floor of a splice: one decompression of the input (issue 29).
+			run_peer "$case" "pigz -dc (decompress alone)" "" "pigz" -- pigz -dc "$in"
+		fi
 	else
 		run_ours "$case" "$out" -- "$BIN" repack "$in" "$out"
 		RSS_MAIN[$codec]=$LAST_OURS_KIB

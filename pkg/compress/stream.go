@@ -73,6 +73,16 @@ func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() in
 	return nil, nil, fmt.Errorf("compress: %s: its segments are cut to length, not decoded to their end", c)
 }
 
+// WrapStreamDecoder gives r, one stream of c decoded by a reader made
+// outside this package (the gzip splice's, which maps the deflate blocks
+// as it decodes: splice.NewGzipReader), what NewStreamReader's readers
+// have: errors that name the codec and stay, panics turned into errors,
+// and decoding ahead on another core.
+func WrapStreamDecoder(c Codec, r io.Reader) io.ReadCloser {
+	d := &decoder{codec: c, r: r}
+	return newReadahead(d, d.Close, wrapErr(c, errReadClosed))
+}
+
 // bzip2Stream ends compress/bzip2's reader at the end of its first stream:
 // the reader takes whatever follows for another stream and fails on its
 // magic ("bad magic value in continuation file"), having read two bytes

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"hash/maphash"
 	"io"
 	"os"
@@ -49,6 +48,10 @@ type Reuse struct {
 	// cannot be written, copied if unchanged and written in the output's
 	// codec otherwise.
 	Segment bool
+	// GzipLayout, when set, is the block map the input's decoder makes as
+	// it reads (splice.NewGzipReader): the gzip splice takes it instead of
+	// decoding the input a second time (splice.ScanGzip).
+	GzipLayout *splice.GzipLayout
 }
 
 // The Compressor strings of the reuse paths, as the manifest records them.
@@ -61,21 +64,22 @@ const (
 // (an lz4 splice, or the full compressor fed the input's identical prefix
 // again), and at the end, if nothing differed, the input file is copied.
 type reuseWriter struct {
-	o    *Output
-	m    *splice.Matcher
-	in   *Reuse
-	hash maphash.Hash // of every archive byte, for verify
+	o     *Output
+	m     *splice.Matcher
+	in    *Reuse
+	hash  maphash.Hash // of every archive byte, for verify; gzip: cells
+	cells splice.GzipCells
 
 	n       int64 // output bytes, all equal to the input's so far, while sink == nil
 	total   int64
 	sink    func(p []byte, src int64) error
-	crc     uint32 // of every archive byte, for a gzip trailer
 	lz4     *splice.Lz4
 	lz4Tool bool // the lz4 tool compresses the new blocks
 	xz      *splice.BlockSplicer
 	xzDesc  string // the compressor of the new xz blocks
 	gz      *splice.Gzip
 	gzLay   *splice.GzipLayout
+	gzSize  int64 // the input's size as the splice began
 	inFile  *os.File
 	copied  bool
 	ahead   *copyAhead // copying the input file to the output meanwhile
@@ -95,10 +99,12 @@ func (r *reuseWriter) Write(p []byte) (int, error) {
 
 // digest takes archive bytes into what verify and the gzip trailer need.
 func (r *reuseWriter) digest(p []byte) {
-	r.hash.Write(p)
 	if r.in.Codec == compress.Gzip {
-		r.crc = crc32.Update(r.crc, crc32.IEEETable, p)
+		// The CRC-32s of its MiBs: the trailer's, and the check's.
+		r.cells.Write(p)
+		return
 	}
+	r.hash.Write(p)
 }
 
 func (r *reuseWriter) emit(run []byte, src int64) error {
@@ -270,8 +276,17 @@ func lz4Level(l int) lz4.CompressionLevel {
 }
 
 func (r *reuseWriter) startGzip() error {
-	f, lay, err := scanInput(r, splice.ScanGzip)
-	if err != nil {
+	var f io.ReaderAt
+	lay := r.in.GzipLayout
+	var err error
+	if lay != nil {
+		// Mapped by the decoder the input is read with: no second decode.
+		var file *os.File
+		if file, r.gzSize, err = r.openInput(); err != nil {
+			return err
+		}
+		f = r.at(file, r.gzSize)
+	} else if f, lay, err = scanInput(r, splice.ScanGzip); err != nil {
 		return err
 	}
 	r.gzLay = lay
@@ -398,11 +413,11 @@ func (r *reuseWriter) finish() error {
 		}
 	}
 	if r.gz != nil {
-		if err := r.gz.Close(r.crc, r.total); err != nil {
+		if err := r.gz.Close(r.cells.Sum(), r.total); err != nil {
 			return err
 		}
 		// The output has reached the input's end: the scan is about done.
-		if more, _ := r.gzLay.Wait(); more {
+		if more, _ := r.gz.More(r.gzSize); more {
 			r.note("the input has more than one gzip member; only the first one's blocks were reused")
 		}
 		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d stretch(es) compressed at level %d, go", compress.Gzip, r.gz.Copied, r.gz.Regions, r.gzLay.Level)
@@ -513,6 +528,9 @@ func (r *reuseWriter) verify() error {
 	if r.lz4 == nil && r.gz == nil && r.xz == nil {
 		return nil
 	}
+	if r.gz != nil {
+		return r.verifyGzip()
+	}
 	want := r.hash.Sum64()
 	if _, err := r.o.file.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -556,4 +574,19 @@ type asyncHashWriter struct{ h *asyncHash }
 func (w asyncHashWriter) Write(p []byte) (int, error) {
 	w.h.Write(p)
 	return len(p), nil
+}
+
+// verifyGzip checks a spliced gzip output on every core: in chunks that
+// start where the splicer says a block starts, each decoded with its
+// window from the plain text written, their CRC-32s per MiB compared with
+// those of what was written (splice.CheckGzip).
+func (r *reuseWriter) verifyGzip() error {
+	fi, err := r.o.file.Stat()
+	if err != nil {
+		return err
+	}
+	if err := splice.CheckGzip(r.o.file, fi.Size(), r.gz.Points(), &r.cells, runtime.GOMAXPROCS(0)); err != nil {
+		return fmt.Errorf("checking the spliced output: %w; nothing was written (use --recompress=full and report this)", err)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
 
 // Segment is one part of an initrd as the kernel's unpack_to_rootfs
@@ -47,6 +48,8 @@ type segReader struct {
 	cur  *segPart
 	next int64 // where the search for the next segment starts
 	left int64 // decompressed bytes the size limit still allows
+	// gzLays: the block maps of the gzip segments read for a reuse.
+	gzLays map[int]*splice.GzipLayout
 }
 
 // segPart is the segment being read.
@@ -115,10 +118,11 @@ func (s *segReader) probe(seg Segment, cut bool) ([]byte, error) {
 		n, _ := s.src.ReadAt(head, seg.Offset)
 		return head[:n], nil
 	}
-	dec, err := s.decoder(seg, cut)
+	p, err := s.decode(seg, cut, false)
 	if err != nil {
 		return nil, err
 	}
+	dec := p.dec
 	defer dec.Close()
 	n, err := io.ReadFull(dec, head)
 	if n == 0 && err != nil && !errors.Is(err, io.EOF) {
@@ -216,18 +220,33 @@ func (s *segReader) find() (seg Segment, cut, found bool, err error) {
 	return seg, cut, true, nil
 }
 
-// decoder decodes the compressed segment seg: cut to its length, or to
-// its end (then the caller reads where that was from the returned part).
-func (s *segReader) decoder(seg Segment, cut bool) (io.ReadCloser, error) {
-	p, err := s.decode(seg, cut)
-	if err != nil {
-		return nil, err
+// mappedGzip decodes one gzip member with the splice's reader, and keeps
+// its block map for the segment's reuse (gzipLayout).
+func (s *segReader) mappedGzip(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
+	r, err := splice.NewGzipReader(br)
+	if errors.Is(err, splice.ErrUnhandled) {
+		return compress.NewStreamReader(br, compress.Gzip)
 	}
-	return p.dec, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.gzLays == nil {
+		s.gzLays = map[int]*splice.GzipLayout{}
+	}
+	s.gzLays[len(s.segs)-1] = r.Layout()
+	return compress.WrapStreamDecoder(compress.Gzip, r), func() int64 { return 0 }, nil
 }
 
+// gzipLayout is the block map the decoder of segment k (0-based) made as
+// it read it, or nil.
+func (s *segReader) gzipLayout(k int) *splice.GzipLayout { return s.gzLays[k] }
+
 // decode sets up the decoding of seg in a new part.
-func (s *segReader) decode(seg Segment, cut bool) (*segPart, error) {
+//
+// mapped: a reuse may splice the segment, so a gzip member is decoded by
+// splice.NewGzipReader, which maps its deflate blocks on the way (the
+// splicer's map, from the one decode: gzipLayout).
+func (s *segReader) decode(seg Segment, cut, mapped bool) (*segPart, error) {
 	p := &segPart{known: cut}
 	var err error
 	if cut {
@@ -240,7 +259,11 @@ func (s *segReader) decode(seg Segment, cut bool) (*segPart, error) {
 	} else {
 		p.src = &countingReader{r: io.NewSectionReader(s.src, seg.Offset, s.size-seg.Offset)}
 		p.br = bufio.NewReaderSize(p.src, 64<<10)
-		p.dec, p.over, err = compress.NewStreamReader(p.br, seg.Codec)
+		if mapped && seg.Codec == compress.Gzip {
+			p.dec, p.over, err = s.mappedGzip(p.br)
+		} else {
+			p.dec, p.over, err = compress.NewStreamReader(p.br, seg.Codec)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("segment %d (%s at offset %d): %w", len(s.segs)+1, seg.Codec, seg.Offset, err)
@@ -274,19 +297,20 @@ func (s *segReader) open(seg Segment, cut bool) error {
 	k := len(s.segs)
 	var p *segPart
 	var dec io.Reader
+	tap := s.tapFor(k - 1)
 	if raw {
 		p = &segPart{known: true}
 		dec = io.NewSectionReader(s.src, seg.Offset, seg.Length)
 	} else {
 		var err error
-		if p, err = s.decode(seg, cut); err != nil {
+		if p, err = s.decode(seg, cut, tap != nil); err != nil {
 			return err
 		}
 		dec = p.dec
 	}
 	p.out = &countingReader{r: dec}
 	var src io.Reader = archive.NewBudget(p.out, s.left)
-	if tap := s.tapFor(k - 1); tap != nil {
+	if tap != nil {
 		src = &tapReader{r: src, tap: tap}
 	}
 	p.cr = archive.NewSegmentCpioReader(bufio.NewReaderSize(src, 256<<10), raw)

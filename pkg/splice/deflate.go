@@ -134,19 +134,25 @@ func (h *huffman) decode(b *bitReader) (int, error) {
 	if b.n < 15 {
 		b.refill()
 	}
-	if e := h.table[b.acc&(1<<huffFast-1)]; e != 0 && uint(e&15) <= b.n {
-		b.acc >>= e & 15
-		b.n -= uint(e & 15)
+	return h.lookup(&b.acc, &b.n)
+}
+
+// lookup decodes a symbol from the bits in acc (n of them): by the table,
+// or for a longer code by walking the counts.
+func (h *huffman) lookup(acc *uint64, n *uint) (int, error) {
+	if e := h.table[*acc&(1<<huffFast-1)]; e != 0 && uint(e&15) <= *n {
+		*acc >>= e & 15
+		*n -= uint(e & 15)
 		return int(e >> 4), nil
 	}
 	code, first, index := 0, 0, 0
 	for l := 1; l < 16; l++ {
-		if b.n == 0 {
+		if *n == 0 {
 			return 0, fmt.Errorf("%w: %w", errDeflate, io.ErrUnexpectedEOF)
 		}
-		code |= int(b.acc & 1)
-		b.acc >>= 1
-		b.n--
+		code |= int(*acc & 1)
+		*acc >>= 1
+		*n--
 		count := int(h.count[l])
 		if code-first < count {
 			return int(h.symbol[index+code-first]), nil
@@ -156,6 +162,85 @@ func (h *huffman) decode(b *bitReader) (int, error) {
 		code <<= 1
 	}
 	return 0, fmt.Errorf("%w: bad code", errDeflate)
+}
+
+// codeReader is what reading a dynamic block's code lengths takes: the
+// scanner's bitReader and the inflater.
+type codeReader interface {
+	bits(k uint) (uint32, error)
+	sym(h *huffman) (int, error)
+}
+
+func (b *bitReader) sym(h *huffman) (int, error) { return h.decode(b) }
+
+// readCodes reads a dynamic block's code lengths and builds its tables.
+func readCodes(r codeReader, lit, dist *huffman) error {
+	v, err := r.bits(14)
+	if err != nil {
+		return err
+	}
+	nlen, ndist, ncode := int(v&31)+257, int(v>>5&31)+1, int(v>>10)+4
+	if nlen > 286 || ndist > 30 {
+		return fmt.Errorf("%w: too many codes", errDeflate)
+	}
+	var cl [19]uint8
+	for i := range ncode {
+		x, err := r.bits(3)
+		if err != nil {
+			return err
+		}
+		cl[clOrder[i]] = uint8(x)
+	}
+	var h huffman
+	if err := h.init(cl[:]); err != nil {
+		return err
+	}
+	var lengths [286 + 30]uint8
+	for i := 0; i < nlen+ndist; {
+		sym, err := r.sym(&h)
+		if err != nil {
+			return err
+		}
+		if sym < 16 {
+			lengths[i] = uint8(sym)
+			i++
+			continue
+		}
+		var rep uint8
+		var n uint32
+		switch sym {
+		case 16:
+			if i == 0 {
+				return fmt.Errorf("%w: repeat with no length", errDeflate)
+			}
+			rep = lengths[i-1]
+			n, err = r.bits(2)
+			n += 3
+		case 17:
+			n, err = r.bits(3)
+			n += 3
+		default:
+			n, err = r.bits(7)
+			n += 11
+		}
+		if err != nil {
+			return err
+		}
+		if i+int(n) > nlen+ndist {
+			return fmt.Errorf("%w: too many lengths", errDeflate)
+		}
+		for range n {
+			lengths[i] = rep
+			i++
+		}
+	}
+	if lengths[256] == 0 {
+		return fmt.Errorf("%w: no end-of-block code", errDeflate)
+	}
+	if err := lit.init(lengths[:nlen]); err != nil {
+		return err
+	}
+	return dist.init(lengths[nlen : nlen+ndist])
 }
 
 var (
@@ -170,14 +255,11 @@ var (
 // symbol, since nothing else tells where a Huffman block ends, but only
 // counts the bytes they stand for.
 type deflateScanner struct {
-	br         bitReader
-	start      int64 // bit position of the stream in the file
-	out        int64 // uncompressed bytes so far
-	done       bool
-	lit, dist  huffman
-	fixedReady bool
-	fixLit     huffman
-	fixDist    huffman
+	br        bitReader
+	start     int64 // bit position of the stream in the file
+	out       int64 // uncompressed bytes so far
+	done      bool
+	lit, dist huffman
 }
 
 // next returns the next block; io.EOF after the final one.
@@ -209,29 +291,8 @@ func (s *deflateScanner) next() (DeflateBlock, error) {
 		}
 		s.out += int64(n)
 	case 1:
-		if !s.fixedReady {
-			var l [288]uint8
-			for i := range l {
-				switch {
-				case i < 144:
-					l[i] = 8
-				case i < 256:
-					l[i] = 9
-				case i < 280:
-					l[i] = 7
-				default:
-					l[i] = 8
-				}
-			}
-			s.fixLit.init(l[:])
-			var d [30]uint8
-			for i := range d {
-				d[i] = 5
-			}
-			s.fixDist.init(d[:])
-			s.fixedReady = true
-		}
-		if err := s.codes(&s.fixLit, &s.fixDist); err != nil {
+		lit, dist := fixedTables()
+		if err := s.codes(lit, dist); err != nil {
 			return b, err
 		}
 	case 2:
@@ -250,74 +311,7 @@ func (s *deflateScanner) next() (DeflateBlock, error) {
 	return b, nil
 }
 
-func (s *deflateScanner) dynamic() error {
-	v, err := s.br.bits(14)
-	if err != nil {
-		return err
-	}
-	nlen, ndist, ncode := int(v&31)+257, int(v>>5&31)+1, int(v>>10)+4
-	if nlen > 286 || ndist > 30 {
-		return fmt.Errorf("%w: too many codes", errDeflate)
-	}
-	var cl [19]uint8
-	for i := range ncode {
-		x, err := s.br.bits(3)
-		if err != nil {
-			return err
-		}
-		cl[clOrder[i]] = uint8(x)
-	}
-	var h huffman
-	if err := h.init(cl[:]); err != nil {
-		return err
-	}
-	var lengths [286 + 30]uint8
-	for i := 0; i < nlen+ndist; {
-		sym, err := h.decode(&s.br)
-		if err != nil {
-			return err
-		}
-		if sym < 16 {
-			lengths[i] = uint8(sym)
-			i++
-			continue
-		}
-		var rep uint8
-		var n uint32
-		switch sym {
-		case 16:
-			if i == 0 {
-				return fmt.Errorf("%w: repeat with no length", errDeflate)
-			}
-			rep = lengths[i-1]
-			n, err = s.br.bits(2)
-			n += 3
-		case 17:
-			n, err = s.br.bits(3)
-			n += 3
-		default:
-			n, err = s.br.bits(7)
-			n += 11
-		}
-		if err != nil {
-			return err
-		}
-		if i+int(n) > nlen+ndist {
-			return fmt.Errorf("%w: too many lengths", errDeflate)
-		}
-		for range n {
-			lengths[i] = rep
-			i++
-		}
-	}
-	if lengths[256] == 0 {
-		return fmt.Errorf("%w: no end-of-block code", errDeflate)
-	}
-	if err := s.lit.init(lengths[:nlen]); err != nil {
-		return err
-	}
-	return s.dist.init(lengths[nlen : nlen+ndist])
-}
+func (s *deflateScanner) dynamic() error { return readCodes(&s.br, &s.lit, &s.dist) }
 
 // codes walks a Huffman block's symbols up to its end-of-block code.
 func (s *deflateScanner) codes(lit, dist *huffman) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -18,9 +19,10 @@ import (
 // this much of what came before it, as the input did.
 const deflateWindow = 32 << 10
 
-// GzipLayout is the block map of a gzip file's first member, filled in by
-// a goroutine (the scan decodes every symbol, as fast as a decompression)
-// while the caller goes on.
+// GzipLayout is the block map of a gzip file's first member: filled in by
+// the GzipReader that decodes the input for the archive reader (one pass),
+// or by ScanGzip's goroutine (a second decode, for an input read
+// otherwise), while the caller goes on.
 type GzipLayout struct {
 	Header []byte // the member's header, copied to the output
 	Level  int    // the level the header's XFL suggests
@@ -33,6 +35,22 @@ type GzipLayout struct {
 	err     error
 	more    bool // bytes follow the first member
 	stop    atomic.Bool
+	points  pointSet // block starts with their windows, for the check
+
+	// onePass: a GzipReader fills the map, paced by the archive reader,
+	// which may be waiting on the splicer: never wait for it, map ahead
+	// privately instead (ahead, used by the splicer's goroutine only).
+	onePass bool
+	ahead   *scanAhead
+}
+
+// scanAhead maps blocks beyond what the GzipReader has published, from
+// the input file, when the splicer needs them before the reader gets
+// there: it only counts the bytes, as ScanGzip does.
+type scanAhead struct {
+	s      *deflateScanner
+	blocks []DeflateBlock
+	done   bool
 }
 
 // ScanGzip reads the gzip header of r and starts scanning its blocks. A
@@ -40,6 +58,17 @@ type GzipLayout struct {
 // deflate) is ErrUnhandled.
 func ScanGzip(r io.ReaderAt, size int64) (*GzipLayout, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(size+16, 256<<10)))
+	l, err := newGzipLayout(br)
+	if err != nil {
+		return nil, err
+	}
+	s := &deflateScanner{br: bitReader{r: br}, start: int64(len(l.Header)) * 8}
+	go l.scan(s, size)
+	return l, nil
+}
+
+// newGzipLayout reads the header from br, which it consumes.
+func newGzipLayout(br *bufio.Reader) (*GzipLayout, error) {
 	hdr, xfl, err := readGzipHeader(br)
 	if err != nil {
 		return nil, err
@@ -52,57 +81,64 @@ func ScanGzip(r io.ReaderAt, size int64) (*GzipLayout, error) {
 		l.Level = 1
 	}
 	l.cond = sync.NewCond(&l.mu)
-	s := &deflateScanner{br: bitReader{r: br}, start: int64(len(hdr)) * 8}
-	go l.scan(s, size)
 	return l, nil
 }
 
+// readGzipHeader parses the header at the start of br from what br can
+// hold (a header longer than its buffer is cut short) and consumes it.
 func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
-	var hdr []byte
-	take := func(n int) ([]byte, error) {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return nil, fmt.Errorf("gzip: header: %w", io.ErrUnexpectedEOF)
-		}
-		hdr = append(hdr, b...)
-		return b, nil
+	short := fmt.Errorf("gzip: header: %w", io.ErrUnexpectedEOF)
+	b, _ := br.Peek(10)
+	if len(b) < 10 {
+		return nil, 0, short
 	}
-	fixed, err := take(10)
-	if err != nil {
-		return nil, 0, err
-	}
-	if fixed[0] != 0x1f || fixed[1] != 0x8b {
+	if b[0] != 0x1f || b[1] != 0x8b {
 		return nil, 0, errors.New("gzip: not a gzip header")
 	}
-	flg := fixed[3]
-	if fixed[2] != 8 || flg&0xe0 != 0 {
-		return nil, 0, fmt.Errorf("gzip: header method %d, flags %#x: %w", fixed[2], flg, ErrUnhandled)
+	flg := b[3]
+	if b[2] != 8 || flg&0xe0 != 0 {
+		return nil, 0, fmt.Errorf("gzip: header method %d, flags %#x: %w", b[2], flg, ErrUnhandled)
+	}
+	xfl := b[8]
+	n := 10
+	need := func(k int) bool {
+		if len(b) < n+k {
+			b, _ = br.Peek(min(br.Size(), max(n+k, br.Buffered())))
+		}
+		return len(b) >= n+k
 	}
 	if flg&4 != 0 {
-		x, err := take(2)
-		if err != nil {
-			return nil, 0, err
+		if !need(2) {
+			return nil, 0, short
 		}
-		if _, err := take(int(binary.LittleEndian.Uint16(x))); err != nil {
-			return nil, 0, err
+		n += 2 + int(binary.LittleEndian.Uint16(b[n:]))
+		if !need(0) {
+			return nil, 0, short
 		}
 	}
 	for _, f := range []byte{8, 16} { // name, comment
 		if flg&f == 0 {
 			continue
 		}
-		s, err := br.ReadSlice(0)
-		if err != nil {
-			return nil, 0, fmt.Errorf("gzip: header: %w", io.ErrUnexpectedEOF)
+		for {
+			if !need(1) {
+				return nil, 0, short
+			}
+			n++
+			if b[n-1] == 0 {
+				break
+			}
 		}
-		hdr = append(hdr, s...)
 	}
 	if flg&2 != 0 {
-		if _, err := take(2); err != nil {
-			return nil, 0, err
+		if !need(2) {
+			return nil, 0, short
 		}
+		n += 2
 	}
-	return hdr, fixed[8], nil
+	hdr := append([]byte(nil), b[:n]...)
+	_, _ = br.Discard(n)
+	return hdr, xfl, nil
 }
 
 func (l *GzipLayout) scan(s *deflateScanner, size int64) {
@@ -139,12 +175,38 @@ func (l *GzipLayout) scan(s *deflateScanner, size int64) {
 	publish(true, errors.New("stopped"))
 }
 
+// add publishes a block the GzipReader has decoded.
+func (l *GzipLayout) add(b DeflateBlock) {
+	l.mu.Lock()
+	l.blocks = append(l.blocks, b)
+	l.scanned = b.End()
+	l.mu.Unlock()
+}
+
+// finish ends a GzipReader's map.
+func (l *GzipLayout) finish(err error) {
+	l.mu.Lock()
+	l.done, l.err = true, err
+	l.mu.Unlock()
+	l.cond.Broadcast()
+}
+
 // Stop ends the scan early.
 func (l *GzipLayout) Stop() { l.stop.Store(true) }
 
 // Wait waits for the scan to end and reports whether data follows the
-// first member and what error ended the scan, if any.
-func (l *GzipLayout) Wait() (more bool, err error) {
+// first member and what error ended the scan, if any. A map a GzipReader
+// fills is finished from the input file instead: see ahead.
+func (l *GzipLayout) Wait(in io.ReaderAt, size int64) (more bool, err error) {
+	if l.onePass {
+		blocks, _, err := l.through(math.MaxInt64, in)
+		if err != nil || len(blocks) == 0 {
+			return false, err
+		}
+		// The member's trailer follows the final block, byte aligned.
+		end := (blocks[len(blocks)-1].EndBit+7)/8 + 8
+		return end < size, nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for !l.done {
@@ -153,14 +215,84 @@ func (l *GzipLayout) Wait() (more bool, err error) {
 	return l.more, l.err
 }
 
-// upTo returns the blocks known once the scan has covered off or ended.
-func (l *GzipLayout) upTo(off int64) []DeflateBlock {
+// known returns the blocks mapped so far (by the reader, and ahead of it
+// by through), and up to where the map is known: math.MaxInt64 once
+// complete.
+func (l *GzipLayout) known() ([]DeflateBlock, int64) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	for !l.done && l.scanned < off {
-		l.cond.Wait()
+	blocks, known := l.blocks, l.scanned
+	if l.done {
+		known = math.MaxInt64
 	}
-	return l.blocks
+	l.mu.Unlock()
+	a := l.ahead
+	if a == nil || known == math.MaxInt64 {
+		return blocks, known
+	}
+	// The reader's blocks, then those mapped ahead beyond them.
+	all := blocks[:len(blocks):len(blocks)]
+	for _, b := range a.blocks {
+		if b.Start >= known {
+			all = append(all, b)
+		}
+	}
+	if a.done {
+		return all, math.MaxInt64
+	}
+	if n := len(all); n > 0 {
+		known = max(known, all[n-1].End())
+	}
+	return all, known
+}
+
+// through returns the blocks once the map covers off or is complete:
+// waiting for ScanGzip's goroutine, or mapping ahead of a GzipReader from
+// the input file in. The second result is how far the map is known.
+func (l *GzipLayout) through(off int64, in io.ReaderAt) ([]DeflateBlock, int64, error) {
+	if !l.onePass {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for !l.done && l.scanned < off {
+			l.cond.Wait()
+		}
+		if l.done {
+			return l.blocks, math.MaxInt64, nil
+		}
+		return l.blocks, l.scanned, nil
+	}
+	blocks, known := l.known()
+	if known >= off {
+		return blocks, known, nil
+	}
+	if a := l.ahead; a == nil || len(a.blocks) == 0 || a.blocks[len(a.blocks)-1].End() < known {
+		// Start, or start again, where the map known so far ends.
+		bit := int64(len(l.Header)) * 8
+		if n := len(blocks); n > 0 {
+			bit = blocks[n-1].EndBit
+		}
+		br := bufio.NewReaderSize(io.NewSectionReader(in, bit/8, math.MaxInt64-bit/8), 64<<10)
+		a = &scanAhead{s: &deflateScanner{br: bitReader{r: br}, start: bit / 8 * 8, out: known}}
+		if k := uint(bit % 8); k > 0 {
+			if _, err := a.s.br.bits(k); err != nil {
+				return nil, 0, err
+			}
+		}
+		l.ahead = a
+	}
+	a := l.ahead
+	for !a.done && (len(a.blocks) == 0 || a.blocks[len(a.blocks)-1].End() < off) {
+		b, err := a.s.next()
+		if err == io.EOF {
+			a.done = true
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		a.blocks = append(a.blocks, b)
+	}
+	blocks, known = l.known()
+	return blocks, known, nil
 }
 
 // Gzip writes a single-member gzip stream for an output whose bytes come,
@@ -186,6 +318,10 @@ type Gzip struct {
 	started bool
 	buf     []byte
 
+	cw     *countWriter
+	outOff int64    // uncompressed bytes emitted
+	points pointSet // where the output's chunks start, for the check
+
 	// Copied counts the blocks copied, Regions the stretches compressed.
 	Copied, Regions int
 }
@@ -193,14 +329,16 @@ type Gzip struct {
 // NewGzip returns a splicer writing to w, copying from the gzip file in
 // whose first member lay describes.
 func NewGzip(w io.Writer, in io.ReaderAt, lay *GzipLayout) *Gzip {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chainIdx: -1}
+	cw := &countWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 256<<10)
+	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chainIdx: -1, cw: cw}
 }
 
 func (s *Gzip) start() error {
 	if !s.started {
 		s.started = true
 		_, err := s.w.Write(s.lay.Header)
+		s.points.add(int64(len(s.lay.Header))*8, 0, nil)
 		return err
 	}
 	return nil
@@ -213,6 +351,12 @@ func (s *Gzip) Write(p []byte, src int64) error {
 	}
 	for len(p) > 0 {
 		k := min(len(p), 1<<20)
+		if s.chainIdx >= 0 && (src < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src) {
+			// The chain ends: settle it with its blocks all mapped.
+			if err := s.settle(true); err != nil {
+				return err
+			}
+		}
 		switch {
 		case src < 0:
 			s.chainIdx = -1
@@ -224,7 +368,7 @@ func (s *Gzip) Write(p []byte, src int64) error {
 			src += int64(k)
 		}
 		p = p[k:]
-		if err := s.settle(); err != nil {
+		if err := s.settle(false); err != nil {
 			return err
 		}
 	}
@@ -232,11 +376,20 @@ func (s *Gzip) Write(p []byte, src int64) error {
 }
 
 // settle emits what can be: each block the chain now covers with its
-// window, and the new data before it, compressed.
-func (s *Gzip) settle() error {
+// window, and the new data before it, compressed. Without full, it takes
+// the map as far as it is known and leaves pending what lies beyond: the
+// same blocks are copied and the same bytes compressed as with the whole
+// map, later (a chain is settled with full before it ends).
+func (s *Gzip) settle(full bool) error {
 	for s.chainIdx >= 0 {
 		end := s.chainIn + int64(len(s.pending)-s.chainIdx)
-		blocks := s.lay.upTo(end)
+		blocks, known := s.lay.known()
+		if full && known < end {
+			var err error
+			if blocks, known, err = s.lay.through(end, s.in); err != nil {
+				return fmt.Errorf("gzip: mapping the input's blocks: %w", err)
+			}
+		}
 		from := s.chainIn
 		if s.chainStart > 0 {
 			from = max(from, s.chainStart+deflateWindow)
@@ -257,8 +410,12 @@ func (s *Gzip) settle() error {
 			continue
 		}
 		keep := len(s.pending)
-		if i < len(blocks) && blocks[i].Start < end {
+		switch {
+		case i < len(blocks) && blocks[i].Start < end:
 			keep = s.chainIdx + int(blocks[i].Start-s.chainIn)
+		case i == len(blocks) && known < end:
+			// The next block from `from` on starts at known or later.
+			keep = s.chainIdx + int(min(end, max(known, from))-s.chainIn)
 		}
 		if err := s.literal(s.pending[:keep]); err != nil {
 			return err
@@ -303,6 +460,7 @@ func (s *Gzip) literal(p []byte) error {
 		return nil
 	}
 	if s.fw == nil {
+		s.points.add(s.bitPos(), s.outOff, s.histWindow)
 		if s.bw.n != 0 {
 			// An empty stored block brings the stream to a byte boundary,
 			// where the compressor's blocks can begin.
@@ -318,6 +476,7 @@ func (s *Gzip) literal(p []byte) error {
 		s.Regions++
 	}
 	s.remember(p)
+	s.outOff += int64(len(p))
 	_, err := s.fw.Write(p)
 	return err
 }
@@ -337,6 +496,8 @@ func (s *Gzip) copyBlock(b DeflateBlock, content []byte) error {
 	if err := s.closeRegion(); err != nil {
 		return err
 	}
+	s.points.add(s.bitPos(), s.outOff, s.histWindow)
+	s.outOff += b.Len
 	// Every copied block becomes non-final: the end is written by Close.
 	s.bw.bits(0, 1)
 	if b.Stored {
@@ -389,7 +550,10 @@ func (s *Gzip) Prefix(n int64, get func(from, to int64) ([]byte, bool)) error {
 	if n == 0 {
 		return nil
 	}
-	blocks := s.lay.upTo(n)
+	blocks, _, err := s.lay.through(n, s.in)
+	if err != nil {
+		return fmt.Errorf("gzip: mapping the input's blocks: %w", err)
+	}
 	i := 0
 	for i < len(blocks) && blocks[i].End() <= n {
 		i++
@@ -425,6 +589,13 @@ func (s *Gzip) Prefix(n int64, get func(from, to int64) ([]byte, bool)) error {
 		}
 		s.Copied += i
 	}
+	// The prefix's blocks are at the input's bits: so are its points.
+	for _, p := range s.lay.points.list() {
+		if p.Off > 0 && p.Off < at {
+			s.points.add(p.Bit, p.Off, func() []byte { return p.Window })
+		}
+	}
+	s.outOff = at
 	cut := at - max(0, at-deflateWindow)
 	s.remember(tail[:cut])
 	s.pending = append(s.pending[:0], tail[cut:]...)
@@ -433,14 +604,26 @@ func (s *Gzip) Prefix(n int64, get func(from, to int64) ([]byte, bool)) error {
 	return nil
 }
 
+// Points are where the output's check may start a chunk (CheckGzip).
+func (s *Gzip) Points() []GzipPoint { return s.points.list() }
+
+// More says whether the input has bytes after its first member, once the
+// output is closed.
+func (s *Gzip) More(size int64) (bool, error) { return s.lay.Wait(s.in, size) }
+
 // Close ends the deflate stream with a final block and writes the
 // trailer: crc is the CRC-32 of the whole output, size its length.
 func (s *Gzip) Close(crc uint32, size int64) error {
 	if err := s.start(); err != nil {
 		return err
 	}
+	if s.chainIdx >= 0 {
+		if err := s.settle(true); err != nil {
+			return err
+		}
+	}
 	s.chainIdx = -1
-	if err := s.settle(); err != nil {
+	if err := s.settle(false); err != nil {
 		return err
 	}
 	if s.fw != nil {

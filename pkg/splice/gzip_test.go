@@ -177,7 +177,7 @@ func TestScanGzip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		more, err := lay.Wait()
+		more, err := lay.Wait(nil, 0)
 		if err != nil || more {
 			t.Fatalf("level %d: more %v, %v", level, more, err)
 		}
@@ -204,7 +204,7 @@ func TestScanGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if more, err := lay.Wait(); !more || err != nil {
+	if more, err := lay.Wait(nil, 0); !more || err != nil {
 		t.Fatalf("two members: more %v, %v", more, err)
 	}
 }

@@ -171,8 +171,21 @@ func spliceWith(t testing.TB, s *BlockSplicer, res *bytes.Buffer, comp, in, out 
 // whether out equals in: a copy, start never called.
 func drive(t testing.TB, in, out []byte, chunk, window, removed int, start func(n int64, m *Matcher) error, write func(p []byte, src int64) error) bool {
 	t.Helper()
+	return driveFed(t, in, out, chunk, window, removed, nil, start, write)
+}
+
+// driveFed is drive with fed told how much of the input is fed to the
+// Matcher before it is: what a decoder must have delivered by then.
+func driveFed(t testing.TB, in, out []byte, chunk, window, removed int, fed func(n int), start func(n int64, m *Matcher) error, write func(p []byte, src int64) error) bool {
+	t.Helper()
+	feed := func(m *Matcher, p []byte, upTo int) {
+		if fed != nil {
+			fed(upTo)
+		}
+		m.Feed(p)
+	}
 	m := NewMatcher(window)
-	fed := 0
+	at := 0
 	started := false
 	var n int64
 	emit := func(run []byte, src int64) error {
@@ -190,15 +203,15 @@ func drive(t testing.TB, in, out []byte, chunk, window, removed int, start func(
 	}
 	for o := 0; o < len(out); o += chunk {
 		ahead := min(len(in), o+chunk+300+removed)
-		if ahead > fed {
-			m.Feed(in[fed:ahead])
-			fed = ahead
+		if ahead > at {
+			feed(m, in[at:ahead], ahead)
+			at = ahead
 		}
 		if err := m.Match(out[o:min(len(out), o+chunk)], emit); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m.Feed(in[fed:])
+	feed(m, in[at:], len(in))
 	m.End()
 	if !started {
 		if n == int64(len(in)) {
@@ -454,7 +467,7 @@ func FuzzScan(f *testing.F) {
 		if err != nil {
 			return
 		}
-		lay.Wait()
+		lay.Wait(nil, 0)
 		var at int64
 		for _, b := range lay.blocks {
 			if b.Start != at || b.EndBit <= b.Bit {
