@@ -189,6 +189,22 @@ func Run(opt Options) (*Result, error) {
 		res.NewLock.Packages[name] = lp
 		res.compare(opt, s, opt.Lock.Packages[name], inputOf[name])
 	}
+	res.keepMissing(opt, states)
+	res.summarise(names, opt.Lock)
+	for i := range res.Packages {
+		res.Packages[i].SeenAs = states[res.Packages[i].Package].seenAs()
+	}
+	for i := range res.Findings {
+		if s := states[res.Findings[i].Package]; s != nil {
+			res.Findings[i].SeenAs = s.seenAs()
+		}
+	}
+	return res, nil
+}
+
+// keepMissing carries the lock's packages that no input showed into the
+// new lock, each with a finding (a note under --allow-missing).
+func (res *Result) keepMissing(opt Options, states map[string]*pkgState) {
 	var missing []string
 	for name := range opt.Lock.Packages {
 		if states[name] == nil {
@@ -207,16 +223,6 @@ func Run(opt Options) (*Result, error) {
 		res.add(Finding{Finding: trim.Finding{Package: name, Severity: sev, Check: CheckMissing,
 			Reason: "in the lock but in none of the inputs (pass --allow-missing when checking a subset)"}})
 	}
-	res.summarise(names, opt.Lock)
-	for i := range res.Packages {
-		res.Packages[i].SeenAs = states[res.Packages[i].Package].seenAs()
-	}
-	for i := range res.Findings {
-		if s := states[res.Findings[i].Package]; s != nil {
-			res.Findings[i].SeenAs = s.seenAs()
-		}
-	}
-	return res, nil
 }
 
 // inputOwners returns who installed what in a whole target (Buildroot's
