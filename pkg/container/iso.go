@@ -108,15 +108,15 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 	return in, nil
 }
 
-// openInitrd reads the initrd's files: several as the kernel gets them
-// (initrdView), segment by segment; one as a single stream, as a lone
-// initrd of one stream is read.
+// openInitrd reads the initrd's files as the kernel gets them
+// (initrdView), segment by segment, one file or several: a Debian-style
+// initrd, an early raw cpio and the main one compressed, is one file. An
+// initrd that is one stream (minikube's rootfs.cpio.gz) is read as a
+// lone initrd of one stream is.
 func openInitrd(f *os.File, parts []Part, readers []io.Reader, opt OpenOptions) (*Input, error) {
-	if len(parts) > 1 {
-		in, ok, err := openISOSegments(f, parts, opt)
-		if err != nil || ok {
-			return in, err
-		}
+	in, ok, err := openISOSegments(f, parts, opt)
+	if err != nil || ok {
+		return in, err
 	}
 	return openStream(io.MultiReader(readers...), nil, opt)
 }

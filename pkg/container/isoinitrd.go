@@ -106,6 +106,18 @@ func (s *segReader) fileEnd(at int64) int64 {
 	return s.size
 }
 
+// lengthOf is segment i's length, or, while its end is not yet known (a
+// compressed one read on), what is left of the file holding it: a
+// segment never runs on into the next file of an initrd, nor into the
+// rest of the ISO image.
+func (s *segReader) lengthOf(i int) int64 {
+	seg := s.Segments()[i]
+	if seg.Length > 0 {
+		return seg.Length
+	}
+	return s.fileEnd(seg.Offset) - seg.Offset
+}
+
 // inFile is where the view's byte at is in the input file (the image):
 // at itself for a file of its own.
 func (s *segReader) inFile(at int64) int64 {
@@ -246,6 +258,11 @@ func (w *segWriter) joinFiles() error {
 		}
 	}
 	w.Compressor = fmt.Sprintf("%d segments in %d files", count, len(w.files))
+	if count == 1 && len(w.parts) == 1 {
+		// One file of one stream (minikube's): say how that stream was
+		// written, as for a lone initrd.
+		w.Compressor = w.parts[0].o.Compressor
+	}
 	return nil
 }
 
