@@ -109,19 +109,25 @@ func TestInitrdProducers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dracut and mkinitramfs take minutes: not with -short")
 	}
-	for _, tool := range []string{"cpio", "unmkinitramfs", "zstd", "gzip", skipcpio} {
+	for _, tool := range []string{"cpio", "unmkinitramfs", "zstd", "gzip", "xz", skipcpio} {
 		archivetest.RequireTool(t, tool)
 	}
 	bin := binary(t)
 	dir := t.TempDir()
 	crictl := filepath.Join(dir, "crictl.yaml")
 	mustOK(t, os.WriteFile(crictl, []byte("runtime-endpoint: unix:///run/containerd/containerd.sock\n"), 0o644))
+	type codec struct{ codec, decomp string }
+	zstd, gzip, xz := codec{"zstd", "zstd -dc"}, codec{"gzip", "gzip -dc"}, codec{"xz", "xz -dc"}
+	// Three compressions in all, as the issue allows: both producers'
+	// zstd and gzip, and dracut's xz (--check=crc32, the kernel's only
+	// check), whose changed segment goes through the xz splice.
 	producers := []struct {
-		name string
-		make func(t *testing.T, dir, crictl, codec string) (img string, want []string)
-	}{{"dracut", dracutInitrd}, {"mkinitramfs", mkinitramfsInitrd}}
+		name   string
+		make   func(t *testing.T, dir, crictl, codec string) (img string, want []string)
+		codecs []codec
+	}{{"dracut", dracutInitrd, []codec{zstd, gzip, xz}}, {"mkinitramfs", mkinitramfsInitrd, []codec{zstd, gzip}}}
 	for _, p := range producers {
-		for _, c := range []struct{ codec, decomp string }{{"zstd", "zstd -dc"}, {"gzip", "gzip -dc"}} {
+		for _, c := range p.codecs {
 			t.Run(p.name+"/"+c.codec, func(t *testing.T) {
 				img, want := p.make(t, dir, crictl, c.codec)
 				checkApplied(t, bin, img, c.decomp, append(want, "etc/crictl.yaml"))
