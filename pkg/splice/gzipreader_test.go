@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	stdgzip "compress/gzip"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -263,4 +264,44 @@ func sequentialCheck(gz, want []byte) error {
 		return fmt.Errorf("differs")
 	}
 	return nil
+}
+
+// FuzzGzipReader: on any bytes, the one-pass reader (apply's only decode
+// of a gzip segment) gives what klauspost's reader gives for one member:
+// the same text where that succeeds, an error where it fails, and no
+// panic. A header it hands back (ErrUnhandled) goes klauspost's way in
+// apply, so there is nothing to compare.
+func FuzzGzipReader(f *testing.F) {
+	// Small seeds: Go's fuzzer minimizes every input that finds new
+	// code, at a cost that grows with the square of its length.
+	in := corpus(5, 3<<10)
+	for _, level := range []int{flate.NoCompression, flate.HuffmanOnly, 1, 6, 9} {
+		var b bytes.Buffer
+		zw, _ := kgzip.NewWriterLevel(&b, level)
+		zw.Write(in)
+		zw.Close()
+		f.Add(b.Bytes())
+		f.Add(b.Bytes()[:b.Len()/2])
+		f.Add(append(b.Bytes()[:b.Len():b.Len()], 0, 0, 0, 0))
+	}
+	f.Fuzz(func(t *testing.T, comp []byte) {
+		got, _, _, err := readOnePass(t, comp)
+		if errors.Is(err, ErrUnhandled) {
+			return
+		}
+		zr, zerr := kgzip.NewReader(bytes.NewReader(comp))
+		var want []byte
+		if zerr == nil {
+			zr.Multistream(false)
+			want, zerr = io.ReadAll(zr)
+		}
+		switch {
+		case zerr == nil && err != nil:
+			t.Fatalf("klauspost reads %d bytes, the one-pass reader fails: %v", len(want), err)
+		case zerr != nil && err == nil:
+			t.Fatalf("klauspost fails (%v), the one-pass reader reads %d bytes", zerr, len(got))
+		case zerr == nil && !bytes.Equal(got, want):
+			t.Fatalf("text differs: %d bytes, klauspost %d", len(got), len(want))
+		}
+	})
 }
