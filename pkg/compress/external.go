@@ -305,13 +305,10 @@ func startDecompressor(r io.Reader, c Codec, path string, args []string) (*extRe
 	e := &extReader{codec: c, cmd: exec.Command(path, args...)}
 	e.cmd.Stdin = r
 	e.cmd.Stderr = &e.stderr
-	pr, pw, err := os.Pipe()
+	pr, pw, err := newToolPipe()
 	if err != nil {
 		return nil, wrapErr(c, err)
 	}
-	// A 1 MiB pipe instead of 64 KiB: a decompressor writes hundreds of
-	// MB/s, and each wake-up costs more than the copy.
-	unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, 1<<20)
 	e.cmd.Stdout = pw
 	if err := e.cmd.Start(); err != nil {
 		pr.Close()
