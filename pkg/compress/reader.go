@@ -57,7 +57,13 @@ func NewReader(r io.Reader, opt ReaderOptions) (io.ReadCloser, Codec, error) {
 	}
 	if opt.Backend != PureGo {
 		if path, args, ok := decompressCommand(c, Threads(), opt.Backend); ok {
-			rc, err := startDecompressor(br, c, path, args)
+			var in io.Reader = br
+			if fs, ok := r.(FileSource); ok {
+				if f, ok := fs.ToolInput(br.Buffered()); ok {
+					in = f
+				}
+			}
+			rc, err := startDecompressor(in, c, path, args)
 			return rc, c, err
 		}
 		if opt.Backend == External && hasExternalDecoder(c) {

@@ -66,7 +66,7 @@ func (in *Input) Consumed() int64 {
 	if in.counter == nil {
 		return 0
 	}
-	return in.counter.n
+	return in.counter.consumed()
 }
 
 // Close releases the input.
@@ -92,6 +92,7 @@ func (in *Input) Close() error {
 	}
 	if in.counter != nil {
 		in.counter.unmap() // after the decoder, which may read the mapping until closed
+		in.counter.closeTool()
 	}
 	if in.file != nil {
 		if cerr := in.file.Close(); err == nil {
@@ -314,7 +315,8 @@ type countingReader struct {
 	n int64
 	h *asyncHash // nil when no digest was asked for
 
-	file *os.File // r, when it may be mapped
+	file *os.File // r, when it may be mapped or handed to a tool
+	tool *os.File // file, reopened for the tool that reads it (ToolInput)
 	m    []byte   // file, mapped, once InPlace said yes
 	fd   int      // file's, holding the lease while m is mapped
 }
