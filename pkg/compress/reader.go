@@ -60,6 +60,11 @@ func NewReader(r io.Reader, opt ReaderOptions) (io.ReadCloser, Codec, error) {
 			var in io.Reader = br
 			if fs, ok := r.(FileSource); ok {
 				if f, ok := fs.ToolInput(br.Buffered()); ok {
+					if c == Xz {
+						if px, err := newXzParallel(path, f, Threads()); err == nil {
+							return px, c, nil
+						}
+					}
 					in = f
 				}
 			}

@@ -3,11 +3,11 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 )
@@ -64,22 +64,9 @@ func FuzzTarball(f *testing.F) {
 	})
 }
 
-// TestMain caps the fuzzer's minimizing at 100 tries an input unless
-// -test.fuzzminimizetime is given. Go minimizes every input that adds
-// coverage, not only a crasher, and its minimizeBytes (internal/fuzz,
-// minimize.go) tries a number of cuts quadratic in the input's length; a
-// tarball hardly ever survives a cut, so each new input bred from a 10 KB
-// seed took the default 60 s with no exec reported meanwhile: the "stall"
-// of FuzzTarball and the slowness of FuzzLayers. A crasher is written all
-// the same, only less minimized.
+// TestMain caps the fuzzer's minimizing (archivetest.CapFuzzMinimizing):
+// a tarball hardly ever survives a cut.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.fuzzminimizetime" })
-	if !given {
-		if err := flag.Set("test.fuzzminimizetime", "100x"); err != nil {
-			panic(err)
-		}
-	}
+	archivetest.CapFuzzMinimizing()
 	os.Exit(m.Run())
 }

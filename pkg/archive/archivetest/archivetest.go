@@ -2,6 +2,7 @@ package archivetest
 
 import (
 	"archive/tar"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -361,5 +362,25 @@ func HoleyFile(t testing.TB, p string, size int64, data map[int64]string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// CapFuzzMinimizing caps the fuzzer's minimizing at 100 tries an input
+// unless -test.fuzzminimizetime is given; call it from TestMain. Go
+// minimizes every input that adds coverage, not only a crasher, and its
+// minimizeBytes (internal/fuzz, minimize.go) tries a number of cuts
+// quadratic in the input's length; a structured input (a tarball, an xz
+// index) hardly ever survives a cut, so each new input bred from a seed of
+// a few kilobytes took the default 60 s with no exec meanwhile: the
+// "stall" of FuzzTarball, and FuzzXzBlocks's 4,377 execs in 30 s. A
+// crasher is written all the same, only less minimized.
+func CapFuzzMinimizing() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.fuzzminimizetime" })
+	if !given {
+		if err := flag.Set("test.fuzzminimizetime", "100x"); err != nil {
+			panic(err)
+		}
 	}
 }

@@ -1,0 +1,332 @@
+package compress
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strconv"
+)
+
+// The layout of an .xz file, read from its end as `xz --list` reads it
+// (src/xz/list.c, parse_indexes): each stream's footer gives its index,
+// the index gives every block's size, and the blocks lie before it, after
+// the 12-byte stream header. The format is the .xz file format 1.2.1
+// (doc/xz-file-format.txt in the xz sources); the sections named below
+// are its.
+
+// xzBlock is a block of an .xz stream, as its index and header give it.
+type xzBlock struct {
+	offset     int64 // of the block header, in the file
+	headerSize int64
+	dataSize   int64 // the filters' compressed data: no padding, no check
+	size       int64 // uncompressed
+	check      byte  // the stream's check type (2.1.1.2)
+	filters    []string
+}
+
+// end is where the block ends in the file: after its padding and check.
+func (b xzBlock) end() int64 {
+	return b.offset + pad4(b.headerSize+b.dataSize) + int64(xzCheckSize(b.check))
+}
+
+// checkOffset is where the block's check field starts.
+func (b xzBlock) checkOffset() int64 { return b.offset + pad4(b.headerSize+b.dataSize) }
+
+func pad4(n int64) int64 { return (n + 3) &^ 3 }
+
+// errXzLayout says the file is not laid out as xzBlocks can use it: a
+// single block, a filter it does not pass on, trailing bytes, or damage.
+// The caller then has xz read the file whole, which names any damage as
+// it always has.
+var errXzLayout = errors.New("no block layout for parallel decoding")
+
+var (
+	xzHeaderMagic = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
+	xzFooterMagic = []byte{'Y', 'Z'}
+)
+
+// maxXzIndex bounds the index read into memory: 16 bytes a block at the
+// most, so a million blocks; a real rootfs has tens.
+const maxXzIndex = 16 << 20
+
+// xzCheckSize is the size of the check field of type t (2.1.1.2): 0, 4,
+// 8, 16, 32, 32 and 64 bytes for types 0, 1-3, 4-6, 7-9, 10-12, 13-15.
+func xzCheckSize(t byte) int {
+	if t == 0 {
+		return 0
+	}
+	return 4 << ((t - 1) / 3)
+}
+
+// xzBlocks lists the blocks of the .xz streams that fill r from start to
+// end, in order, with their stream padding (2.2) in between; errXzLayout
+// (wrapped, saying why) where r is not only that.
+func xzBlocks(r io.ReaderAt, start, end int64) ([]xzBlock, error) {
+	var streams [][]xzBlock
+	pos := end
+	for pos > start {
+		var err error
+		if pos, err = skipStreamPadding(r, start, pos); err != nil {
+			return nil, err
+		}
+		blocks, streamStart, err := xzStream(r, start, pos)
+		if err != nil {
+			return nil, err
+		}
+		streams = append(streams, blocks)
+		pos = streamStart
+	}
+	if len(streams) == 0 {
+		return nil, layoutError("no stream")
+	}
+	var all []xzBlock
+	for i := len(streams) - 1; i >= 0; i-- {
+		all = append(all, streams[i]...)
+	}
+	return all, nil
+}
+
+func layoutError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errXzLayout, fmt.Sprintf(format, args...))
+}
+
+// skipStreamPadding steps back over the zero bytes, in fours, that may
+// follow a stream.
+func skipStreamPadding(r io.ReaderAt, start, pos int64) (int64, error) {
+	var b [4]byte
+	for pos-4 >= start {
+		if _, err := r.ReadAt(b[:], pos-4); err != nil {
+			return 0, layoutError("reading at %d: %v", pos-4, err)
+		}
+		if b != [4]byte{} {
+			return pos, nil
+		}
+		pos -= 4
+	}
+	return pos, nil
+}
+
+// xzStream reads the stream that ends at end: its footer, index, header
+// and block headers.
+func xzStream(r io.ReaderAt, start, end int64) ([]xzBlock, int64, error) {
+	if end-start < 12+12+8 {
+		return nil, 0, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
+	}
+	var footer [12]byte
+	if _, err := r.ReadAt(footer[:], end-12); err != nil {
+		return nil, 0, layoutError("reading the stream footer: %v", err)
+	}
+	// 2.1.2: CRC32 of backward size and flags, backward size, flags, magic.
+	if !bytes.Equal(footer[10:], xzFooterMagic) || crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer[:4]) {
+		return nil, 0, layoutError("no stream footer ends at offset %d", end)
+	}
+	flags := footer[8:10]
+	if flags[0] != 0 || flags[1] > 0x0F {
+		return nil, 0, layoutError("stream flags %x", flags)
+	}
+	indexSize := (int64(binary.LittleEndian.Uint32(footer[4:8])) + 1) * 4
+	indexStart := end - 12 - indexSize
+	if indexSize > maxXzIndex || indexStart < start+12 {
+		return nil, 0, layoutError("index of %d bytes before offset %d", indexSize, end-12)
+	}
+	index := make([]byte, indexSize)
+	if _, err := r.ReadAt(index, indexStart); err != nil {
+		return nil, 0, layoutError("reading the index: %v", err)
+	}
+	records, err := parseXzIndex(index)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int64
+	for _, rec := range records {
+		total += pad4(rec.unpadded)
+	}
+	streamStart := indexStart - total - 12
+	if total > indexStart || streamStart < start {
+		return nil, 0, layoutError("the index's blocks (%d bytes) do not fit before it", total)
+	}
+	var header [12]byte
+	if _, err := r.ReadAt(header[:], streamStart); err != nil {
+		return nil, 0, layoutError("reading the stream header: %v", err)
+	}
+	// 2.1.1: magic, flags, CRC32 of the flags; the flags are the footer's.
+	if !bytes.Equal(header[:6], xzHeaderMagic) || !bytes.Equal(header[6:8], flags) ||
+		crc32.ChecksumIEEE(header[6:8]) != binary.LittleEndian.Uint32(header[8:12]) {
+		return nil, 0, layoutError("no stream header at offset %d for the index at %d", streamStart, indexStart)
+	}
+	blocks := make([]xzBlock, 0, len(records))
+	off := streamStart + 12
+	for i, rec := range records {
+		b, err := readXzBlockHeader(r, off, flags[1], rec)
+		if err != nil {
+			return nil, 0, fmt.Errorf("block %d: %w", i+1, err)
+		}
+		blocks = append(blocks, b)
+		off += pad4(rec.unpadded)
+	}
+	return blocks, streamStart, nil
+}
+
+type xzRecord struct{ unpadded, size int64 }
+
+// parseXzIndex reads an index (4): indicator, record count, records,
+// padding, CRC32.
+func parseXzIndex(index []byte) ([]xzRecord, error) {
+	body := index[:len(index)-4]
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(index[len(index)-4:]) || body[0] != 0 {
+		return nil, layoutError("index damaged")
+	}
+	p := body[1:]
+	count, p, err := xzVLI(p)
+	if err != nil || count > uint64(len(p))/2 {
+		return nil, layoutError("index record count")
+	}
+	records := make([]xzRecord, 0, count)
+	for range count {
+		var unpadded, size uint64
+		if unpadded, p, err = xzVLI(p); err != nil {
+			return nil, layoutError("index record: %v", err)
+		}
+		if size, p, err = xzVLI(p); err != nil {
+			return nil, layoutError("index record: %v", err)
+		}
+		// 4.3.1: unpadded size is at least a minimal header and a check,
+		// and no size may pass the VLI limit of 2^63.
+		if unpadded < 5 || unpadded > 1<<62 || size > 1<<62 {
+			return nil, layoutError("index record sizes %d, %d", unpadded, size)
+		}
+		records = append(records, xzRecord{unpadded: int64(unpadded), size: int64(size)})
+	}
+	if len(p) > 3 || !allZero(p) {
+		return nil, layoutError("index padding")
+	}
+	return records, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// xzVLI decodes a variable-length integer (1.2): at most 9 bytes, 7 bits
+// each, least significant first, no superfluous zero byte at the end.
+func xzVLI(b []byte) (uint64, []byte, error) {
+	var v uint64
+	for i := 0; i < len(b) && i < 9; i++ {
+		v |= uint64(b[i]&0x7F) << (7 * i)
+		if b[i]&0x80 == 0 {
+			if i > 0 && b[i] == 0 {
+				return 0, nil, errors.New("superfluous zero byte in an integer")
+			}
+			return v, b[i+1:], nil
+		}
+	}
+	return 0, nil, errors.New("integer runs past its end")
+}
+
+// readXzBlockHeader reads the block header (3.1) at off and checks it
+// against the index record.
+func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec xzRecord) (xzBlock, error) {
+	var first [1]byte
+	if _, err := r.ReadAt(first[:], off); err != nil {
+		return xzBlock{}, layoutError("reading the header at %d: %v", off, err)
+	}
+	if first[0] == 0 {
+		return xzBlock{}, layoutError("an index indicator where the header should be, at %d", off)
+	}
+	size := (int64(first[0]) + 1) * 4
+	h := make([]byte, size)
+	if _, err := r.ReadAt(h, off); err != nil {
+		return xzBlock{}, layoutError("reading the header at %d: %v", off, err)
+	}
+	if crc32.ChecksumIEEE(h[:size-4]) != binary.LittleEndian.Uint32(h[size-4:]) {
+		return xzBlock{}, layoutError("header CRC32 at %d", off)
+	}
+	flags := h[1]
+	if flags&0x3C != 0 {
+		return xzBlock{}, layoutError("reserved header flags %#x", flags)
+	}
+	dataSize := rec.unpadded - size - int64(xzCheckSize(check))
+	if dataSize <= 0 {
+		return xzBlock{}, layoutError("index unpadded size %d is smaller than the header and check", rec.unpadded)
+	}
+	p := h[2 : size-4]
+	var err error
+	for _, f := range []struct {
+		bit  byte
+		want int64
+		what string
+	}{{0x40, dataSize, "compressed"}, {0x80, rec.size, "uncompressed"}} {
+		if flags&f.bit == 0 {
+			continue
+		}
+		var v uint64
+		if v, p, err = xzVLI(p); err != nil {
+			return xzBlock{}, layoutError("header %s size: %v", f.what, err)
+		}
+		if int64(v) != f.want {
+			return xzBlock{}, layoutError("header says %d bytes %s, the index %d", v, f.what, f.want)
+		}
+	}
+	filters, p, err := xzFilterArgs(p, int(flags&0x03)+1)
+	if err != nil {
+		return xzBlock{}, err
+	}
+	if !allZero(p) {
+		return xzBlock{}, layoutError("header padding")
+	}
+	return xzBlock{offset: off, headerSize: size, dataSize: dataSize, size: rec.size, check: check, filters: filters}, nil
+}
+
+// xzFilterArgs turns the filter flags (3.1.5) into the options of `xz
+// --format=raw`, for the chains a rootfs is compressed with: LZMA2 alone,
+// or after one branch filter. Others (delta, custom filters) are left to
+// xz reading the whole stream.
+func xzFilterArgs(p []byte, n int) ([]string, []byte, error) {
+	bcj := map[uint64]string{0x04: "--x86", 0x05: "--powerpc", 0x06: "--ia64", 0x07: "--arm", 0x08: "--armthumb", 0x09: "--sparc", 0x0A: "--arm64"}
+	var args []string
+	for i := range n {
+		id, rest, err := xzVLI(p)
+		if err != nil {
+			return nil, nil, layoutError("filter id: %v", err)
+		}
+		propSize, rest, err := xzVLI(rest)
+		if err != nil || propSize > uint64(len(rest)) {
+			return nil, nil, layoutError("filter properties")
+		}
+		props := rest[:propSize]
+		p = rest[propSize:]
+		last := i == n-1
+		switch {
+		case id == 0x21 && last && propSize == 1 && props[0] <= 37: // xz takes up to 1.5 GiB
+			args = append(args, "--lzma2=dict="+formatDictSize(lzma2DictSize(props[0])))
+		case bcj[id] != "" && !last && propSize == 0:
+			args = append(args, bcj[id])
+		default:
+			return nil, nil, layoutError("filter %#x with %d bytes of properties", id, propSize)
+		}
+	}
+	return args, p, nil
+}
+
+// formatDictSize writes a dictionary size as xz --list does
+// (src/xz/message.c, message_filters_to_str): in MiB or KiB where exact.
+func formatDictSize(n uint64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return strconv.FormatUint(n>>20, 10) + "MiB"
+	case n%(1<<10) == 0:
+		return strconv.FormatUint(n>>10, 10) + "KiB"
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// lzma2DictSize decodes the LZMA2 dictionary size byte (5.3.1), below 40.
+func lzma2DictSize(b byte) uint64 { return uint64(2|b&1) << (b/2 + 11) }
