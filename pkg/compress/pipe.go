@@ -23,21 +23,19 @@ const (
 // batchedPipe reads a tool's output in batches of about half the pipe.
 //
 // xz writes 8 KiB at a time (IO_BUFFER_SIZE in src/xz/file_io.h: BUFSIZ,
-// 8 KiB with glibc), and a
-// reader that reads whenever there is something wakes once per write:
-// 53,000 wake-ups for a 400 MiB rootfs, each a context switch on both
-// sides. On the 2-core bench host that was 1.9 s of system time and a
-// fifth of all CPU cycles (perf: finish_task_switch), and with `xz -T2`,
-// whose threads want both cores, it made the pipeline a fifth slower than
-// xz alone (make bench: audit-dpkg-xzblocks). So the reader lets the pipe
-// fill between reads: the read end is blocking and outside the Go
-// netpoller (whose edge-triggered epoll would wake on every write even
-// while the reader sleeps), and after a read that found the pipe mostly
-// empty it pauses, doubling the pause while reads stay small and halving
-// it once they come back large, so that reads settle at a quarter to
-// three quarters of the pipe. A tool that outruns the reader fills the
+// 8 KiB with glibc), and a reader that reads whenever there is something
+// wakes once per write: 53,000 wake-ups for a 400 MiB rootfs, each a
+// context switch. On the 2-core bench host that was 1.9 s of system time
+// and a fifth of all CPU cycles (perf: finish_task_switch). So the reader
+// lets the pipe fill between reads: the read end is blocking and outside
+// the Go netpoller (whose edge-triggered epoll would wake on every write
+// even while the reader sleeps), and after a read that found the pipe
+// mostly empty it pauses, doubling the pause while reads stay small and
+// halving it once they come back large, so that reads settle at a quarter
+// to three quarters of the pipe. A tool that outruns the reader fills the
 // pipe and blocks; the reader then reads without pausing, as before. The
-// bytes are the same either way; only when they are read changes.
+// bytes are the same either way; only when they are read changes
+// (docs/performance.md, "Reading xz").
 type batchedPipe struct {
 	f        *os.File
 	src      io.Reader // f, but for tests that count the reads
