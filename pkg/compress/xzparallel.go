@@ -187,6 +187,9 @@ func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
 	go func() {
 		defer p.wg.Done()
 		err := p.drain(out, pr)
+		if err != nil {
+			cmd.Process.Kill() // it would block on the pipe no one reads
+		}
 		if werr := cmd.Wait(); werr != nil && err == nil {
 			err = fmt.Errorf("%s: %w%s", cmd.Path, werr, stderrTail(&stderr))
 		}

@@ -2,8 +2,10 @@ package compress
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -311,4 +313,106 @@ func FuzzXzBlocks(f *testing.F) {
 			prev = b.end()
 		}
 	})
+}
+
+// resize rewrites what the header and the index of block k say it holds
+// to size, an integer of the same encoded length, with every CRC32 made
+// right again: a layout that lies consistently.
+func resize(t *testing.T, stream []byte, blocks []xzBlock, k int, size int64) []byte {
+	t.Helper()
+	out := bytes.Clone(stream)
+	vli := func(v uint64) []byte {
+		var b []byte
+		for v >= 0x80 {
+			b = append(b, byte(v)|0x80)
+			v >>= 7
+		}
+		return append(b, byte(v))
+	}
+	old, repl := vli(uint64(blocks[k].size)), vli(uint64(size))
+	if len(old) != len(repl) {
+		t.Fatalf("%d and %d encode to different lengths", blocks[k].size, size)
+	}
+	// The header: flags, then the compressed size (if there), then this.
+	b := blocks[k]
+	h := out[b.offset : b.offset+b.headerSize]
+	p := 2
+	if h[1]&0x40 != 0 {
+		_, rest, _ := xzVLI(h[p:])
+		p = len(h) - len(rest)
+	}
+	if h[1]&0x80 == 0 || !bytes.Equal(h[p:p+len(old)], old) {
+		t.Fatal("the block header gives no uncompressed size")
+	}
+	copy(h[p:], repl)
+	binary.LittleEndian.PutUint32(h[len(h)-4:], crc32.ChecksumIEEE(h[:len(h)-4]))
+	// The index: indicator, count, then (unpadded, uncompressed) pairs.
+	indexSize := (int64(binary.LittleEndian.Uint32(out[len(out)-8:])) + 1) * 4
+	idx := out[int64(len(out))-12-indexSize : len(out)-12]
+	_, rest, _ := xzVLI(idx[1:])
+	for i := 0; i <= k; i++ {
+		_, rest, _ = xzVLI(rest)
+		if i == k {
+			at := len(idx) - len(rest)
+			copy(idx[at:], repl)
+		}
+		_, rest, _ = xzVLI(rest)
+	}
+	binary.LittleEndian.PutUint32(idx[len(idx)-4:], crc32.ChecksumIEEE(idx[:len(idx)-4]))
+	return out
+}
+
+// TestXzParallelLyingIndex gives a block one byte less or more than it
+// holds, consistently in its header and the index: the size checked as
+// the output arrives names the block, and nothing hangs on the xz that
+// was stopped mid-block.
+func TestXzParallelLyingIndex(t *testing.T) {
+	requireTool(t, "xz")
+	if runtime.NumCPU() < 2 {
+		t.Skip("one core: xz -T reads every stream")
+	}
+	// Blocks of 8 MiB: told 2 MiB, the xz stopped after 3 still has
+	// more than the pipe holds to write.
+	stream := mustRunTool(t, mixedData(24<<20, 3), "xz", "-T2", "--block-size=8MiB", "-1", "-C", "crc32", "-c")
+	blocks, err := xzBlocks(bytes.NewReader(stream), 0, int64(len(stream)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		size int64
+		want string
+	}{
+		{"fewer", 2 << 20, "more than the 2097152 bytes the index gives"},
+		{"more", 8<<20 + 1, "8388608 bytes, where the index gives 8388609"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lying := resize(t, stream, blocks, 1, tc.size)
+			if _, err := xzBlocks(bytes.NewReader(lying), 0, int64(len(lying))); err != nil {
+				t.Fatalf("the lying layout does not read: %v", err)
+			}
+			path := filepath.Join(t.TempDir(), "in.xz")
+			if err := os.WriteFile(path, lying, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := openHanded(t, path)
+			if _, ok := r.(*xzParallel); !ok {
+				t.Fatal("not decoded by blocks")
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := io.ReadAll(r)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "block 2 at offset") || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("got %v, want block 2 named and %q", err, tc.want)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("no end after a minute")
+			}
+			r.Close()
+		})
+	}
 }
