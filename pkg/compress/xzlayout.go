@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -37,20 +38,21 @@ func (b xzBlock) checkOffset() int64 { return b.offset + pad4(b.headerSize+b.dat
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
-// errXzLayout says the file is not laid out as xzBlocks can use it: a
-// single block, a filter it does not pass on, trailing bytes, or damage.
-// The caller then has xz read the file whole, which names any damage as
-// it always has.
-var errXzLayout = errors.New("no block layout for parallel decoding")
+// ErrXzLayout says a file is not only .xz streams laid out as their
+// indexes say (trailing bytes, damage), or, for decoding one xz a block,
+// not a layout that can be (a single block, a filter not passed on). The
+// caller then has xz read the file whole, which names any damage as it
+// always has.
+var ErrXzLayout = errors.New("xz layout")
 
 var (
 	xzHeaderMagic = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
 	xzFooterMagic = []byte{'Y', 'Z'}
 )
 
-// maxXzIndex bounds the index read into memory: 16 bytes a block at the
-// most, so a million blocks; a real rootfs has tens.
-const maxXzIndex = 16 << 20
+// maxXzIndex bounds the index read into memory: millions of records (2
+// to 18 bytes each); a real rootfs has tens.
+const maxXzIndex = 64 << 20
 
 // xzCheckSize is the size of the check field of type t (2.1.1.2): 0, 4,
 // 8, 16, 32, 32 and 64 bytes for types 0, 1-3, 4-6, 7-9, 10-12, 13-15.
@@ -61,36 +63,74 @@ func xzCheckSize(t byte) int {
 	return 4 << ((t - 1) / 3)
 }
 
-// xzBlocks lists the blocks of the .xz streams that fill r from start to
-// end, in order, with their stream padding (2.2) in between; errXzLayout
-// (wrapped, saying why) where r is not only that.
-func xzBlocks(r io.ReaderAt, start, end int64) ([]xzBlock, error) {
-	var streams [][]xzBlock
+// XzStream is one stream of an .xz file as its index gives it: where it
+// starts, its header (its flags: the check type) and a record per block.
+// Block k starts at Offset + 12 plus the padded sizes of those before it.
+type XzStream struct {
+	Offset  int64
+	Header  [12]byte
+	Check   byte // the check type (2.1.1.2): 0 none, 1 CRC32, 4 CRC64, 10 SHA-256
+	Records []XzRecord
+}
+
+// XzRecord is an index record (4.3): a block's unpadded and uncompressed
+// sizes.
+type XzRecord struct{ Unpadded, Size int64 }
+
+// Padded is the block's size in the file: unpadded, rounded up to 4.
+func (r XzRecord) Padded() int64 { return pad4(r.Unpadded) }
+
+// XzStreams reads the .xz streams that fill r from start to end, in
+// order, with their stream padding (2.2) in between, checking the CRC32
+// of every stream header, index and footer; ErrXzLayout (wrapped, saying
+// why) where r is not only that. Block headers are not read. The xz
+// splice (splice.ScanXz) and the decoding of one xz a block share it.
+func XzStreams(r io.ReaderAt, start, end int64) ([]XzStream, error) {
+	var streams []XzStream
 	pos := end
 	for pos > start {
 		var err error
 		if pos, err = skipStreamPadding(r, start, pos); err != nil {
 			return nil, err
 		}
-		blocks, streamStart, err := xzStream(r, start, pos)
+		st, err := xzStream(r, start, pos)
 		if err != nil {
 			return nil, err
 		}
-		streams = append(streams, blocks)
-		pos = streamStart
+		streams = append(streams, st)
+		pos = st.Offset
 	}
 	if len(streams) == 0 {
 		return nil, layoutError("no stream")
 	}
+	slices.Reverse(streams)
+	return streams, nil
+}
+
+// xzBlocks lists the blocks of the .xz streams that fill r from start to
+// end, in order, each block header read and checked against the index.
+func xzBlocks(r io.ReaderAt, start, end int64) ([]xzBlock, error) {
+	streams, err := XzStreams(r, start, end)
+	if err != nil {
+		return nil, err
+	}
 	var all []xzBlock
-	for i := len(streams) - 1; i >= 0; i-- {
-		all = append(all, streams[i]...)
+	for _, st := range streams {
+		off := st.Offset + 12
+		for _, rec := range st.Records {
+			b, err := readXzBlockHeader(r, off, st.Check, rec)
+			if err != nil {
+				return nil, fmt.Errorf("block %d: %w", len(all)+1, err)
+			}
+			all = append(all, b)
+			off += rec.Padded()
+		}
 	}
 	return all, nil
 }
 
 func layoutError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errXzLayout, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrXzLayout, fmt.Sprintf(format, args...))
 }
 
 // skipStreamPadding steps back over the zero bytes, in fours, that may
@@ -109,72 +149,62 @@ func skipStreamPadding(r io.ReaderAt, start, pos int64) (int64, error) {
 	return pos, nil
 }
 
-// xzStream reads the stream that ends at end: its footer, index, header
-// and block headers.
-func xzStream(r io.ReaderAt, start, end int64) ([]xzBlock, int64, error) {
+// xzStream reads the stream that ends at end: its footer, index and
+// header.
+func xzStream(r io.ReaderAt, start, end int64) (XzStream, error) {
+	var st XzStream
 	if end-start < 12+12+8 {
-		return nil, 0, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
+		return st, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
 	}
 	var footer [12]byte
 	if _, err := r.ReadAt(footer[:], end-12); err != nil {
-		return nil, 0, layoutError("reading the stream footer: %v", err)
+		return st, layoutError("reading the stream footer: %v", err)
 	}
 	// 2.1.2: CRC32 of backward size and flags, backward size, flags, magic.
 	if !bytes.Equal(footer[10:], xzFooterMagic) || crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer[:4]) {
-		return nil, 0, layoutError("no stream footer ends at offset %d", end)
+		return st, layoutError("no stream footer ends at offset %d", end)
 	}
 	flags := footer[8:10]
 	if flags[0] != 0 || flags[1] > 0x0F {
-		return nil, 0, layoutError("stream flags %x", flags)
+		return st, layoutError("stream flags %x", flags)
 	}
 	indexSize := (int64(binary.LittleEndian.Uint32(footer[4:8])) + 1) * 4
 	indexStart := end - 12 - indexSize
 	if indexSize > maxXzIndex || indexStart < start+12 {
-		return nil, 0, layoutError("index of %d bytes before offset %d", indexSize, end-12)
+		return st, layoutError("index of %d bytes before offset %d", indexSize, end-12)
 	}
 	index := make([]byte, indexSize)
 	if _, err := r.ReadAt(index, indexStart); err != nil {
-		return nil, 0, layoutError("reading the index: %v", err)
+		return st, layoutError("reading the index: %v", err)
 	}
 	records, err := parseXzIndex(index)
 	if err != nil {
-		return nil, 0, err
+		return st, err
 	}
 	var total int64
 	for _, rec := range records {
-		total += pad4(rec.unpadded)
+		total += rec.Padded()
 	}
-	streamStart := indexStart - total - 12
-	if total > indexStart || streamStart < start {
-		return nil, 0, layoutError("the index's blocks (%d bytes) do not fit before it", total)
+	st.Offset = indexStart - total - 12
+	if total > indexStart || st.Offset < start {
+		return st, layoutError("the index's blocks (%d bytes) do not fit before it", total)
 	}
-	var header [12]byte
-	if _, err := r.ReadAt(header[:], streamStart); err != nil {
-		return nil, 0, layoutError("reading the stream header: %v", err)
+	if _, err := r.ReadAt(st.Header[:], st.Offset); err != nil {
+		return st, layoutError("reading the stream header: %v", err)
 	}
 	// 2.1.1: magic, flags, CRC32 of the flags; the flags are the footer's.
-	if !bytes.Equal(header[:6], xzHeaderMagic) || !bytes.Equal(header[6:8], flags) ||
-		crc32.ChecksumIEEE(header[6:8]) != binary.LittleEndian.Uint32(header[8:12]) {
-		return nil, 0, layoutError("no stream header at offset %d for the index at %d", streamStart, indexStart)
+	h := st.Header
+	if !bytes.Equal(h[:6], xzHeaderMagic) || !bytes.Equal(h[6:8], flags) ||
+		crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
+		return st, layoutError("no stream header at offset %d for the index at %d", st.Offset, indexStart)
 	}
-	blocks := make([]xzBlock, 0, len(records))
-	off := streamStart + 12
-	for i, rec := range records {
-		b, err := readXzBlockHeader(r, off, flags[1], rec)
-		if err != nil {
-			return nil, 0, fmt.Errorf("block %d: %w", i+1, err)
-		}
-		blocks = append(blocks, b)
-		off += pad4(rec.unpadded)
-	}
-	return blocks, streamStart, nil
+	st.Check, st.Records = flags[1], records
+	return st, nil
 }
-
-type xzRecord struct{ unpadded, size int64 }
 
 // parseXzIndex reads an index (4): indicator, record count, records,
 // padding, CRC32.
-func parseXzIndex(index []byte) ([]xzRecord, error) {
+func parseXzIndex(index []byte) ([]XzRecord, error) {
 	body := index[:len(index)-4]
 	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(index[len(index)-4:]) || body[0] != 0 {
 		return nil, layoutError("index damaged")
@@ -184,7 +214,7 @@ func parseXzIndex(index []byte) ([]xzRecord, error) {
 	if err != nil || count > uint64(len(p))/2 {
 		return nil, layoutError("index record count")
 	}
-	records := make([]xzRecord, 0, count)
+	records := make([]XzRecord, 0, count)
 	for range count {
 		var unpadded, size uint64
 		if unpadded, p, err = xzVLI(p); err != nil {
@@ -193,12 +223,12 @@ func parseXzIndex(index []byte) ([]xzRecord, error) {
 		if size, p, err = xzVLI(p); err != nil {
 			return nil, layoutError("index record: %v", err)
 		}
-		// 4.3.1: unpadded size is at least a minimal header and a check,
+		// 4.3.1: a block is at least an 8-byte header and a byte of data,
 		// and no size may pass the VLI limit of 2^63.
-		if unpadded < 5 || unpadded > 1<<62 || size > 1<<62 {
+		if unpadded < 9 || unpadded > 1<<62 || size > 1<<62 {
 			return nil, layoutError("index record sizes %d, %d", unpadded, size)
 		}
-		records = append(records, xzRecord{unpadded: int64(unpadded), size: int64(size)})
+		records = append(records, XzRecord{Unpadded: int64(unpadded), Size: int64(size)})
 	}
 	if len(p) > 3 || !allZero(p) {
 		return nil, layoutError("index padding")
@@ -233,7 +263,7 @@ func xzVLI(b []byte) (uint64, []byte, error) {
 
 // readXzBlockHeader reads the block header (3.1) at off and checks it
 // against the index record.
-func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec xzRecord) (xzBlock, error) {
+func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec XzRecord) (xzBlock, error) {
 	var first [1]byte
 	if _, err := r.ReadAt(first[:], off); err != nil {
 		return xzBlock{}, layoutError("reading the header at %d: %v", off, err)
@@ -253,9 +283,9 @@ func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec xzRecord) (xzBl
 	if flags&0x3C != 0 {
 		return xzBlock{}, layoutError("reserved header flags %#x", flags)
 	}
-	dataSize := rec.unpadded - size - int64(xzCheckSize(check))
+	dataSize := rec.Unpadded - size - int64(xzCheckSize(check))
 	if dataSize <= 0 {
-		return xzBlock{}, layoutError("index unpadded size %d is smaller than the header and check", rec.unpadded)
+		return xzBlock{}, layoutError("index unpadded size %d is smaller than the header and check", rec.Unpadded)
 	}
 	p := h[2 : size-4]
 	var err error
@@ -263,7 +293,7 @@ func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec xzRecord) (xzBl
 		bit  byte
 		want int64
 		what string
-	}{{0x40, dataSize, "compressed"}, {0x80, rec.size, "uncompressed"}} {
+	}{{0x40, dataSize, "compressed"}, {0x80, rec.Size, "uncompressed"}} {
 		if flags&f.bit == 0 {
 			continue
 		}
@@ -282,7 +312,7 @@ func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec xzRecord) (xzBl
 	if !allZero(p) {
 		return xzBlock{}, layoutError("header padding")
 	}
-	return xzBlock{offset: off, headerSize: size, dataSize: dataSize, size: rec.size, check: check, filters: filters}, nil
+	return xzBlock{offset: off, headerSize: size, dataSize: dataSize, size: rec.Size, check: check, filters: filters}, nil
 }
 
 // xzFilterArgs turns the filter flags (3.1.5) into the options of `xz

@@ -3,10 +3,11 @@ package splice
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
 // XzBlocks counts the blocks of the xz file r of size bytes, from the
@@ -15,62 +16,24 @@ import (
 // several (`xz -T0`). Only a file of one stream is counted; for several
 // streams it reports ErrUnhandled.
 func XzBlocks(r io.ReaderAt, size int64) (int, error) {
-	end := size
-	var pad [4]byte
-	for end >= 4 {
-		if _, err := r.ReadAt(pad[:], end-4); err != nil {
-			return 0, err
-		}
-		if pad != [4]byte{} {
-			break
-		}
-		end -= 4 // stream padding
-	}
-	if end < 24 {
-		return 0, errors.New("xz: too short")
-	}
-	var foot [12]byte
-	if _, err := r.ReadAt(foot[:], end-12); err != nil {
+	st, err := oneXzStream(r, size)
+	if err != nil {
 		return 0, err
 	}
-	if foot[10] != 'Y' || foot[11] != 'Z' || crc32.ChecksumIEEE(foot[4:10]) != binary.LittleEndian.Uint32(foot[:4]) {
-		return 0, errors.New("xz: bad stream footer")
+	return len(st.Records), nil
+}
+
+// oneXzStream reads the layout of an xz file that must be one stream
+// (compress.XzStreams: every CRC32 of header, index and footer checked).
+func oneXzStream(r io.ReaderAt, size int64) (*compress.XzStream, error) {
+	streams, err := compress.XzStreams(r, 0, size)
+	if err != nil {
+		return nil, fmt.Errorf("xz: %w", err)
 	}
-	isize := (int64(binary.LittleEndian.Uint32(foot[4:8])) + 1) * 4
-	at := end - 12 - isize
-	if at < 12 || isize > 1<<30 {
-		return 0, errors.New("xz: bad index size")
+	if len(streams) > 1 {
+		return nil, fmt.Errorf("xz: %d streams: %w", len(streams), ErrUnhandled)
 	}
-	idx := make([]byte, min(isize, 1<<16))
-	if _, err := r.ReadAt(idx, at); err != nil {
-		return 0, err
-	}
-	if idx[0] != 0 {
-		return 0, errors.New("xz: bad index")
-	}
-	n, k := binary.Uvarint(idx[1:])
-	if k <= 0 {
-		return 0, errors.New("xz: bad index")
-	}
-	// One stream: its blocks fill the space from the header to the index.
-	var total int64
-	p := idx[1+k:]
-	for i := uint64(0); i < n; i++ {
-		unpadded, k1 := binary.Uvarint(p)
-		if k1 <= 0 {
-			return 0, fmt.Errorf("xz: index of %d blocks: %w", n, ErrUnhandled)
-		}
-		_, k2 := binary.Uvarint(p[k1:])
-		if k2 <= 0 {
-			return 0, fmt.Errorf("xz: index of %d blocks: %w", n, ErrUnhandled)
-		}
-		p = p[k1+k2:]
-		total += (int64(unpadded) + 3) &^ 3
-	}
-	if 12+total != at {
-		return 0, fmt.Errorf("xz: several streams: %w", ErrUnhandled)
-	}
-	return int(n), nil
+	return &streams[0], nil
 }
 
 // XzLayout is what ScanXz reads of a one-stream xz file.
@@ -80,105 +43,24 @@ type XzLayout struct {
 	Blocks []Block
 }
 
-// Xz check types (the xz file format, 2.1.1.2).
-const (
-	XzCheckCRC32 = 0x01
-	xzMagic      = "\xfd7zXZ\x00"
-)
+// XzCheckCRC32 is the CRC32 check type (the xz file format, 2.1.1.2).
+const XzCheckCRC32 = 0x01
 
 // ScanXz lists the blocks of the xz file r of size bytes from the index at
 // its end, which gives each block's compressed (unpadded) and uncompressed
 // size: blocks are independent, so each can be copied or recompressed
 // alone. A file of several streams reports ErrUnhandled.
 func ScanXz(r io.ReaderAt, size int64) (*XzLayout, error) {
-	if size < 32 {
-		return nil, errors.New("xz: too short")
-	}
-	lay := &XzLayout{}
-	if _, err := r.ReadAt(lay.Header[:], 0); err != nil {
+	st, err := oneXzStream(r, size)
+	if err != nil {
 		return nil, err
 	}
-	h := lay.Header
-	if string(h[:6]) != xzMagic || crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) || h[6] != 0 || h[7]&0xf0 != 0 {
-		return nil, errors.New("xz: bad stream header")
-	}
-	lay.Check = h[7]
-	end := size
-	var pad [4]byte
-	for end >= 4 {
-		if _, err := r.ReadAt(pad[:], end-4); err != nil {
-			return nil, err
-		}
-		if pad != [4]byte{} {
-			break
-		}
-		end -= 4 // stream padding
-	}
-	if end < 32 {
-		return nil, errors.New("xz: too short")
-	}
-	var foot [12]byte
-	if _, err := r.ReadAt(foot[:], end-12); err != nil {
-		return nil, err
-	}
-	if foot[10] != 'Y' || foot[11] != 'Z' || crc32.ChecksumIEEE(foot[4:10]) != binary.LittleEndian.Uint32(foot[:4]) {
-		return nil, errors.New("xz: bad stream footer")
-	}
-	if foot[8] != h[6] || foot[9] != h[7] {
-		return nil, errors.New("xz: stream flags of header and footer differ")
-	}
-	isize := (int64(binary.LittleEndian.Uint32(foot[4:8])) + 1) * 4
-	at := end - 12 - isize
-	if at < 12 || isize > 64<<20 {
-		return nil, errors.New("xz: bad index size")
-	}
-	idx := make([]byte, isize)
-	if _, err := r.ReadAt(idx, at); err != nil {
-		return nil, err
-	}
-	if idx[0] != 0 || crc32.ChecksumIEEE(idx[:isize-4]) != binary.LittleEndian.Uint32(idx[isize-4:]) {
-		return nil, errors.New("xz: bad index")
-	}
-	p := idx[1 : isize-4]
-	n, k := binary.Uvarint(p)
-	if k <= 0 || n > uint64(isize) {
-		return nil, errors.New("xz: bad index")
-	}
-	p = p[k:]
+	lay := &XzLayout{Header: st.Header, Check: st.Check}
 	off, start := int64(12), int64(0)
-	for i := uint64(0); i < n; i++ {
-		unpadded, k1 := binary.Uvarint(p)
-		if k1 <= 0 {
-			return nil, errors.New("xz: bad index")
-		}
-		ulen, k2 := binary.Uvarint(p[k1:])
-		if k2 <= 0 {
-			return nil, errors.New("xz: bad index")
-		}
-		p = p[k1+k2:]
-		// A block header is at least 8 bytes, its check 0 to 32.
-		if unpadded < 9 || unpadded > 1<<62 || ulen > 1<<62 {
-			return nil, errors.New("xz: bad index record")
-		}
-		padded := (int64(unpadded) + 3) &^ 3
-		if padded > at-off {
-			// Less room than the records say: several streams, or a lie.
-			return nil, fmt.Errorf("xz: blocks past the index: %w", ErrUnhandled)
-		}
-		lay.Blocks = append(lay.Blocks, Block{Offset: off, Size: padded, Start: start, Len: int64(ulen), Unpadded: int64(unpadded)})
-		off += padded
-		start += int64(ulen)
-	}
-	for _, c := range p {
-		if c != 0 {
-			return nil, errors.New("xz: bad index padding")
-		}
-	}
-	if len(p) > 3 {
-		return nil, errors.New("xz: bad index")
-	}
-	if off != at {
-		return nil, fmt.Errorf("xz: several streams: %w", ErrUnhandled)
+	for _, rec := range st.Records {
+		lay.Blocks = append(lay.Blocks, Block{Offset: off, Size: rec.Padded(), Start: start, Len: rec.Size, Unpadded: rec.Unpadded})
+		off += rec.Padded()
+		start += rec.Size
 	}
 	return lay, nil
 }
