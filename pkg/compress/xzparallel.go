@@ -77,7 +77,7 @@ type xzBlockOut struct {
 }
 
 // newXzParallel starts decoding f, positioned at the first stream's
-// start, or returns errXzLayout when it should not be.
+// start, or returns ErrXzLayout when it should not be.
 func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 	start, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {

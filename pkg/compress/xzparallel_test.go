@@ -139,8 +139,8 @@ func TestXzBlocksRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := xzBlocks(bytes.NewReader(tc.in), 0, int64(len(tc.in)))
-			if !errors.Is(err, errXzLayout) {
-				t.Fatalf("got %v, want errXzLayout", err)
+			if !errors.Is(err, ErrXzLayout) {
+				t.Fatalf("got %v, want ErrXzLayout", err)
 			}
 		})
 	}
@@ -300,8 +300,8 @@ func FuzzXzBlocks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		blocks, err := xzBlocks(bytes.NewReader(in), 0, int64(len(in)))
 		if err != nil {
-			if !errors.Is(err, errXzLayout) {
-				t.Fatalf("error %v is not errXzLayout", err)
+			if !errors.Is(err, ErrXzLayout) {
+				t.Fatalf("error %v is not ErrXzLayout", err)
 			}
 			return
 		}
