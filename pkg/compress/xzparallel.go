@@ -27,7 +27,7 @@ import (
 // neither reads nor verifies the container, so that is done here: the
 // layout (xzBlocks) with every CRC32 of headers, index and footer, and per
 // block its uncompressed size and its check (CRC32, CRC64 or SHA-256),
-// computed as the output arrives. Anything else, or any doubt, and xz
+// computed as the output is read. Anything else, or any doubt, and xz
 // reads the file whole, as before.
 
 // xzParallelBudget bounds the decoded bytes held at once: blocks decoded
@@ -42,11 +42,6 @@ const xzParallelBudget = 128 << 20
 // each (xz -T0 cuts 3 dictionaries: 768 KiB at its smallest preset, -0).
 const xzParallelMinBlock = 512 << 10
 
-// xzChunk is the unit a block's output is passed on in.
-const xzChunk = 1 << 20
-
-var xzChunkPool = sync.Pool{New: func() any { return make([]byte, xzChunk) }}
-
 type xzParallel struct {
 	xz       string
 	file     *os.File // the source's, for progress and for reopening
@@ -55,6 +50,7 @@ type xzParallel struct {
 	inflight chan int64       // bytes of the blocks started, not yet read
 	running  chan struct{}    // one token per xz running
 	stop     chan struct{}
+	files    *blockFiles
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 
@@ -62,18 +58,19 @@ type xzParallel struct {
 	procs   []*exec.Cmd
 	stopped bool // by Close: start no more
 
-	cur   *xzBlockOut
-	chunk []byte // what is left of the chunk being read
-	held  []byte // that chunk, for the pool
-	err   error
+	cur  *xzBlockOut
+	rest []byte // what is left of cur's data
+	err  error
 }
 
 type xzBlockOut struct {
-	block  xzBlock
-	n      int
-	chunks chan []byte
-	sum    []byte // the check of what was decoded, as the file stores it
-	err    error  // set before chunks is closed
+	block xzBlock
+	n     int
+	done  chan struct{} // closed once data or err is set
+	data  []byte        // the output, mapped from the block's file
+	err   error
+	sum   hash.Hash // of the data read, nil for no check
+	mem   *os.File  // the block's file, until released
 }
 
 // newXzParallel starts decoding f, positioned at the first stream's
@@ -98,7 +95,9 @@ func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 	if len(blocks) < 2 || workers < 2 || total/int64(len(blocks)) < xzParallelMinBlock {
 		return nil, layoutError("%d blocks of %d bytes", len(blocks), total)
 	}
+	var largest int64
 	for i, b := range blocks {
+		largest = max(largest, b.size)
 		if b.size > xzParallelBudget/2 {
 			return nil, layoutError("block %d holds %d bytes", i+1, b.size)
 		}
@@ -106,8 +105,12 @@ func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 			return nil, layoutError("check type %d", b.check)
 		}
 	}
+	files, err := newBlockFiles(largest, 1)
+	if err != nil {
+		return nil, layoutError("%v", err)
+	}
 	p := &xzParallel{
-		xz: xz, file: f, blocks: blocks,
+		xz: xz, file: f, blocks: blocks, files: files,
 		outs:     make(chan *xzBlockOut, len(blocks)),
 		inflight: make(chan int64, len(blocks)),
 		running:  make(chan struct{}, workers),
@@ -148,14 +151,15 @@ func (p *xzParallel) dispatch() {
 	}
 }
 
-// start runs xz on block i and drains its output into chunks; false
-// when xz could not be started (out then holds the error).
+// start runs xz on block i, its output into a block file the reader
+// maps once xz is done; false when xz could not be started (out then
+// holds the error).
 func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
-	out := &xzBlockOut{block: b, n: i + 1, chunks: make(chan []byte, b.size/xzChunk+2)}
+	out := &xzBlockOut{block: b, n: i + 1, done: make(chan struct{})}
 	fail := func(err error) (*xzBlockOut, bool) {
 		<-p.running
 		out.err = p.blockError(out, err)
-		close(out.chunks)
+		close(out.done)
 		return out, false
 	}
 	in, err := reopenAt(p.file, b.offset+b.headerSize)
@@ -163,14 +167,13 @@ func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
 		return fail(err)
 	}
 	defer in.Close()
-	pr, pw, err := newToolPipe()
-	if err != nil {
+	if out.mem, err = p.files.get(b.size); err != nil {
 		return fail(err)
 	}
 	args := append([]string{"--format=raw"}, b.filters...)
 	cmd := exec.Command(p.xz, append(args, "--single-stream", "-d", "-c", "-q")...)
 	var stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, pw, &stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out.mem, &stderr
 	p.mu.Lock()
 	if p.stopped {
 		err = wrapErr(Xz, errReadClosed)
@@ -178,30 +181,21 @@ func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
 		p.procs = append(p.procs, cmd)
 	}
 	p.mu.Unlock()
-	pw.Close()
 	if err != nil {
-		pr.Close()
 		return fail(err)
 	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		err := p.drain(out, pr)
-		if err != nil {
-			cmd.Process.Kill() // it would block on the pipe no one reads
-		}
-		if werr := cmd.Wait(); werr != nil && err == nil {
-			err = fmt.Errorf("%s: %w%s", cmd.Path, werr, stderrTail(&stderr))
-		}
-		pr.Close()
+		werr := cmd.Wait()
 		<-p.running
-		if err == nil {
-			err = p.verify(out)
+		if werr != nil {
+			werr = fmt.Errorf("%s: %w%s", cmd.Path, werr, stderrTail(&stderr))
 		}
-		if err != nil {
+		if err := p.collect(out, werr); err != nil {
 			out.err = p.blockError(out, err)
 		}
-		close(out.chunks)
+		close(out.done)
 	}()
 	return out, true
 }
@@ -210,38 +204,24 @@ func (p *xzParallel) blockError(out *xzBlockOut, err error) error {
 	return wrapErr(Xz, fmt.Errorf("block %d at offset %d: %w", out.n, out.block.offset, err))
 }
 
-// drain passes the block's output on, checking its size and summing it.
-func (p *xzParallel) drain(out *xzBlockOut, r io.Reader) error {
-	h := xzCheckHash(out.block.check)
-	var total int64
-	for {
-		buf := xzChunkPool.Get().([]byte)
-		n, err := io.ReadFull(r, buf)
-		if n > 0 {
-			total += int64(n)
-			if total > out.block.size {
-				xzChunkPool.Put(buf) //lint:ignore SA6002 a slice header is cheaper than the copy
-				return fmt.Errorf("more than the %d bytes the index gives", out.block.size)
-			}
-			if h != nil {
-				h.Write(buf[:n])
-			}
-			out.chunks <- buf[:n]
-		} else {
-			xzChunkPool.Put(buf) //lint:ignore SA6002 a slice header is cheaper than the copy
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
+// collect checks how much xz wrote against the index and maps it for the
+// reader (the check is summed as it reads).
+func (p *xzParallel) collect(out *xzBlockOut, werr error) error {
+	size := out.block.size
+	n, err := written(out.mem)
+	switch {
+	case err != nil:
+		return err
+	case n > size:
+		// Before xz's own error, if any: the write the seal refused.
+		return fmt.Errorf("more than the %d bytes the index gives", size)
+	case werr != nil:
+		return werr
+	case n != size:
+		return fmt.Errorf("%d bytes, where the index gives %d", n, size)
 	}
-	if total != out.block.size {
-		return fmt.Errorf("%d bytes, where the index gives %d", total, out.block.size)
-	}
-	out.sum = checkBytes(h)
-	return nil
+	out.data, err = mapBlock(out.mem, size)
+	return err
 }
 
 // xzCheckHash is the hash of check type t: none, CRC32, CRC64, SHA-256.
@@ -278,8 +258,9 @@ func (p *xzParallel) verify(out *xzBlockOut) error {
 	if _, err := p.file.ReadAt(want, out.block.checkOffset()); err != nil {
 		return fmt.Errorf("reading the check: %w", err)
 	}
-	if !bytes.Equal(want, out.sum) {
-		return fmt.Errorf("check %x, the data sums to %x", want, out.sum)
+	sum := checkBytes(out.sum)
+	if !bytes.Equal(want, sum) {
+		return fmt.Errorf("check %x, the data sums to %x", want, sum)
 	}
 	return nil
 }
@@ -302,39 +283,55 @@ func (p *xzParallel) Read(b []byte) (int, error) {
 	if p.err != nil {
 		return 0, p.err
 	}
-	for len(p.chunk) == 0 {
-		if p.held != nil {
-			xzChunkPool.Put(p.held[:cap(p.held)]) //lint:ignore SA6002 a slice header is cheaper than the copy
-			p.held = nil
-		}
-		if p.cur == nil {
-			out, ok := <-p.outs
-			if !ok {
-				p.file.Seek(0, io.SeekEnd) // progress: all read
-				p.err = io.EOF
-				return 0, io.EOF
-			}
-			p.cur = out
-		}
-		c, ok := <-p.cur.chunks
-		if !ok {
-			if p.cur.err != nil {
-				p.err = p.cur.err
+	for len(p.rest) == 0 {
+		if p.cur != nil {
+			if err := p.verify(p.cur); err != nil {
+				p.err = p.blockError(p.cur, err)
 				return 0, p.err
 			}
 			p.file.Seek(p.cur.block.end(), io.SeekStart) // progress
+			p.release(p.cur)
 			p.inflight <- p.cur.block.size
 			p.cur = nil
-			continue
 		}
-		p.chunk, p.held = c, c
+		out, ok := <-p.outs
+		if !ok {
+			p.file.Seek(0, io.SeekEnd) // progress: all read
+			p.err = io.EOF
+			return 0, io.EOF
+		}
+		<-out.done
+		p.cur = out // released by Close, if the error stops here
+		if out.err != nil {
+			p.err = out.err
+			return 0, p.err
+		}
+		p.rest = out.data
+		out.sum = xzCheckHash(out.block.check)
 	}
-	n := copy(b, p.chunk)
-	p.chunk = p.chunk[n:]
+	// The sum is taken of what was copied, while it is in the cache.
+	n := copy(b, p.rest)
+	p.rest = p.rest[n:]
+	if p.cur.sum != nil {
+		p.cur.sum.Write(b[:n])
+	}
 	return n, nil
 }
 
-// Close stops every xz still running and waits for the goroutines.
+// release unmaps out's data and gives its file back.
+func (p *xzParallel) release(out *xzBlockOut) {
+	if out.data != nil {
+		unix.Munmap(out.data)
+		out.data = nil
+	}
+	if out.mem != nil {
+		p.files.put(out.mem)
+		out.mem = nil
+	}
+}
+
+// Close stops every xz still running, waits for the goroutines and
+// unmaps what was decoded and not read.
 func (p *xzParallel) Close() error {
 	p.stopOnce.Do(func() {
 		close(p.stop)
@@ -345,6 +342,14 @@ func (p *xzParallel) Close() error {
 		}
 		p.mu.Unlock()
 		p.wg.Wait()
+		if p.cur != nil {
+			p.release(p.cur)
+		}
+		for out := range p.outs { // closed: dispatch has returned
+			p.release(out)
+		}
+		p.files.close()
+		p.rest = nil
 		if p.err == nil {
 			p.err = wrapErr(Xz, errReadClosed)
 		}

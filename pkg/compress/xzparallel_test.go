@@ -237,6 +237,9 @@ func TestXzParallelDamage(t *testing.T) {
 			r, _ := openHanded(t, path)
 			got, err := io.ReadAll(r)
 			r.Close()
+			if n := openBlockFiles(t); n != 0 {
+				t.Errorf("%d block files open after Close", n)
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "xz: ") {
 				t.Fatalf("got error %v, want one starting xz: and naming %q", err, tc.want)
 			}
@@ -250,8 +253,25 @@ func TestXzParallelDamage(t *testing.T) {
 	}
 }
 
-// TestXzParallelCloseEarly stops reading after the first chunk: Close
-// kills the xz still running and returns at once.
+// openBlockFiles counts this process's descriptors of block files.
+func openBlockFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); strings.HasPrefix(target, "/memfd:xz block") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestXzParallelCloseEarly stops reading after the first bytes: Close
+// kills the xz still running, returns at once and leaves no block file
+// open.
 func TestXzParallelCloseEarly(t *testing.T) {
 	requireTool(t, "xz")
 	if runtime.NumCPU() < 2 {
@@ -278,6 +298,9 @@ func TestXzParallelCloseEarly(t *testing.T) {
 	}
 	if after := runtime.NumGoroutine(); after >= before {
 		t.Errorf("%d goroutines after Close, %d before: the block goroutines did not end", after, before)
+	}
+	if n := openBlockFiles(t); n != 0 {
+		t.Errorf("%d block files open after Close", n)
 	}
 }
 
@@ -362,32 +385,37 @@ func resize(t *testing.T, stream []byte, blocks []xzBlock, k int, size int64) []
 	return out
 }
 
-// TestXzParallelLyingIndex gives a block one byte less or more than it
-// holds, consistently in its header and the index: the size checked as
-// the output arrives names the block, and nothing hangs on the xz that
-// was stopped mid-block.
+// TestXzParallelLyingIndex gives a block fewer or more bytes than it
+// holds, consistently in its header and the index: the size xz wrote
+// names the block, and nothing hangs. When every block says 2 MiB, the
+// block files are 3 MiB and the first block's xz, with 8 MiB to give, is
+// stopped at the file's end: a bomb costs no more than the file.
 func TestXzParallelLyingIndex(t *testing.T) {
 	requireTool(t, "xz")
 	if runtime.NumCPU() < 2 {
 		t.Skip("one core: xz -T reads every stream")
 	}
-	// Blocks of 8 MiB: told 2 MiB, the xz stopped after 3 still has
-	// more than the pipe holds to write.
 	stream := mustRunTool(t, mixedData(24<<20, 3), "xz", "-T2", "--block-size=8MiB", "-1", "-C", "crc32", "-c")
 	blocks, err := xzBlocks(bytes.NewReader(stream), 0, int64(len(stream)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		size int64
-		want string
+		name  string
+		lied  []int // blocks given size
+		size  int64
+		named string
+		want  string
 	}{
-		{"fewer", 2 << 20, "more than the 2097152 bytes the index gives"},
-		{"more", 8<<20 + 1, "8388608 bytes, where the index gives 8388609"},
+		{"fewer", []int{1}, 2 << 20, "block 2", "more than the 2097152 bytes the index gives"},
+		{"more", []int{1}, 8<<20 + 1, "block 2", "8388608 bytes, where the index gives 8388609"},
+		{"every block fewer", []int{0, 1, 2}, 2 << 20, "block 1", "more than the 2097152 bytes the index gives"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lying := resize(t, stream, blocks, 1, tc.size)
+			lying := stream
+			for _, k := range tc.lied {
+				lying = resize(t, lying, blocks, k, tc.size)
+			}
 			if _, err := xzBlocks(bytes.NewReader(lying), 0, int64(len(lying))); err != nil {
 				t.Fatalf("the lying layout does not read: %v", err)
 			}
@@ -406,8 +434,8 @@ func TestXzParallelLyingIndex(t *testing.T) {
 			}()
 			select {
 			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), "block 2 at offset") || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("got %v, want block 2 named and %q", err, tc.want)
+				if err == nil || !strings.Contains(err.Error(), tc.named+" at offset") || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("got %v, want %s named and %q", err, tc.named, tc.want)
 				}
 			case <-time.After(time.Minute):
 				t.Fatal("no end after a minute")
