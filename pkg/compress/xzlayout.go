@@ -68,6 +68,7 @@ func xzCheckSize(t byte) int {
 // Block k starts at Offset + 12 plus the padded sizes of those before it.
 type XzStream struct {
 	Offset  int64
+	End     int64 // where its footer ends
 	Header  [12]byte
 	Check   byte // the check type (2.1.1.2): 0 none, 1 CRC32, 4 CRC64, 10 SHA-256
 	Records []XzRecord
@@ -198,7 +199,7 @@ func xzStream(r io.ReaderAt, start, end int64) (XzStream, error) {
 		crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
 		return st, layoutError("no stream header at offset %d for the index at %d", st.Offset, indexStart)
 	}
-	st.Check, st.Records = flags[1], records
+	st.End, st.Check, st.Records = end, flags[1], records
 	return st, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
 // The lengths of the compressed segments whose end their structure says,
@@ -133,12 +135,26 @@ func lz4LegacyLen(r io.ReaderAt, size int64) (int64, error) {
 // lz4LegacyBound is LZ4_compressBound of the 8 MiB legacy block.
 const lz4LegacyBound = 8<<20 + 8<<20/255 + 16
 
-// xzLen finds the end of the xz stream at the start of r: the first
+// xzLen finds the end of the xz stream at the start of r. Where r is only
+// xz streams, as a rootfs.cpio.xz is, their footers and indexes, read from
+// the end, say where the first ends (compress.XzStreams, as `xz --list`
+// reads them). Otherwise it is found by xzLenScan; both give the same end
+// for any file whose compressed data holds no footer and index that
+// check (TestXzLenAgrees), and reading from the end spares a scan of the
+// whole file, about 25 ms on the bench's 139 MB before decoding starts.
+func xzLen(r io.ReaderAt, size int64) (int64, error) {
+	if streams, err := compress.XzStreams(r, 0, size); err == nil {
+		return streams[0].End, nil
+	}
+	return xzLenScan(r, size)
+}
+
+// xzLenScan finds the end of the xz stream at the start of r: the first
 // stream footer, at an offset that is a multiple of 4 (xz streams are),
 // whose CRC32, flags and backward size agree with the stream header and an
 // index that checks. Block headers need not say their sizes (single-
 // threaded xz leaves them out), the footer always is there.
-func xzLen(r io.ReaderAt, size int64) (int64, error) {
+func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 	var h [12]byte
 	if _, err := r.ReadAt(h[:], 0); err != nil {
 		return 0, fmt.Errorf("xz: stream header: %w", io.ErrUnexpectedEOF)
