@@ -298,21 +298,32 @@ first_is_slow() {
 # With BASE_CMD set (set_base), each run is preceded by one of the base
 # binary: base, current, base, current, ..., so that a change in the
 # machine's load falls on both alike; B_US, B_KIB, B_CS and B_OK are its.
+# ALONG_CMD, a peer, is run in turn the same way (A_US, A_KIB, A_CS, A_OK).
 measure() {
 	local name=$1 clean=$2 runs i base_note
 	shift 3
 	M_US='' M_KIB='' M_CS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_CS='' B_OK=1
+	A_US='' A_KIB='' A_CS='' A_OK=1
 	runs=$(runs_wanted)
 	M_RUNS=0
 	for ((i = 1; i <= runs; i++)); do
 		M_RUNS=$i
 		base_note=
+		if ((${#ALONG_CMD[@]} > 0)); then
+			run_once "$ALONG_LABEL" "${ALONG_CMD[@]}"
+			if [[ -n $M_OK ]]; then
+				keep_best A
+				base_note=" ($ALONG_LABEL $(fmt_us "$T_US")s)"
+			else
+				A_OK='' A_ERR=$M_ERR M_OK=1 ALONG_CMD=()
+			fi
+		fi
 		if ((${#BASE_CMD[@]} > 0)); then
 			prepare "base $name" "$BASE_CLEAN"
 			run_once "base $name" "${BASE_CMD[@]}"
 			if [[ -n $M_OK ]]; then
 				keep_best B
-				base_note=" (base $(fmt_us "$T_US")s)"
+				base_note+=" (base $(fmt_us "$T_US")s)"
 			else
 				B_OK='' M_OK=1 BASE_CMD=()
 				NOTES+=("$CASE_NAME: the base binary failed: $M_ERR")
@@ -411,6 +422,8 @@ MEASURE_PREP=()
 # BASE_CMD: the base binary's command in the current rootfs-trim
 # measurement, if any (set_base).
 BASE_CMD=()
+ALONG_CMD=()
+ALONG_LABEL=
 BASE_CLEAN=
 # CASE_RUNS: the runs rootfs-trim got in the current case, which its peers
 # then get too, so that a minimum is never taken over more runs on one side.
@@ -457,6 +470,39 @@ run_ours() {
 	if [[ -n $BASE_BIN ]]; then
 		base_row "$case" "$out"
 	fi
+	if [[ -n $ALONG_LABEL ]]; then
+		along_row "$case"
+	fi
+}
+
+# along_row CASE: the row of the peer measured in turn with rootfs-trim
+# (run_along), then forgets it.
+along_row() {
+	local cell=error ratio_cell=-
+	if [[ -n $A_OK && -n $A_US ]]; then
+		cell=$(fmt_us "$A_US")
+		if [[ -n $OURS_US ]]; then
+			ratio_cell=$(ratio "$OURS_US" "$A_US")
+		fi
+	else
+		NOTES+=("$1: peer '$ALONG_LABEL' failed: ${A_ERR:-}")
+	fi
+	add_row ROWS "$1" "$OURS_CELL" "$ALONG_LABEL (in turn)" "$cell" "$ratio_cell" "-" "$OURS_RSS_CELL"
+	ALONG_LABEL='' ALONG_CMD=()
+}
+
+# run_along LABEL TOOL -- CMD...: the next run_ours runs the peer CMD in
+# turn with rootfs-trim (peer, rootfs-trim, peer, ...), where a target is
+# a ratio to that peer: on a shared host the speed of both drifts by a
+# quarter within minutes, and runs minutes apart compare the drift.
+run_along() {
+	ALONG_LABEL='' ALONG_CMD=()
+	if [[ ${BENCH_NO_PEERS:-} == 1 ]] || ! have "$2"; then
+		return 0
+	fi
+	ALONG_LABEL=$1
+	shift 3
+	ALONG_CMD=("$@")
 }
 
 # same_output OURS BASE: whether the base binary wrote what rootfs-trim did:
@@ -771,6 +817,10 @@ case_dpkg() {
 		run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" "$in" "$out"
 		rm -f "$out" "$(base_path "$out")"
 	else
+		# The target for several blocks is a ratio to one xz thread.
+		if [[ $codec == xzblocks ]]; then
+			run_along "xz -dc -T1" xz -- xz -dc -T1 "$in"
+		fi
 		# audit exits 1 when something offends, as here.
 		run_ours "$case" "" -- bash -c '"$@"; (($? <= 1))' _ "$BIN" audit --rules "$ROOT/rules" "$in"
 	fi
@@ -779,7 +829,8 @@ case_dpkg() {
 	gzip) run_peer "$case" "pigz -dc" "" "pigz" -- pigz -dc "$in" ;;
 	xz) run_peer "$case" "xz -dc -T1" "" "xz" -- xz -dc -T1 "$in" ;;
 	xzblocks)
-		# The issue's target is against one thread; xz -T0 is the fastest peer.
+		# The issue's target is against one thread (in turn, above, and
+		# here on its own); xz -T0 is the fastest peer.
 		run_peer "$case" "xz -dc -T1" "" "xz" -- xz -dc -T1 "$in"
 		run_peer "$case" "xz -dc -T0" "" "xz" -- xz -dc -T0 "$in"
 		;;
