@@ -161,6 +161,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err := notPipe(pos[0]); err != nil {
 		return err
 	}
+	if len(pos) == 2 {
+		if err := notStdout("apply", pos[1]); err != nil {
+			return err
+		}
+	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
 		return err

@@ -45,6 +45,9 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 		return usagef("want IN and OUT, got %d arguments", len(pos))
 	}
 	inPath, outPath := pos[0], pos[1]
+	if err := notStdout("repack", outPath); err != nil {
+		return err
+	}
 	_, err = container.Rewrite(inPath, outPath, container.RewriteOptions{
 		Open: maxSize.open(), Reuse: *recompress == "auto", ExpectSame: true, Level: *level,
 		Format: func(in archive.Format) (archive.Format, error) {
@@ -60,6 +63,16 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
 	return err
+}
+
+// notStdout refuses `-` as OUT, which would otherwise name a file called
+// "-": the output is written to a temporary file beside OUT and renamed into
+// place only once whole and checked, which standard output cannot give.
+func notStdout(cmd, outPath string) error {
+	if outPath == container.Stdin {
+		return usagef("OUT -: %s writes a temporary file beside OUT and renames it into place once it is whole, so it cannot write standard output; name a file", cmd)
+	}
+	return nil
 }
 
 // checkOutputName refuses an output whose name says another compression
