@@ -81,6 +81,11 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			// "help CMD" as go and git take it: CMD's own usage.
+			name, args = args[1], []string{args[1], "-h"}
+			break
+		}
 		printUsage(env.Stdout)
 		return ExitOK
 	case "--version", "-version":
@@ -89,8 +94,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "rootfs-trim: unknown command %q\n", name)
-		printUsage(env.Stderr)
+		// One line and a pointer, as a mistake in a command's flags gets.
+		fmt.Fprintf(env.Stderr, "rootfs-trim: unknown command %q\nRun 'rootfs-trim -h' for the commands.\n", name)
 		return ExitError
 	}
 	err := c.run(ctx, env, args[1:])
@@ -142,8 +147,12 @@ Commands:
 		}
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Run 'rootfs-trim <command> -h' for a command's flags.

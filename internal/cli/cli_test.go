@@ -34,8 +34,11 @@ func TestExitCodes(t *testing.T) {
 		err  string
 	}{
 		{"no command", nil, ExitError, "Usage:"},
-		{"unknown command", []string{"frobnicate"}, ExitError, `unknown command "frobnicate"`},
+		{"unknown command", []string{"frobnicate"}, ExitError, "rootfs-trim: unknown command \"frobnicate\"\nRun 'rootfs-trim -h' for the commands.\n"},
+		{"unknown flag as a command", []string{"-V"}, ExitError, "rootfs-trim: unknown command \"-V\"\nRun 'rootfs-trim -h' for the commands.\n"},
 		{"help", []string{"--help"}, ExitOK, ""},
+		{"help command", []string{"help", "apply"}, ExitOK, "Usage: rootfs-trim apply"},
+		{"help unknown command", []string{"help", "nosuch"}, ExitError, "rootfs-trim: unknown command \"nosuch\"\nRun 'rootfs-trim -h' for the commands.\n"},
 		{"command help", []string{"list", "-h"}, ExitOK, "Usage: rootfs-trim list"},
 		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: --frob\n"},
 		{"bad flag value", []string{"list", "--max-size", "x", "y"}, ExitError, `invalid value "x" for flag --max-size: `},
@@ -56,6 +59,10 @@ func TestExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(stdout+stderr, tc.err) {
 				t.Errorf("output does not mention %q:\n%s%s", tc.err, stdout, stderr)
+			}
+			// A mistake is one line and a pointer, never the whole usage.
+			if tc.want == ExitError && len(tc.args) > 0 && strings.Contains(stderr, "Commands:") {
+				t.Errorf("a mistake printed the whole usage:\n%s", stderr)
 			}
 		})
 	}
