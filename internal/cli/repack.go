@@ -23,13 +23,13 @@ beside it and renamed into place when complete; a directory OUT must not exist.
 An OUT named for another compression than the one written (.gz, .xz, .zst,
 .lz4 for lz4-legacy, .bz2) is refused.
 
-Formats: newc, crc, tar, dir. Compression: none, gzip, xz (CRC32 check, as the
+Formats: newc, crc, tar, dir; images: oci, docker-archive. Compression: none, gzip, xz (CRC32 check, as the
 kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
 `
 
 func runRepack(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "repack", "[--archive-format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
-	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar or dir (default: as IN)")
+	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
 	codec := fs.String("compress", "", "output compression (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
 	maxSize := maxSizeFlag(fs)
@@ -51,7 +51,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	_, err = container.Rewrite(inPath, outPath, container.RewriteOptions{
 		Open: maxSize.open(), Reuse: *recompress == "auto", ExpectSame: true, Level: *level,
 		Format: func(in archive.Format) (archive.Format, error) {
-			return outputFormat(in, *format, *codec, outPath, true)
+			return outputFormat(in, *format, *codec, outPath, true, noteTo(env, "repack"))
 		},
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			return withProgress(env, false, "repack "+inPath, in, withContext(ctx, in))
