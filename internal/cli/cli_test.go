@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -321,4 +323,29 @@ func after(text, line string) string {
 	_, rest, _ := strings.Cut(text, line+"\n")
 	first, _, _ := strings.Cut(rest, "\n")
 	return first
+}
+
+// A command that a signal reached but that finished its work (apply goes on
+// once it writes a tree) exits 128 plus the signal, as a shell reports it;
+// one that no signal reached exits as usual, even with its context ended.
+func TestExitAfterSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause error
+		want  int
+	}{
+		{"SIGINT", signalled{syscall.SIGINT}, 130},
+		{"SIGTERM", signalled{syscall.SIGTERM}, 143},
+		{"cancelled, no signal", errors.New("done"), ExitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(tc.cause)
+			var stdout, stderr bytes.Buffer
+			e := &Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			if got := Run(ctx, e, []string{"version"}); got != tc.want {
+				t.Errorf("exit %d, want %d; stderr: %s", got, tc.want, stderr.String())
+			}
+		})
+	}
 }
