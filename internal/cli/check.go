@@ -314,7 +314,11 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 		if len(s.SeenAs) > 0 {
 			pkg += " (as " + names.Text(strings.Join(s.SeenAs, ", ")) + ")"
 		}
-		fmt.Fprintf(w, "%-4s %s%s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(shownVersion(s)), s.Files, s.Errors, s.Warnings)
+		unhandled := ""
+		if n := s.Files - s.Handled; n > 0 {
+			unhandled = fmt.Sprintf(", %d not", n)
+		}
+		fmt.Fprintf(w, "%-4s %s%s: %d offending file(s) handled%s, %d error(s), %d warning(s)\n", status, pkg, names.Text(shownVersion(s)), s.Handled, unhandled, s.Errors, s.Warnings)
 	}
 	return nil
 }
