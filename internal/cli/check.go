@@ -270,7 +270,7 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 				plain = append(plain, f.Finding)
 			}
 		}
-		return printSARIF(w, set, plain, checkResultMessage)
+		return printSARIF(w, "check", set, plain, checkResultMessage)
 	case "github":
 		for _, f := range res.Findings {
 			if f.Severity != rules.Note {
