@@ -138,3 +138,72 @@ func TestKillDuringApplyOnTree(t *testing.T) {
 	// the machine; the rest check that a kill while reading changes nothing.
 	t.Logf("an uninterrupted run took %v; %d of %d kills landed while apply changed the tree", took, midWrite, tries)
 }
+
+// TestInterruptDuringApplyOnTree sends SIGINT to apply on a tree at
+// increasing delays. Each run ends in one of three ways, and says which: an
+// interrupt while reading changes nothing (exit 2); one while writing lets
+// the run finish the tree, exactly as an uninterrupted run leaves it, and
+// exits 130 (128 + SIGINT) so that a script sees it; a run the signal came
+// too late for exits 0.
+func TestInterruptDuringApplyOnTree(t *testing.T) {
+	bin := binary(t)
+	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	apply := func(root, fileList string) *exec.Cmd {
+		cmd := exec.Command(bin, "apply", "--quiet", "--rules", "../../rules", "--packages-file-list", fileList, root)
+		cmd.Env = env
+		return cmd
+	}
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref", "target")
+	fileList := killTree(t, ref)
+	start := time.Now()
+	if r := runBinary(t, apply(ref, fileList)); r.code != 0 {
+		t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
+	}
+	took := time.Since(start)
+	want := listing(t, ref)
+
+	const tries = 12
+	delay := func(i int) time.Duration { return took * time.Duration(i+4) / (tries + 4) }
+	seen := map[int]int{}
+	for i := range tries {
+		root := filepath.Join(dir, fmt.Sprint(i), "target")
+		fileList := killTree(t, root)
+		before := listing(t, root)
+		cmd := apply(root, fileList)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay(i))
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		seen[code]++
+		got := listing(t, root)
+		switch msg := stderr.String(); {
+		case strings.Contains(msg, "interrupted while writing; finished the changes"):
+			if code != 130 {
+				t.Errorf("interrupted while writing at %v: exit %d, want 130: %s", delay(i), code, msg)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("interrupted while writing at %v: the tree differs from an uninterrupted run's (-want +got):\n%s", delay(i), d)
+			}
+		case strings.Contains(msg, "interrupted; nothing was written"):
+			if code != 2 {
+				t.Errorf("interrupted while reading at %v: exit %d, want 2: %s", delay(i), code, msg)
+			}
+			if d := cmp.Diff(before, got); d != "" {
+				t.Errorf("interrupted while reading at %v: the tree changed (-before +after):\n%s", delay(i), d)
+			}
+		default:
+			if code != 0 || msg != "" {
+				t.Errorf("at %v: exit %d, stderr %q; want an interrupt's message or a clean run", delay(i), code, msg)
+			}
+		}
+		os.RemoveAll(filepath.Dir(root))
+	}
+	// Where the signals land depends on the machine's load, as for the kills.
+	t.Logf("an uninterrupted run took %v; exit codes of the interrupted runs: %v", took, seen)
+}

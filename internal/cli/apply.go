@@ -140,7 +140,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	own.register(fs)
 	manifestPath := fs.String("manifest", "", "write the JSON manifest to `FILE`")
 	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
-	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format` for IN OUT: newc, crc, tar or dir (default: as IN)")
+	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format` for IN OUT: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
 	codec := fs.String("compress", "", "output compression for IN OUT (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
@@ -160,6 +160,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	if err := notPipe(pos[0]); err != nil {
 		return err
+	}
+	if len(pos) == 2 {
+		if err := notStdout("apply", pos[1]); err != nil {
+			return err
+		}
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
@@ -221,6 +226,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	if rep.Dpkg != nil {
 		ownersNote = rep.Dpkg.Describe(names.Quote(pos[0]))
+	} else if opt.Dpkg != "" {
+		ownersNote = own.ownersNote(pos[0], nil) // an ISO's says its owners are unknown
 	}
 	return reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath})
 }
@@ -393,7 +400,7 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
 		Open: open, Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
 		Format: func(in archive.Format) (archive.Format, error) {
-			out, err := outputFormat(in, a.format, a.codec, a.outPath, false)
+			out, err := outputFormat(in, a.format, a.codec, a.outPath, false, note)
 			if err == nil && a.image.Squash && out.Image == "" {
 				err = usagef("--squash: OUT is %s, not an image", out)
 			}
@@ -465,10 +472,12 @@ func noteTo(env *Env, cmd string) func(string) {
 //
 // An initrd read from an ISO image is written back into an image when OUT
 // is named *.iso, and as the initrd alone otherwise (a tree, an archive).
-func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool) (archive.Format, error) {
+func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool, note func(string)) (archive.Format, error) {
 	out := in
 	if out.Container != "" && !strings.EqualFold(filepath.Ext(outPath), ".iso") {
 		out.Container = ""
+		// Said, since an image was asked of nothing but OUT's name.
+		note(fmt.Sprintf("OUT %s is not named *.iso: writing the initrd alone, not an ISO image", names.Quote(outPath)))
 	}
 	var err error
 	switch format {

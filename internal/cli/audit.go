@@ -81,7 +81,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if *format == "sarif" {
-		err = printSARIF(env.Stdout, set, res.Findings, findingMessage)
+		err = printSARIF(env.Stdout, "audit", set, res.Findings, findingMessage)
 	} else {
 		err = printFindings(env.Stdout, *format, res, notes, len(inputs))
 	}

@@ -270,13 +270,14 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 				plain = append(plain, f.Finding)
 			}
 		}
-		return printSARIF(w, set, plain, checkResultMessage)
+		return printSARIF(w, "check", set, plain, checkResultMessage)
 	case "github":
 		for _, f := range res.Findings {
 			if f.Severity != rules.Note {
 				ghAnnotation(w, f.Severity, f.Pos, f.Check, checkMessage(f))
 			}
 		}
+		printCheckNotice(w, res)
 		return nil
 	}
 	for _, f := range res.Findings {
@@ -314,7 +315,11 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 		if len(s.SeenAs) > 0 {
 			pkg += " (as " + names.Text(strings.Join(s.SeenAs, ", ")) + ")"
 		}
-		fmt.Fprintf(w, "%-4s %s%s: %d offending file(s) handled, %d error(s), %d warning(s)\n", status, pkg, names.Text(shownVersion(s)), s.Files, s.Errors, s.Warnings)
+		unhandled := ""
+		if n := s.Files - s.Handled; n > 0 {
+			unhandled = fmt.Sprintf(", %d not", n)
+		}
+		fmt.Fprintf(w, "%-4s %s%s: %d offending file(s) handled%s, %d error(s), %d warning(s)\n", status, pkg, names.Text(shownVersion(s)), s.Handled, unhandled, s.Errors, s.Warnings)
 	}
 	return nil
 }
@@ -366,4 +371,31 @@ func shownVersion(s check.Summary) string {
 		return " " + s.OldVersion + " -> " + s.Version
 	}
 	return " " + s.Version
+}
+
+// printCheckNotice ends a github report with one notice, as diff's does: the
+// outcome and the counts, and the notes (a version changed, a new file a
+// rule handles), which are no annotation, so that a passing bump still says
+// what it checked and what changed.
+func printCheckNotice(w io.Writer, res *check.Result) {
+	outcome := "passed"
+	if res.Failed() {
+		outcome = "failed"
+	}
+	var handled, unhandled, errs, warns int
+	for _, s := range res.Packages {
+		handled += s.Handled
+		unhandled += s.Files - s.Handled
+		errs += s.Errors
+		warns += s.Warnings
+	}
+	msg := fmt.Sprintf("%s: %d package(s), %d offending file(s) handled, %d not, %d error(s), %d warning(s)",
+		outcome, len(res.Packages), handled, unhandled, errs, warns)
+	data := ghEscapeData(msg)
+	for _, f := range res.Findings {
+		if f.Severity == rules.Note {
+			data += "%0A" + checkMessage(f) // escaped already
+		}
+	}
+	fmt.Fprintf(w, "::notice title=%s::%s\n", ghEscapeProperty("rootfs-trim check"), data)
 }

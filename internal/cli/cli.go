@@ -66,10 +66,35 @@ func usagef(format string, args ...any) error {
 
 // Main runs the command line and returns the exit code.
 func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if s, ok := <-sigs; ok {
+			cancel(signalled{s.(syscall.Signal)})
+		}
+	}()
 	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, IsTerminal: isTerminal(os.Stderr)}
 	return Run(ctx, env, args)
+}
+
+// signalled is the cause of Main's context when a signal ended it.
+type signalled struct{ sig syscall.Signal }
+
+func (s signalled) Error() string { return s.sig.String() }
+
+// finishedAfterSignal is the exit code of a command that a signal reached
+// but that went on to finish its work safely (apply once it writes a tree):
+// 128 plus the signal's number, as a shell reports a process it ended, so
+// that a script sees the interrupt although nothing is left half done.
+func finishedAfterSignal(ctx context.Context) (int, bool) {
+	var s signalled
+	if errors.As(context.Cause(ctx), &s) {
+		return 128 + int(s.sig), true
+	}
+	return 0, false
 }
 
 // Run runs one command line in env and returns the exit code.
@@ -81,6 +106,11 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			// "help CMD" as go and git take it: CMD's own usage.
+			name, args = args[1], []string{args[1], "-h"}
+			break
+		}
 		printUsage(env.Stdout)
 		return ExitOK
 	case "--version", "-version":
@@ -89,13 +119,16 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "rootfs-trim: unknown command %q\n", name)
-		printUsage(env.Stderr)
+		// One line and a pointer, as a mistake in a command's flags gets.
+		fmt.Fprintf(env.Stderr, "rootfs-trim: unknown command %q\nRun 'rootfs-trim -h' for the commands.\n", name)
 		return ExitError
 	}
 	err := c.run(ctx, env, args[1:])
 	switch {
 	case err == nil:
+		if code, ok := finishedAfterSignal(ctx); ok {
+			return code
+		}
 		return ExitOK
 	case errors.Is(err, errFindings):
 		return ExitFindings
@@ -142,8 +175,12 @@ Commands:
 		}
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Run 'rootfs-trim <command> -h' for a command's flags.

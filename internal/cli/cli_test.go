@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,8 +36,11 @@ func TestExitCodes(t *testing.T) {
 		err  string
 	}{
 		{"no command", nil, ExitError, "Usage:"},
-		{"unknown command", []string{"frobnicate"}, ExitError, `unknown command "frobnicate"`},
+		{"unknown command", []string{"frobnicate"}, ExitError, "rootfs-trim: unknown command \"frobnicate\"\nRun 'rootfs-trim -h' for the commands.\n"},
+		{"unknown flag as a command", []string{"-V"}, ExitError, "rootfs-trim: unknown command \"-V\"\nRun 'rootfs-trim -h' for the commands.\n"},
 		{"help", []string{"--help"}, ExitOK, ""},
+		{"help command", []string{"help", "apply"}, ExitOK, "Usage: rootfs-trim apply"},
+		{"help unknown command", []string{"help", "nosuch"}, ExitError, "rootfs-trim: unknown command \"nosuch\"\nRun 'rootfs-trim -h' for the commands.\n"},
 		{"command help", []string{"list", "-h"}, ExitOK, "Usage: rootfs-trim list"},
 		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: --frob\n"},
 		{"bad flag value", []string{"list", "--max-size", "x", "y"}, ExitError, `invalid value "x" for flag --max-size: `},
@@ -56,6 +61,10 @@ func TestExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(stdout+stderr, tc.err) {
 				t.Errorf("output does not mention %q:\n%s%s", tc.err, stdout, stderr)
+			}
+			// A mistake is one line and a pointer, never the whole usage.
+			if tc.want == ExitError && len(tc.args) > 0 && strings.Contains(stderr, "Commands:") {
+				t.Errorf("a mistake printed the whole usage:\n%s", stderr)
 			}
 		})
 	}
@@ -314,4 +323,29 @@ func after(text, line string) string {
 	_, rest, _ := strings.Cut(text, line+"\n")
 	first, _, _ := strings.Cut(rest, "\n")
 	return first
+}
+
+// A command that a signal reached but that finished its work (apply goes on
+// once it writes a tree) exits 128 plus the signal, as a shell reports it;
+// one that no signal reached exits as usual, even with its context ended.
+func TestExitAfterSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause error
+		want  int
+	}{
+		{"SIGINT", signalled{syscall.SIGINT}, 130},
+		{"SIGTERM", signalled{syscall.SIGTERM}, 143},
+		{"cancelled, no signal", errors.New("done"), ExitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(tc.cause)
+			var stdout, stderr bytes.Buffer
+			e := &Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			if got := Run(ctx, e, []string{"version"}); got != tc.want {
+				t.Errorf("exit %d, want %d; stderr: %s", got, tc.want, stderr.String())
+			}
+		})
+	}
 }

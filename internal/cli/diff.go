@@ -43,7 +43,7 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 	var own diffOwners
 	own.register(fs)
 	fs.StringVar(&own.oldFileList, "old-packages-file-list", "", "OLD's packages-file-list.txt when OLD is another build (default: --packages-file-list's)")
-	report := renamedFlag(fs, "report", "format", "text", "report `format`: text, json or github")
+	report := renamedFlag(fs, "report", "format", "text", "report `format`: text, json, github or sarif")
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -53,16 +53,23 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 		return usagef("want OLD and NEW, got %d arguments", len(pos))
 	}
 	switch *report {
-	case "text", "json", "github":
+	case "text", "json", "github", "sarif":
 	default:
-		return usagef("--report %q: want text, json or github", *report)
+		return usagef("--report %q: want text, json, github or sarif", *report)
 	}
-	res, err := diffInputs(ctx, pos[0], pos[1], *rulesDir, &own, maxSize)
+	res, set, err := diffInputs(ctx, pos[0], pos[1], *rulesDir, &own, maxSize)
 	if err != nil {
 		return err
 	}
 	out := bufio.NewWriter(env.Stdout)
-	printDiff(out, *report, res)
+	if *report == "sarif" {
+		err = printSARIF(out, "diff", set, diffFindings(res, set), checkResultMessage)
+	} else {
+		printDiff(out, *report, res)
+	}
+	if err != nil {
+		return err
+	}
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
@@ -100,27 +107,29 @@ func (o *diffOwners) fromInput(i int) bool {
 }
 
 // diffInputs diffs two manifests, or two trees or archives.
-func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners, in *inputFlags) (*diff.Result, error) {
+// The rule set is nil for two manifests, which carry what they need.
+func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners, in *inputFlags) (*diff.Result, *rules.Set, error) {
 	mOld, err := diff.IsManifest(old)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mNew, err := diff.IsManifest(new)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if mOld || mNew {
 		if !mOld || !mNew {
-			return nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(pick(mOld, old, new)), names.Quote(pick(mOld, new, old)))
+			return nil, nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(pick(mOld, old, new)), names.Quote(pick(mOld, new, old)))
 		}
-		return diff.Manifests(old, new)
+		res, err := diff.Manifests(old, new)
+		return res, nil, err
 	}
 	set, err := loadRules(rulesDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := own.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var sides [2]diff.Input
 	for i, p := range []string{old, new} {
@@ -131,12 +140,13 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 		}
 		owners, note, err := own.ownersFor(i, p, sides[0].Owners, in.open())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sides[i] = diff.Input{Path: p, Owners: owners, OwnersNote: note}
 	}
-	return diff.Images(diff.Options{Set: set, Open: in.open(),
+	res, err := diff.Images(diff.Options{Set: set, Open: in.open(),
 		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }}, sides[0], sides[1])
+	return res, set, err
 }
 
 func pick(first bool, a, b string) string {
@@ -331,4 +341,50 @@ func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
 		props += ","
 	}
 	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty("rootfs-trim diff ["+check+"]"), ghEscapeData(msg))
+}
+
+// diffFindings are what diff's github report annotates, as findings for
+// SARIF: new offenders at their level, gone ones as warnings (a stale
+// rule?), and a forbidden or deferred file changed as an error, each at the
+// rule that matches it or else the policy item that forbids it. A file that
+// neither places (two manifests name no policy) has nowhere for code
+// scanning to show it and is left to the other reports.
+func diffFindings(res *diff.Result, set *rules.Set) []trim.Finding {
+	var out []trim.Finding
+	for _, p := range res.Packages {
+		covered := map[string]bool{}
+		for _, f := range p.OffendersNew {
+			covered[f.Path] = true
+			f.Check = "new-" + f.Check
+			out = append(out, f)
+		}
+		for _, f := range p.OffendersGone {
+			covered[f.Path] = true
+			f.Check, f.Severity = "gone-"+f.Check, rules.Warning
+			f.Reason += " (gone: is the rule stale?)"
+			out = append(out, f)
+		}
+		for _, f := range p.Files {
+			if !f.Forbidden && !f.Deferred || covered[f.Path] && f.Change != diff.Changed {
+				continue
+			}
+			d := trim.Finding{Path: f.Path, Package: p.Package, Rule: f.Rule, Severity: rules.Error,
+				Check: "forbidden-changed", Pos: f.Pos(), Reason: f.Change}
+			if f.Deferred {
+				d.Check = "deferred-changed"
+			}
+			if detail := fileDetail(f); detail != "" {
+				d.Reason += ": " + detail
+			}
+			if d.Pos.File == "" && set != nil {
+				if fb := set.ForbiddenBy(f.Path, rules.TypeFile, ""); len(fb) > 0 {
+					d.Policy, d.Pos = fb[0].Name, fb[0].Pos
+				}
+			}
+			if d.Pos.File != "" {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }

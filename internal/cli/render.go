@@ -76,6 +76,9 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 0 {
 		return usagef("render takes no arguments")
 	}
+	// A path as the user can open it: beneath --root, not as the configured
+	// system will see it (the same with the default root, /).
+	shown := func(p string) string { return names.Quote(filepath.Join(*root, p)) }
 	c := render.Choice{Runtime: *runtime, CNI: *cni, PodCIDR: *podCIDR, CRISocket: *criSocket, Values: values}
 	if *fromRecord {
 		if *runtime != "" || *cni != "" || *podCIDR != "" || *criSocket != "" || len(values) > 0 {
@@ -88,7 +91,7 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		}
 		if !ok {
 			if !*quiet {
-				fmt.Fprintf(env.Stdout, "render: no choice recorded in /%s; nothing to do\n", render.ChoicePath)
+				fmt.Fprintf(env.Stdout, "render: no choice recorded in %s; nothing to do\n", shown(render.ChoicePath))
 			}
 			return nil
 		}
@@ -111,40 +114,40 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	if !*quiet {
 		from := "flags"
 		if *fromRecord {
-			from = "/" + render.ChoicePath
+			from = shown(render.ChoicePath)
 		}
 		fmt.Fprintf(out, "render: %s (from %s)\n", names.Text(c.Describe()), from)
 		for _, p := range res.Written {
-			fmt.Fprintf(out, "wrote      %s\n", names.Quote("/"+p))
+			fmt.Fprintf(out, "wrote      %s\n", shown(p))
 		}
 		for _, p := range res.Unchanged {
-			fmt.Fprintf(out, "unchanged  %s\n", names.Quote("/"+p))
+			fmt.Fprintf(out, "unchanged  %s\n", shown(p))
 		}
 		for _, p := range res.Removed {
-			fmt.Fprintf(out, "removed    %s\n", names.Quote("/"+p))
+			fmt.Fprintf(out, "removed    %s\n", shown(p))
 		}
 		for _, n := range res.Notes {
 			fmt.Fprintf(out, "note: %s\n", names.Text(n))
 		}
 		if !*fromRecord && !*dryRun {
-			fmt.Fprintf(out, "recorded   /%s\n", render.ChoicePath)
+			fmt.Fprintf(out, "recorded   %s\n", shown(render.ChoicePath))
 		}
 	}
 	for _, p := range res.Modified {
-		fmt.Fprintf(env.Stderr, "note: %s was not what render last wrote there; replaced\n", names.Quote("/"+p))
+		fmt.Fprintf(env.Stderr, "note: %s was not what render last wrote there; replaced\n", shown(p))
 	}
 	for _, l := range res.Left {
-		fmt.Fprintf(env.Stderr, "warning: %s is in render's record but was left in place: %s\n", names.Quote("/"+l.Path), names.Text(l.Why))
+		fmt.Fprintf(env.Stderr, "warning: %s is in render's record but was left in place: %s\n", shown(l.Path), names.Text(l.Why))
 	}
 	for _, f := range res.Foreign {
 		if f.Link != "" {
-			fmt.Fprintf(env.Stderr, "warning: %s is a symlink to %s where policy %s expects a directory: what is beneath it bypasses the policy; left in place, not followed\n", names.Quote("/"+f.Path), names.Quote(f.Link), names.Text(f.Policy))
+			fmt.Fprintf(env.Stderr, "warning: %s is a symlink to %s where policy %s expects a directory: what is beneath it bypasses the policy; left in place, not followed\n", shown(f.Path), names.Quote(f.Link), names.Text(f.Policy))
 			continue
 		}
 		if f.Removed {
-			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it: removed\n", names.Quote("/"+f.Path), names.Text(f.Policy))
+			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it: removed\n", shown(f.Path), names.Text(f.Policy))
 		} else {
-			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it; left in place (the policy says at_boot: report)\n", names.Quote("/"+f.Path), names.Text(f.Policy))
+			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it; left in place (the policy says at_boot: report)\n", shown(f.Path), names.Text(f.Policy))
 		}
 	}
 	if *dryRun && !*quiet {

@@ -23,13 +23,13 @@ beside it and renamed into place when complete; a directory OUT must not exist.
 An OUT named for another compression than the one written (.gz, .xz, .zst,
 .lz4 for lz4-legacy, .bz2) is refused.
 
-Formats: newc, crc, tar, dir. Compression: none, gzip, xz (CRC32 check, as the
+Formats: newc, crc, tar, dir; images: oci, docker-archive. Compression: none, gzip, xz (CRC32 check, as the
 kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
 `
 
 func runRepack(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "repack", "[--archive-format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
-	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar or dir (default: as IN)")
+	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
 	codec := fs.String("compress", "", "output compression (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
 	maxSize := maxSizeFlag(fs)
@@ -45,10 +45,13 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 		return usagef("want IN and OUT, got %d arguments", len(pos))
 	}
 	inPath, outPath := pos[0], pos[1]
+	if err := notStdout("repack", outPath); err != nil {
+		return err
+	}
 	_, err = container.Rewrite(inPath, outPath, container.RewriteOptions{
 		Open: maxSize.open(), Reuse: *recompress == "auto", ExpectSame: true, Level: *level,
 		Format: func(in archive.Format) (archive.Format, error) {
-			return outputFormat(in, *format, *codec, outPath, true)
+			return outputFormat(in, *format, *codec, outPath, true, noteTo(env, "repack"))
 		},
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			return withProgress(env, false, "repack "+inPath, in, withContext(ctx, in))
@@ -60,6 +63,16 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
 	return err
+}
+
+// notStdout refuses `-` as OUT, which would otherwise name a file called
+// "-": the output is written to a temporary file beside OUT and renamed into
+// place only once whole and checked, which standard output cannot give.
+func notStdout(cmd, outPath string) error {
+	if outPath == container.Stdin {
+		return usagef("OUT -: %s writes a temporary file beside OUT and renames it into place once it is whole, so it cannot write standard output; name a file", cmd)
+	}
+	return nil
 }
 
 // checkOutputName refuses an output whose name says another compression

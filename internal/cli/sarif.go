@@ -111,16 +111,16 @@ type sarifProperties struct {
 	Target  string `json:"target,omitempty"`
 }
 
-// printSARIF writes findings as a SARIF log; message gives each result's
-// text (audit's and check's differ).
-func printSARIF(w io.Writer, set *rules.Set, findings []trim.Finding, message func(trim.Finding) string) error {
+// printSARIF writes findings of cmd (audit, check, diff) as a SARIF log;
+// message gives each result's text (audit's and check's differ).
+func printSARIF(w io.Writer, cmd string, set *rules.Set, findings []trim.Finding, message func(trim.Finding) string) error {
 	ids := map[string]bool{}
 	for _, f := range findings {
-		ids[sarifRuleID(f)] = true
+		ids[sarifRuleID(cmd, f)] = true
 	}
 	var ruleList []sarifRule
 	for id := range ids {
-		ruleList = append(ruleList, describeRule(set, id))
+		ruleList = append(ruleList, describeRule(cmd, set, id))
 	}
 	sort.Slice(ruleList, func(i, j int) bool { return ruleList[i].ID < ruleList[j].ID })
 	index := map[string]int{}
@@ -129,7 +129,7 @@ func printSARIF(w io.Writer, set *rules.Set, findings []trim.Finding, message fu
 	}
 	results := make([]sarifResult, 0, len(findings))
 	for _, f := range findings {
-		id := sarifRuleID(f)
+		id := sarifRuleID(cmd, f)
 		results = append(results, sarifResult{
 			RuleID: id, RuleIndex: index[id], Level: f.Severity.String(),
 			Message:             sarifMessage{message(f)},
@@ -165,20 +165,26 @@ func checkResultMessage(f trim.Finding) string {
 }
 
 // sarifRuleID is the rule or policy item a finding names (one namespace:
-// rules.Load refuses a name used twice), else check/CHECK, for the
+// rules.Load refuses a name used twice), else CMD/CHECK, for the
 // package-level findings of check (describeRule prefers a rule or policy
 // item that took such a name).
-func sarifRuleID(f trim.Finding) string {
+func sarifRuleID(cmd string, f trim.Finding) string {
 	switch {
 	case f.Rule != "":
 		return f.Rule
 	case f.Policy != "":
 		return f.Policy
 	}
-	return "check/" + f.Check
+	return cmd + "/" + f.Check
 }
 
-func describeRule(set *rules.Set, id string) sarifRule {
+// describeRule describes id from the rule set; set is nil where the
+// inputs carry no rules (diff of two manifests).
+func describeRule(cmd string, set *rules.Set, id string) sarifRule {
+	if set == nil {
+		full := sarifMessage{"rule " + id + " of the rule set the inputs were trimmed with (rootfs-trim " + cmd + ")"}
+		return sarifRule{ID: id, ShortDescription: sarifMessage{"rootfs-trim rule " + id}, FullDescription: full, Help: full}
+	}
 	for _, r := range set.Rules() {
 		if r.Name == id {
 			of := "of package " + r.Package
@@ -193,9 +199,9 @@ func describeRule(set *rules.Set, id string) sarifRule {
 			return ruleDescriptor(id, "policy "+id+": files no package may leave in the image", p.Reason, p.Link, p.Pos)
 		}
 	}
-	check := strings.TrimPrefix(id, "check/")
-	full := sarifMessage{"A package-level finding of rootfs-trim check [" + check + "]: see 'check' in rootfs-trim's docs/commands.md."}
-	return sarifRule{ID: id, ShortDescription: sarifMessage{"rootfs-trim check [" + check + "]"}, FullDescription: full, Help: full}
+	check := strings.TrimPrefix(id, cmd+"/")
+	full := sarifMessage{"A package-level finding of rootfs-trim " + cmd + " [" + check + "]: see '" + cmd + "' in rootfs-trim's docs/commands.md."}
+	return sarifRule{ID: id, ShortDescription: sarifMessage{"rootfs-trim " + cmd + " [" + check + "]"}, FullDescription: full, Help: full}
 }
 
 func ruleDescriptor(id, short, reason, link string, pos rules.Pos) sarifRule {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,6 +23,9 @@ type sarifCase struct {
 	sarif []byte
 	json  []byte // the same run's --format json, for the positions
 	notes bool   // check: the JSON has notes, which SARIF leaves out
+	// github is, for diff (whose JSON is no list of findings), the same
+	// run's --report github, whose annotations the results must match.
+	github []byte
 }
 
 // sarifCases runs audit and check on the example in a scratch working
@@ -83,10 +87,40 @@ func sarifCases(t *testing.T) []sarifCase {
 			}
 			outs[i] = []byte(stdout)
 		}
-		cases = append(cases, sarifCase{tc.name, outs[0], outs[1], tc.args[0] == "check"})
+		cases = append(cases, sarifCase{name: tc.name, sarif: outs[0], json: outs[1], notes: tc.args[0] == "check"})
+	}
+	// diff of a bump: a new offender (the policy's line) and a deferred
+	// file whose content changed (its rule's line).
+	changed := filepath.Join(work, "changed")
+	if err := os.CopyFS(changed, os.DirFS(bumped)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(changed, "etc/cni/net.d/10-containerd-net.conflist"), []byte(`{"name":"changed"}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		name     string
+		old, new string
+		code     int
+	}{
+		{"diff bump", target, changed, ExitFindings},
+		{"diff same", target, target, ExitOK},
+	} {
+		var outs [2][]byte
+		for i, format := range []string{"sarif", "github"} {
+			args := []string{"diff", "--rules", "rules", "--packages-file-list", fileList, "--report", format, tc.old, tc.new}
+			code, stdout, stderr := run(t, nil, args...)
+			if code != tc.code {
+				t.Fatalf("%s: %s: exit %d, want %d\n%s", tc.name, strings.Join(args, " "), code, tc.code, stderr)
+			}
+			outs[i] = []byte(stdout)
+		}
+		cases = append(cases, sarifCase{name: tc.name, sarif: outs[0], github: outs[1]})
 	}
 	return cases
 }
+
+// ghAnnotationLine is one annotation of a github report: level, file,
+// line and the check in its title.
+var ghAnnotationLine = regexp.MustCompile(`^::(error|warning) file=([^,]+),line=(\d+),title=rootfs-trim (?:diff )?\[([^\]]+)\]::`)
 
 // What GitHub code scanning requires of an uploaded SARIF file that its
 // structure shows ("SARIF support for code scanning" on docs.github.com,
@@ -108,6 +142,25 @@ func TestSARIFForCodeScanning(t *testing.T) {
 				t.Error(p)
 			}
 			if t.Failed() || len(log.Runs) != 1 {
+				return
+			}
+			if c.github != nil {
+				var want, got []string
+				for _, l := range strings.Split(string(c.github), "\n") {
+					if m := ghAnnotationLine.FindStringSubmatch(l); m != nil {
+						want = append(want, strings.ReplaceAll(m[4], " ", "-")+" "+m[1]+" "+m[2]+":"+m[3])
+					}
+				}
+				for _, r := range log.Runs[0].Results {
+					l := r.Locations[0].PhysicalLocation
+					got = append(got, r.Properties.Check+" "+r.Level+" "+l.ArtifactLocation.URI+":"+fmt.Sprint(l.Region.StartLine))
+				}
+				if len(want) == 0 && c.name != "diff same" {
+					t.Fatalf("no annotations in the github report:\n%s", c.github)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("results against the github annotations (-github +sarif):\n%s", diff)
+				}
 				return
 			}
 			var report struct {

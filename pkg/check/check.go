@@ -66,9 +66,12 @@ type Summary struct {
 	Package    string `json:"package"`
 	Version    string `json:"version,omitempty"`
 	OldVersion string `json:"old_version,omitempty"`
-	Files      int    `json:"files"`
-	Errors     int    `json:"errors"`
-	Warnings   int    `json:"warnings"`
+	Files      int    `json:"files"` // offending files, handled or not
+	// Handled is how many of Files a package's rule handles (not the
+	// fallback): what the text summary calls handled.
+	Handled  int `json:"handled"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
 	// SeenAs lists the names the inputs gave the package where they are
 	// not the rule file's (the lock's key): an alias such as
 	// containerd-bin-aarch64.
@@ -456,6 +459,11 @@ func (res *Result) compareRules(pkg *rules.Package, s *pkgState, input string, w
 func (res *Result) summarise(names []string, lock *Lock) {
 	for _, name := range names {
 		s := Summary{Package: name, Version: res.NewLock.Packages[name].Version, Files: len(res.NewLock.Packages[name].Files)}
+		for _, f := range res.NewLock.Packages[name].Files {
+			if f.Rule != "" {
+				s.Handled++
+			}
+		}
 		if old := lock.Packages[name]; old != nil {
 			s.OldVersion = old.Version
 		}

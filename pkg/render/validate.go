@@ -9,7 +9,11 @@ import (
 )
 
 // validCIDR checks a pod CIDR: an IP prefix as net/netip reads it, in its
-// canonical form, so that it can be written into JSON and YAML as is.
+// canonical form, so that it can be written into JSON and YAML as is, and a
+// subnet the CNI host-local IPAM (the bridge template's) can allocate from:
+// its Range.Canonicalize (plugins/ipam/host-local/backend/allocator/range.go)
+// refuses host bits set and a prefix with fewer than four addresses, and a
+// conflist written with either fails every pod's network at boot.
 func validCIDR(s string) error {
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
@@ -17,6 +21,12 @@ func validCIDR(s string) error {
 	}
 	if p.String() != s {
 		return fmt.Errorf("pod CIDR %q is not in canonical form (want %s)", s, p)
+	}
+	if m := p.Masked(); m != p {
+		return fmt.Errorf("pod CIDR %q has host bits set: its network is %s, and the CNI host-local IPAM refuses anything else", s, m)
+	}
+	if p.Bits() > p.Addr().BitLen()-2 {
+		return fmt.Errorf("pod CIDR %q is too small to allocate pod addresses from", s)
 	}
 	return nil
 }

@@ -267,6 +267,9 @@ func TestForbiddenBy(t *testing.T) {
 	}{
 		{"etc/cni/net.d/87-podman-bridge.conflist", "", TypeFile, []string{"cni-configs"}},
 		{"etc/cni/net.d/.keep", "", TypeFile, nil},
+		// podman's lock file: libcni never reads it (issue 38).
+		{"etc/cni/net.d/cni.lock", "", TypeFile, nil},
+		{"etc/cni/net.d/cni.lock.conflist", "", TypeFile, []string{"cni-configs"}},
 		{"etc/cni/net.d", "", TypeDir, nil},
 		{"etc/cni/net.mk", "", TypeDir, []string{"legacy-cni-dir"}},
 		{"etc/crictl.yaml", "", TypeFile, []string{"crictl-config"}},

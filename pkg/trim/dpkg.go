@@ -412,8 +412,12 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 	return scan.done(name)
 }
 
+// dpkgReadError is an error reading the input while looking for its owners.
+// The error names the entry and offset; it says nothing of a dpkg database,
+// since the pass that looks for one reads every input, most of which (a
+// Buildroot cpio, say) have none.
 func dpkgReadError(name string, err error) error {
-	return fmt.Errorf("%s: reading the dpkg database: %w", name, err)
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // dpkgScan gathers an archive's dpkg database from its entries as they
