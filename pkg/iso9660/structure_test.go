@@ -348,3 +348,79 @@ func TestGrubReadsTheSame(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemUseDisagreements: Rock Ridge that GRUB (susp_iterate_dir,
+// set_rockridge) and isolinux (susp_rr.c) would read differently is
+// refused, each patched into an xorriso -R -J image: an NM of version 2
+// (isolinux then compares the ISO 9660 name), an NM after one without
+// CONTINUE (isolinux's name ends at the first, GRUB's goes on), an
+// entry after a CE (GRUB skips it, isolinux reads it), an NM
+// naming ".", a PX saying directory on a file record (GRUB takes the
+// type from PX), an ER that is not Rock Ridge's (GRUB takes any, isolinux
+// reads no Rock Ridge then), an SP skip length, and a boot info table
+// naming another primary descriptor (isolinux's iso_fs_init reads it).
+func TestSystemUseDisagreements(t *testing.T) {
+	files := map[string]string{"isolinux/isolinux.cfg": isolinuxCfg, "boot/initrd": clean}
+	for _, tc := range []struct {
+		name string
+		// in is "initrd" (its record), "root" (the root's "." record)
+		// or "image".
+		in       string
+		old, new string
+		want     string
+	}{
+		{"nm-version", "initrd", "NM\x0b\x01\x00", "NM\x0b\x02\x00", `"NM" of version 2`},
+		{"nm-two", "initrd", "TF\x1a\x01\x0e", "NM\x1a\x01\x00", "an NM entry after one without CONTINUE"},
+		{"nm-dot", "initrd", "NM\x0b\x01\x00", "NM\x0b\x01\x02", `/boot: "INITRD.;1": a Rock Ridge NM entry naming "."`},
+		{"px-dir", "initrd", "PX$\x01\xa4\x81", "PX$\x01\xed\x41", `/boot: "initrd": Rock Ridge's mode 40755 and the record's flags 0x0 disagree`},
+		{"er-other", "image", "RRIP_1991A", "XXXX_1991A", "SUSP without Rock Ridge's ER entry"},
+		// PX (36 bytes) becomes a CE naming an empty area, 28 bytes,
+		// and an entry "ZZ" of 8.
+		{"after-ce", "initrd", "PX$\x01", "CE\x1c\x01", `System Use entry "ZZ" after a CE entry`},
+		{"sp-skip", "root", "SP\x07\x01\xbe\xef\x00", "SP\x07\x01\xbe\xef\x01", "SUSP skip length 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := mkiso(t, files, "xorriso", "-R", "-J")
+			im := open(t, img)
+			var region []byte
+			switch tc.in {
+			case "initrd":
+				boot, err := im.Lookup("/boot")
+				must(t, err)
+				f, err := im.Lookup("/boot/initrd")
+				must(t, err)
+				rec := recordAt(t, img, boot.Offset, f.Offset)
+				region = img[rec : rec+int(img[rec])]
+			case "root":
+				root, err := im.Lookup("/")
+				must(t, err)
+				region = img[root.Offset : root.Offset+int64(img[root.Offset])]
+			default:
+				region = img
+			}
+			if n := bytes.Count(region, []byte(tc.old)); n != 1 {
+				t.Fatalf("%q found %d times, want 1", tc.old, n)
+			}
+			i := bytes.Index(region, []byte(tc.old))
+			copy(region[i:], tc.new)
+			if tc.name == "after-ce" {
+				ce := region[i+4 : i+36]
+				clear(ce)
+				copy(ce[24:], "ZZ\x08\x01")
+			}
+			_, _, err := readBoot(img)
+			wantErr(t, err, tc.want)
+		})
+	}
+	t.Run("boot-info-pvd", func(t *testing.T) {
+		img, _ := build(t, isotest.BIOS, nil)
+		imgs, err := open(t, img).BootImages()
+		must(t, err)
+		if len(imgs) != 1 || binary.LittleEndian.Uint32(img[imgs[0].Offset()+8:]) != 16 {
+			t.Fatalf("boot images %+v: no boot info table naming sector 16", imgs)
+		}
+		binary.LittleEndian.PutUint32(img[imgs[0].Offset()+8:], 17)
+		_, _, err = readBoot(img)
+		wantErr(t, err, "boot info table naming a primary volume descriptor at sector 17")
+	})
+}
