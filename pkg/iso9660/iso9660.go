@@ -6,7 +6,10 @@
 // It only reads, through an io.ReaderAt, and trusts nothing in the image:
 // an extent that ends beyond the image, a directory met twice (a loop), a
 // record that overruns its sector or a continuation area out of bounds is
-// an error naming the path, never a panic or an endless walk.
+// an error naming the path, never a panic or an endless walk. Nor does
+// it judge a file other than the one a bootloader loads: an image GRUB or
+// isolinux would read otherwise (a name twice in a directory, trees that
+// name different files, two primary descriptors) is refused (views.go).
 //
 // Facts from ECMA-119 (4th edition), IEEE P1282 (Rock Ridge, RRIP 1.12)
 // with IEEE P1281 (SUSP), the Joliet specification and the El Torito
@@ -494,7 +497,7 @@ func (im *Image) walk(dir string, d record, seen map[uint32]bool, depth int, fn 
 		}
 		// Lookup's comparison: exact with Rock Ridge, else ignoring case.
 		if other, clash := names.add(viewEntry{name: name, fold: !im.rr}); clash {
-			return errorf(dir, "%q twice (also as %q): bootloaders take the first, an audit must not judge another", name, other)
+			return errTwice(dir, name, other)
 		}
 		p := path.Join(dir, name)
 		f := im.file(p, r, &su)

@@ -142,6 +142,16 @@ func (d dirNames) add(e viewEntry) (string, bool) {
 	return "", false
 }
 
+// errTwice is a directory holding name and other, which one lookup
+// could find.
+func errTwice(dir, name, other string) error {
+	also := ""
+	if other != name {
+		also = fmt.Sprintf(" (also as %q)", other)
+	}
+	return errorf(dir, "%q twice%s: bootloaders take the first record, an audit must not judge another", name, also)
+}
+
 // find is the entry a lookup of name finds.
 func (d dirNames) find(name string) (viewEntry, bool) {
 	for _, o := range d[foldASCII(name)] {
@@ -219,7 +229,7 @@ func (im *Image) walkViewDir(v view, x viewIndex, dir string, d record, seen map
 			return errorf(dir, "bad file name %q", e.name)
 		}
 		if other, clash := names.add(e); clash {
-			return errorf(dir, "%q twice (also as %q): bootloaders take the first, an audit must not judge another", e.name, other)
+			return errTwice(dir, e.name, other)
 		}
 		if e.dir && !e.link {
 			if seen[r.extent] {
