@@ -107,6 +107,9 @@ func (im *Image) ReadBoot() (*Boot, error) {
 	if len(b.Initrds) == 0 {
 		return nil, fmt.Errorf("%s: no initrd named", strings.Join(b.Configs, ", "))
 	}
+	if err := im.checkViews(b); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

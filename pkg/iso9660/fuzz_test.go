@@ -14,11 +14,26 @@ import (
 
 // FuzzImage: whatever the bytes, Open, Walk, ReadBoot and BootImages end
 // with entries inside the image or an error, never a panic or an endless
-// walk. The seeds: a small image xorriso makes, and a volume descriptor
-// set alone.
+// walk. The seeds: a small image xorriso makes, the same with its Joliet
+// descriptor made a second primary one, with /boot's record saying a
+// directory of 4 GiB, with two records named initrd in /boot (Rock
+// Ridge, ISO 9660 and Joliet names), and a volume descriptor set alone.
 func FuzzImage(f *testing.F) {
 	if img := seedImage(f); img != nil {
 		f.Add(img)
+		two := bytes.Clone(img)
+		copy(two[17*iso9660.SectorSize:18*iso9660.SectorSize], two[16*iso9660.SectorSize:])
+		f.Add(two)
+		huge := bytes.Clone(img)
+		if i := bytes.Index(huge, []byte("BOOT")); i > 33 {
+			putBoth32(huge[i-33+10:], 0xFFFFF800)
+		}
+		f.Add(huge)
+		dup := bytes.Clone(img)
+		for _, r := range [][2]string{{"LINK.;1", "INITRD."}, {"NM\x09\x01\x00link", "NM\x09\x01\x00init"}, {string(ucs2("link")), string(ucs2("init"))}} {
+			dup = bytes.ReplaceAll(dup, []byte(r[0]), []byte(r[1]))
+		}
+		f.Add(dup)
 	}
 	vd := make([]byte, 18*iso9660.SectorSize)
 	copy(vd[16*iso9660.SectorSize:], "\x01CD001\x01")

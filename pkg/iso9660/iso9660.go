@@ -6,7 +6,10 @@
 // It only reads, through an io.ReaderAt, and trusts nothing in the image:
 // an extent that ends beyond the image, a directory met twice (a loop), a
 // record that overruns its sector or a continuation area out of bounds is
-// an error naming the path, never a panic or an endless walk.
+// an error naming the path, never a panic or an endless walk. Nor does
+// it judge a file other than the one a bootloader loads: an image GRUB or
+// isolinux would read otherwise (a name twice in a directory, trees that
+// name different files, two primary descriptors) is refused (views.go).
 //
 // Facts from ECMA-119 (4th edition), IEEE P1282 (Rock Ridge, RRIP 1.12)
 // with IEEE P1281 (SUSP), the Joliet specification and the El Torito
@@ -34,6 +37,12 @@ const (
 	maxDepth   = 64
 	maxEntries = 1 << 20
 	maxCE      = 64 // continuation areas followed per record
+	// maxDirSize bounds one directory: real ones are KiB (a record is
+	// 34 bytes and its name, its Rock Ridge entries 100 to 250 more).
+	maxDirSize = 4 << 20
+	// maxDirBytes bounds the directory bytes one walk reads, however
+	// many directories the image has.
+	maxDirBytes = 64 << 20
 )
 
 // File is one file or directory of the image.
@@ -82,9 +91,10 @@ type Image struct {
 
 	root    record
 	rr      bool // Rock Ridge on the primary tree
-	skip    int  // SUSP's SP skip length
 	joliet  *record
 	entries int
+	// dirBytes counts the directory bytes read by the walk under way.
+	dirBytes int64
 }
 
 // IDs are the primary volume descriptor's identifiers besides the
@@ -132,6 +142,12 @@ func Sniff(r io.ReaderAt) bool {
 }
 
 // Open reads the volume descriptors of the image of size bytes at r.
+//
+// A set with two primary descriptors, or two Joliet ones, is refused:
+// this package reads the first, GRUB (grub_iso9660_mount, which copies
+// each one it meets) the last. So is a Joliet descriptor before the
+// primary: grub_iso9660_mount keeps its Joliet flag when the primary
+// overwrites it, and reads the primary's names as UCS-2.
 func Open(r io.ReaderAt, size int64) (*Image, error) {
 	im := &Image{r: r, size: size}
 	var havePVD bool
@@ -153,7 +169,7 @@ func Open(r io.ReaderAt, size int64) (*Image, error) {
 			}
 		case 1:
 			if havePVD {
-				continue
+				return nil, errorf("", "sector %d: a second primary volume descriptor (GRUB reads the last, this reader the first)", lba)
 			}
 			havePVD = true
 			if err := im.primary(sec); err != nil {
@@ -161,14 +177,21 @@ func Open(r io.ReaderAt, size int64) (*Image, error) {
 			}
 		case 2:
 			// Joliet: a supplementary descriptor with a UCS-2 escape.
-			if esc := sec[88:91]; esc[0] == '%' && esc[1] == '/' && (esc[2] == '@' || esc[2] == 'C' || esc[2] == 'E') && im.joliet == nil {
-				root, err := parseRecord(sec[156:190])
-				if err != nil {
-					return nil, errorf("", "joliet root record: %v", err)
-				}
-				im.joliet, im.HasJoliet = &root, true
-				im.JolietVolumeID, im.JolietIDs = descriptorIDs(sec, ucs2)
+			if !isJoliet(sec) {
+				break
 			}
+			if im.joliet != nil {
+				return nil, errorf("", "sector %d: a second Joliet volume descriptor (GRUB reads the last, this reader the first)", lba)
+			}
+			if !havePVD {
+				return nil, errorf("", "sector %d: a Joliet volume descriptor before the primary one", lba)
+			}
+			root, err := parseRecord(sec[156:190])
+			if err != nil {
+				return nil, errorf("", "joliet root record: %v", err)
+			}
+			im.joliet, im.HasJoliet = &root, true
+			im.JolietVolumeID, im.JolietIDs = descriptorIDs(sec, ucs2)
 		case 255:
 			if !havePVD {
 				return nil, errorf("", "no primary volume descriptor")
@@ -176,6 +199,13 @@ func Open(r io.ReaderAt, size int64) (*Image, error) {
 			return im, im.detectRR()
 		}
 	}
+}
+
+// isJoliet reports whether the supplementary descriptor sec has one of
+// Joliet's UCS-2 escapes (levels 1 to 3), as grub_iso9660_mount checks.
+func isJoliet(sec []byte) bool {
+	esc := sec[88:91]
+	return esc[0] == '%' && esc[1] == '/' && (esc[2] == '@' || esc[2] == 'C' || esc[2] == 'E')
 }
 
 func (im *Image) primary(sec []byte) error {
@@ -263,20 +293,71 @@ func parseRecord(b []byte) (record, error) {
 
 func (r record) isDir() bool { return r.flags&0x02 != 0 }
 
-// detectRR looks for SUSP's SP entry in the root's "." record (P1281 5.3).
+// detectRR looks for SUSP's SP entry in the root's "." record (P1281
+// 5.3) and Rock Ridge's ER entry among its System Use entries. GRUB
+// (set_rockridge) reads Rock Ridge names where the first entry is SP and
+// an ER follows, any ER; isolinux (susp_rr_check_signatures) where SP is
+// first, or 14 bytes on, and an ER names RRIP_1991A, IEEE_P1282 or
+// IEEE_1282; it takes the skip length from another byte than SP's. Where
+// they would disagree the image is refused: SP 14 bytes on, a skip
+// length, an SP without the ER isolinux wants. A Joliet root with SUSP
+// is refused too: GRUB would read Rock Ridge names in that tree.
 func (im *Image) detectRR() error {
-	recs, err := im.readDir("/", im.root)
+	if im.joliet != nil {
+		jsu, err := im.rootSU("/", *im.joliet)
+		if err != nil {
+			return err
+		}
+		if jsu != nil {
+			return errorf("/", "the Joliet tree's root has SUSP entries: GRUB would read Rock Ridge names in that tree")
+		}
+	}
+	su, err := im.rootSU("/", im.root)
+	if err != nil || su == nil {
+		return err
+	}
+	if su[6] != 0 {
+		return errorf("/", "SUSP skip length %d: isolinux and GRUB read it differently", su[6])
+	}
+	im.rr = true // for systemUse
+	s, err := im.systemUse("/", record{name: []byte{0}, su: su})
 	if err != nil {
 		return err
 	}
-	if len(recs) == 0 {
-		return errorf("/", "root directory has no \".\" record")
+	rrip := false
+	for _, id := range s.er {
+		rrip = rrip || id == "RRIP_1991A" || id == "IEEE_P1282" || id == "IEEE_1282"
 	}
-	su := recs[0].su
-	if len(su) >= 7 && su[0] == 'S' && su[1] == 'P' && su[4] == 0xBE && su[5] == 0xEF {
-		im.rr, im.skip = true, int(su[6])
+	if !rrip {
+		return errorf("/", "SUSP without Rock Ridge's ER entry (ER %q): GRUB and isolinux would read other names", s.er)
 	}
 	return nil
+}
+
+// rootSU returns the System Use area of the "." record of the directory
+// at root when it starts with SP, nil when there is none; SP 14 bytes
+// into it is refused.
+func (im *Image) rootSU(p string, root record) ([]byte, error) {
+	recs, err := im.readDir(p, root)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, errorf(p, "root directory has no \".\" record")
+	}
+	su := recs[0].su
+	isSP := func(b []byte) bool {
+		return len(b) >= 7 && b[0] == 'S' && b[1] == 'P' && b[2] == 7 && b[3] == 1 && b[4] == 0xBE && b[5] == 0xEF
+	}
+	switch {
+	case isSP(su):
+		return su, nil
+	case len(su) > 14 && isSP(su[14:]):
+		return nil, errorf(p, "SUSP's SP entry 14 bytes into the System Use area: isolinux reads Rock Ridge there, GRUB does not")
+	case len(su) >= 2 && su[0] == 'S' && su[1] == 'P':
+		return nil, errorf(p, "a malformed SUSP SP entry")
+	}
+	return nil, nil
 }
 
 // RockRidge reports whether the names come from Rock Ridge.
@@ -286,37 +367,49 @@ func (im *Image) RockRidge() bool { return im.rr }
 // Ridge, and a Joliet descriptor).
 func (im *Image) Joliet() bool { return !im.rr && im.joliet != nil }
 
-// readDir returns the records of directory d, checked against the image.
+// readDir returns the records of directory d, checked against the
+// image, read sector by sector: a directory larger than maxDirSize, or
+// more than maxDirBytes of them in one walk, is refused before anything
+// is read (a record's size says up to 4 GiB, and the image may be a
+// sparse file).
 func (im *Image) readDir(p string, d record) ([]record, error) {
 	off := int64(d.extent) * SectorSize
 	if err := im.inImage(p, off, int64(d.size)); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, d.size)
-	if _, err := im.r.ReadAt(buf, off); err != nil {
-		return nil, fmt.Errorf("%s: reading directory: %w", p, err)
+	if d.size > maxDirSize {
+		return nil, errorf(p, "directory of %d bytes, more than the %d this reader takes", d.size, maxDirSize)
+	}
+	if im.dirBytes += int64(d.size); im.dirBytes > maxDirBytes {
+		return nil, errorf(p, "more than %d bytes of directories", maxDirBytes)
 	}
 	var out []record
-	for i := 0; i < len(buf); {
-		n := int(buf[i])
-		if n == 0 {
-			// The rest of the sector is padding: records do not cross sectors.
-			i = (i/SectorSize + 1) * SectorSize
-			continue
+	sec := make([]byte, SectorSize)
+	for start := int64(0); start < int64(d.size); start += SectorSize {
+		buf := sec[:min(SectorSize, int64(d.size)-start)]
+		if _, err := im.r.ReadAt(buf, off+start); err != nil {
+			return nil, fmt.Errorf("%s: reading directory: %w", p, err)
 		}
-		end := (i/SectorSize + 1) * SectorSize
-		if i+n > len(buf) || i+n > end {
-			return nil, errorf(p, "directory record at byte %d overruns its sector", i)
+		for i := 0; i < len(buf); {
+			n := int(buf[i])
+			if n == 0 {
+				break // the rest of the sector is padding: records do not cross sectors
+			}
+			if i+n > len(buf) {
+				return nil, errorf(p, "directory record at byte %d overruns its sector", start+int64(i))
+			}
+			r, err := parseRecord(buf[i : i+n])
+			if err != nil {
+				return nil, errorf(p, "directory record at byte %d: %v", start+int64(i), err)
+			}
+			if r.flags&0x80 != 0 {
+				return nil, errorf(p, "multi-extent file: not supported")
+			}
+			// The sector buffer is read again: keep copies.
+			r.name, r.su = bytes.Clone(r.name), bytes.Clone(r.su)
+			out = append(out, r)
+			i += n
 		}
-		r, err := parseRecord(buf[i : i+n])
-		if err != nil {
-			return nil, errorf(p, "directory record at byte %d: %v", i, err)
-		}
-		if r.flags&0x80 != 0 {
-			return nil, errorf(p, "multi-extent file: not supported")
-		}
-		out = append(out, r)
-		i += n
 	}
 	return out, nil
 }
@@ -331,7 +424,7 @@ func (im *Image) inImage(p string, off, size int64) error {
 // Walk calls fn for every file of the image, parents before children, in
 // the order of the directory records (which ECMA-119 sorts by name).
 func (im *Image) Walk(fn func(File) error) error {
-	im.entries = 0
+	im.entries, im.dirBytes = 0, 0
 	root := im.root
 	if im.Joliet() {
 		root = *im.joliet
@@ -364,6 +457,7 @@ func (im *Image) walk(dir string, d record, seen map[uint32]bool, depth int, fn 
 	if err != nil {
 		return err
 	}
+	names := dirNames{}
 	for i, r := range recs {
 		if i < 2 && len(r.name) == 1 && (r.name[0] == 0 || r.name[0] == 1) {
 			continue // "." and ".."
@@ -375,6 +469,14 @@ func (im *Image) walk(dir string, d record, seen map[uint32]bool, depth int, fn 
 		if err != nil {
 			return err
 		}
+		if su.nmDot {
+			return errorf(dir, "%q: a Rock Ridge NM entry naming \".\" or \"..\"", r.name)
+		}
+		// isolinux (susp_rr_get_nm) drops a name that long for the ISO
+		// 9660 one; GRUB keeps it.
+		if len(su.name) >= 256 {
+			return errorf(dir, "%q: a Rock Ridge name of %d bytes, more than 255", r.name, len(su.name))
+		}
 		if su.relocated {
 			continue // reached through its CL entry instead
 		}
@@ -385,8 +487,17 @@ func (im *Image) walk(dir string, d record, seen map[uint32]bool, depth int, fn 
 			}
 		}
 		name := im.name(r, su)
-		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		if !goodName(name) {
 			return errorf(dir, "bad file name %q", name)
+		}
+		// GRUB takes a directory's type from PX (susp_iterate_dir),
+		// isolinux and this reader from the record's flags.
+		if su.hasMode && (su.mode&0o170000 == 0o040000) != r.isDir() {
+			return errorf(dir, "%q: Rock Ridge's mode %o and the record's flags %#x disagree on whether it is a directory", name, su.mode, r.flags)
+		}
+		// Lookup's comparison: exact with Rock Ridge, else ignoring case.
+		if other, clash := names.add(viewEntry{name: name, fold: !im.rr}); clash {
+			return errTwice(dir, name, other)
 		}
 		p := path.Join(dir, name)
 		f := im.file(p, r, &su)
@@ -510,13 +621,13 @@ var specialBits = []struct {
 }{{0o4000, fs.ModeSetuid}, {0o2000, fs.ModeSetgid}, {0o1000, fs.ModeSticky}}
 
 // Lookup finds the file at the absolute path p (names compared exactly,
-// as Rock Ridge records them; without Rock Ridge, case-insensitively).
+// as Rock Ridge records them; without Rock Ridge, ignoring ASCII case).
 func (im *Image) Lookup(p string) (File, error) {
 	p = path.Clean("/" + p)
 	var found *File
 	errStop := errors.New("found")
 	err := im.Walk(func(f File) error {
-		if f.Path == p || (!im.rr && strings.EqualFold(f.Path, p)) {
+		if f.Path == p || (!im.rr && foldASCII(f.Path) == foldASCII(p)) {
 			found = &f
 			return errStop
 		}

@@ -2,6 +2,7 @@ package iso9660
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -21,6 +22,12 @@ type susp struct {
 	child    uint32    // CL: the relocated directory's sector
 	// relocated: RE, a directory shown instead where its CL entry is.
 	relocated bool
+	// nmDot: an NM entry flagged CURRENT or PARENT ("." or "..").
+	nmDot bool
+	// er are the extension identifiers of the ER entries (SUSP 5.5).
+	er []string
+
+	nmDone bool // an NM entry without CONTINUE was read
 
 	slStarted, slCont bool // a symlink's components so far
 }
@@ -32,10 +39,7 @@ func (im *Image) systemUse(dir string, r record) (susp, error) {
 	if !im.rr {
 		return s, nil
 	}
-	area := r.su
-	if len(area) >= im.skip {
-		area = area[im.skip:]
-	}
+	area := r.su // SP's skip length is 0: detectRR refuses another
 	var link strings.Builder
 	for hops := 0; ; hops++ {
 		next, err := s.entries(area, &link)
@@ -65,6 +69,15 @@ func (im *Image) systemUse(dir string, r record) (susp, error) {
 
 // entries parses one area; it returns the continuation (sector, offset,
 // length) a CE entry names, or nil.
+//
+// What GRUB (grub_iso9660_susp_iterate, susp_iterate_dir) and isolinux
+// (syslinux's susp_rr.c: susp_rr_iterate, susp_rr_get_entries) would
+// read differently is refused: an entry whose version is not 1 (isolinux
+// then drops all Rock Ridge of the record and compares its ISO 9660
+// name), an entry after a CE in the same area (GRUB goes to the
+// continuation at once and skips it; isolinux reads it), two CE in one
+// area (isolinux gives up), and an NM entry after one without CONTINUE
+// (isolinux's name ends there, GRUB appends the next).
 func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 	var ce *[3]uint32
 	for len(a) >= 4 {
@@ -75,6 +88,15 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 			}
 			return nil, errBadEntry(sig)
 		}
+		if sig == "ST" {
+			return ce, nil
+		}
+		if a[3] != 1 {
+			return nil, &Error{Msg: fmt.Sprintf("System Use entry %q of version %d, not 1", sig, a[3])}
+		}
+		if ce != nil {
+			return nil, &Error{Msg: fmt.Sprintf("System Use entry %q after a CE entry (GRUB skips it, isolinux reads it)", sig)}
+		}
 		d := a[4:n]
 		switch sig {
 		case "CE":
@@ -82,14 +104,25 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 				return nil, errBadEntry(sig)
 			}
 			ce = &[3]uint32{binary.LittleEndian.Uint32(d[0:]), binary.LittleEndian.Uint32(d[8:]), binary.LittleEndian.Uint32(d[16:])}
+		case "ER":
+			if len(d) < 4 || 4+int(d[0]) > len(d) {
+				return nil, errBadEntry(sig)
+			}
+			s.er = append(s.er, string(d[4:4+int(d[0])]))
 		case "NM":
 			if len(d) < 1 {
 				return nil, errBadEntry(sig)
 			}
-			if d[0]&0x06 == 0 { // not "." or ".."
-				s.name += string(d[1:])
-				s.hasName = true
+			if s.nmDone {
+				return nil, &Error{Msg: "an NM entry after one without CONTINUE (isolinux's name ends at the first, GRUB's goes on)"}
 			}
+			s.nmDone = d[0]&0x01 == 0
+			if d[0]&0x06 != 0 {
+				s.nmDot = true
+				break
+			}
+			s.name += string(d[1:])
+			s.hasName = true
 		case "PX":
 			if len(d) < 32 {
 				return nil, errBadEntry(sig)
@@ -115,8 +148,6 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 			s.child = binary.LittleEndian.Uint32(d[0:])
 		case "RE":
 			s.relocated = true
-		case "ST":
-			return ce, nil
 		}
 		a = a[n:]
 	}
