@@ -93,7 +93,16 @@ func (x *isoOutput) build() error {
 	im := x.from.ISO.Image
 	// no_emul_toc: the image starts at sector 0 with one descriptor set,
 	// as the input (mkisofs's) does, not after a 64 KiB emulated TOC.
-	args := []string{"-no_rc", "-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay",
+	//
+	// Pattern expansion off: -chmod, -chown, -chgrp and -alter_date take
+	// "iso_rr_path [***]", which xorriso expands as a shell glob (on by
+	// default, xorriso(1) -iso_rr_pattern), so an initrd named /boot/*
+	// would give its mode, owner and dates to every file of /boot. The
+	// paths here are the image's own names, never patterns.
+	// -disk_pattern off for the same reason on the disk side (the new
+	// file's path under TMPDIR).
+	args := []string{"-no_rc", "-iso_rr_pattern", "off", "-disk_pattern", "off",
+		"-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay",
 		"-compliance", "no_emul_toc"}
 	if im.HasJoliet {
 		args = append(args, "-joliet", "on")
