@@ -263,7 +263,7 @@ func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) err
 		fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
 	}
 	if oci := in.Image(); oci != nil {
-		fmt.Fprintf(w, "# image %s, %d layers\n", oci.Platform, len(oci.Layers))
+		fmt.Fprintf(w, "# image %s, %d layers\n", names.Quote(oci.Platform), len(oci.Layers))
 		for _, l := range oci.Layers {
 			fmt.Fprintf(w, "# layer %d %s: %s\n", l.Index, l.Digest, oneLine(l.CreatedBy))
 		}

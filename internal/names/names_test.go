@@ -26,6 +26,16 @@ func TestQuote(t *testing.T) {
 		{"nbsp\u00a0x", `"nbsp\u00a0x"`},
 		{"a\xff", `"a\xff"`},
 		{"", ""},
+		// Workflow commands (actions/runner ActionCommand.TryParse,
+		// TryParseV2): the old form anywhere, the new one at the start.
+		{"usr/share/##[error]x", `"usr/share/##\x5berror]x"`},
+		{"###[warning]x", `"###\x5bwarning]x"`},
+		{"::error::x", `"::error::x"`},
+		{"  ::stop-commands::tok", `"  ::stop-commands::tok"`},
+		{"x\n::error::y", `"x\n::error::y"`},
+		{"usr/share/man/man3/File::Spec.3pm", "usr/share/man/man3/File::Spec.3pm"},
+		{"::1", "::1"},
+		{"##x[", "##x["},
 	}
 	for _, tc := range tests {
 		if got := Quote(tc.name); got != tc.want {
@@ -41,6 +51,12 @@ func TestText(t *testing.T) {
 		{"esc\x1b[0m and \xff\xfe", `esc\x1b[0m and \xff\xfe`},
 		{"bidi\u202e", `bidi\u202e`},
 		{"ünï", "ünï"},
+		{"layer 1 (##[error]x/layer.tar)", `layer 1 (##\x5berror]x/layer.tar)`},
+		{"::error::x", `\x3a:error::x`},
+		{"   ::stop-commands::tok", `   \x3a:stop-commands::tok`},
+		{"\t::error::x", `\t::error::x`},
+		{" ::1 localhost", " ::1 localhost"},
+		{"a: b::c", "a: b::c"},
 	}
 	for _, tc := range tests {
 		if got := Text(tc.in); got != tc.want {
@@ -65,10 +81,39 @@ func TestB64RoundTrip(t *testing.T) {
 	}
 }
 
+// TestCommand: the lines a GitHub Actions runner reads as workflow
+// commands (actions/runner ActionCommand.TryParseV2, then TryParse).
+func TestCommand(t *testing.T) {
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{"::error file=a,line=1::x", true},
+		{"   \t::stop-commands::tok", true},
+		{"\u00a0::add-mask::x", true},
+		{"::1 localhost", false},
+		{":::", false},
+		{"::::", true},
+		{"x ::error::y", false},
+		{"x ##[error]y", true},
+		{"##[", true},
+		{"# [error]", false},
+		{"", false},
+	}
+	for _, tc := range tests {
+		if got := Command(tc.line); got != tc.want {
+			t.Errorf("Command(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
+
 // FuzzQuote: Quote is lossless (what it quoted unquotes to the name) and
-// its output holds nothing a terminal or CI log would act on.
+// its output holds nothing a terminal or CI log would act on: no line of
+// it, alone or after spaces (the indent of a listing or a diff), is a
+// workflow command.
 func FuzzQuote(f *testing.F) {
-	for _, s := range []string{"etc/x", "x\n::error::y", "\x1b[2J", "a\xff", `"q`, "\u202e"} {
+	for _, s := range []string{"etc/x", "x\n::error::y", "\x1b[2J", "a\xff", `"q`, "\u202e",
+		"::error::x", " ::stop-commands::t", "a##[error]b", "###[x]", "\u2003::x::", "::1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -86,6 +131,11 @@ func FuzzQuote(f *testing.F) {
 			for _, r := range out {
 				if r < 0x20 || r == 0x7f || r == '\u202e' {
 					t.Fatalf("%q: output %q holds %U", name, out, r)
+				}
+			}
+			for _, line := range []string{out, "  " + out, "rootfs-trim list: " + out} {
+				if Command(line) {
+					t.Fatalf("%q: %q is a workflow command", name, line)
 				}
 			}
 		}
