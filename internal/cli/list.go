@@ -348,6 +348,9 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 // without holding the entries in memory.
 func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage) error {
 	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String(), img})
+	// names.JSON: a name or a platform holding "##[" (a workflow command
+	// to a CI log) is written "##\u005b", as canon.JSON writes it.
+	head = names.JSON(head)
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
 	var globals tarGlobalShown
 	for i := 0; ; i++ {
@@ -371,12 +374,12 @@ func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage
 		if i > 0 {
 			w.Write([]byte(","))
 		}
-		fmt.Fprintf(w, "\n%s", b)
+		fmt.Fprintf(w, "\n%s", names.JSON(b))
 	}
 	fmt.Fprint(w, "\n]")
 	if segs := segmentsOf(in); segs != nil {
 		b, _ := json.Marshal(segs)
-		fmt.Fprintf(w, ",\"segments\":%s", b)
+		fmt.Fprintf(w, ",\"segments\":%s", names.JSON(b))
 	}
 	fmt.Fprintln(w, "}")
 	return nil

@@ -1,6 +1,7 @@
 package names
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -84,6 +85,18 @@ func breakOldCommand(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "##[", `##\x5b`)
+}
+
+// JSON breaks, in an encoded JSON document, the runner's older command
+// form "##[" (see Command): "#" occurs in JSON only inside a string, so
+// every "##[" is in one, where \u005b is the same "[" to every decoder.
+// A JSON line cannot be the newer form: it starts, after its indent, with
+// a bracket, a brace or a string's opening quote.
+func JSON(doc []byte) []byte {
+	if !bytes.Contains(doc, []byte("##[")) {
+		return doc
+	}
+	return bytes.ReplaceAll(doc, []byte("##["), []byte(`##\u005b`))
 }
 
 // plain reports whether s needs no escaping, with a fast path for ASCII:

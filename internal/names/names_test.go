@@ -3,6 +3,7 @@ package names
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -142,7 +143,41 @@ func FuzzQuote(f *testing.F) {
 		if d := cmp.Diff(name, mustExact(t, string(jsonRoundTrip(t, name)), B64(name))); d != "" {
 			t.Fatalf("JSON round trip (-want +got):\n%s", d)
 		}
+		checkJSON(t, map[string]string{"name": name})
 	})
+}
+
+// TestJSON: a JSON document holds no "##[" once through JSON, and decodes
+// to the same value.
+func TestJSON(t *testing.T) {
+	checkJSON(t, map[string]any{"name": "etc/##[error]x", "##[k]": []string{"###[", `\##[`, "ok"}})
+	if got := string(JSON([]byte(`{"a":"b"}`))); got != `{"a":"b"}` {
+		t.Errorf("JSON changed a document with no \"##[\": %s", got)
+	}
+}
+
+func checkJSON(t *testing.T, v any) {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := JSON(data)
+	for _, line := range strings.Split(string(out), "\n") {
+		if Command(line) {
+			t.Fatalf("%q: a workflow command in %q", v, line)
+		}
+	}
+	want, got := any(nil), any(nil)
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("decoded after JSON (-want +got):\n%s", d)
+	}
 }
 
 func jsonRoundTrip(t *testing.T, s string) string {
