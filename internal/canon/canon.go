@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // JSON writes v to w.
@@ -15,6 +17,6 @@ func JSON(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(names.JSON(buf.Bytes()))
 	return err
 }

@@ -462,7 +462,7 @@ func checkRecompress(mode string) error {
 
 // noteTo prints what the reuse path has to say as cmd's note.
 func noteTo(env *Env, cmd string) func(string) {
-	return func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, s) }
+	return func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, shownLines(s)) }
 }
 
 // outputFormat is the output's format: the input's, changed by

@@ -151,8 +151,15 @@ func Run(ctx context.Context, env *Env, args []string) int {
 // shownError is an error message as it may reach a terminal or a CI log:
 // the packages quote the names they put in messages (names.Quote), and
 // this escapes, line by line, whatever else could act on the terminal.
-func shownError(err error) string {
-	lines := strings.Split(err.Error(), "\n")
+func shownError(err error) string { return shownLines(err.Error()) }
+
+// shownLines escapes each line of a message rootfs-trim wrote: its own
+// newlines are kept, and every line goes through names.Text, so that none
+// can be a workflow command (names.Command), whatever the input put in
+// it; the message builders quote what the input chose (names.Quote), so
+// that a newline of the input does not even split a line.
+func shownLines(s string) string {
+	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = names.Text(l)
 	}

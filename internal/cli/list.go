@@ -263,7 +263,7 @@ func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) err
 		fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
 	}
 	if oci := in.Image(); oci != nil {
-		fmt.Fprintf(w, "# image %s, %d layers\n", oci.Platform, len(oci.Layers))
+		fmt.Fprintf(w, "# image %s, %d layers\n", names.Quote(oci.Platform), len(oci.Layers))
 		for _, l := range oci.Layers {
 			fmt.Fprintf(w, "# layer %d %s: %s\n", l.Index, l.Digest, oneLine(l.CreatedBy))
 		}
@@ -348,6 +348,9 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 // without holding the entries in memory.
 func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage) error {
 	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String(), img})
+	// names.JSON: a name or a platform holding "##[" (a workflow command
+	// to a CI log) is written "##\u005b", as canon.JSON writes it.
+	head = names.JSON(head)
 	fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
 	var globals tarGlobalShown
 	for i := 0; ; i++ {
@@ -371,12 +374,12 @@ func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage
 		if i > 0 {
 			w.Write([]byte(","))
 		}
-		fmt.Fprintf(w, "\n%s", b)
+		fmt.Fprintf(w, "\n%s", names.JSON(b))
 	}
 	fmt.Fprint(w, "\n]")
 	if segs := segmentsOf(in); segs != nil {
 		b, _ := json.Marshal(segs)
-		fmt.Fprintf(w, ",\"segments\":%s", b)
+		fmt.Fprintf(w, ",\"segments\":%s", names.JSON(b))
 	}
 	fmt.Fprintln(w, "}")
 	return nil

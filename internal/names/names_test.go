@@ -3,6 +3,7 @@ package names
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -26,6 +27,16 @@ func TestQuote(t *testing.T) {
 		{"nbsp\u00a0x", `"nbsp\u00a0x"`},
 		{"a\xff", `"a\xff"`},
 		{"", ""},
+		// Workflow commands (actions/runner ActionCommand.TryParse,
+		// TryParseV2): the old form anywhere, the new one at the start.
+		{"usr/share/##[error]x", `"usr/share/##\x5berror]x"`},
+		{"###[warning]x", `"###\x5bwarning]x"`},
+		{"::error::x", `"::error::x"`},
+		{"  ::stop-commands::tok", `"  ::stop-commands::tok"`},
+		{"x\n::error::y", `"x\n::error::y"`},
+		{"usr/share/man/man3/File::Spec.3pm", "usr/share/man/man3/File::Spec.3pm"},
+		{"::1", "::1"},
+		{"##x[", "##x["},
 	}
 	for _, tc := range tests {
 		if got := Quote(tc.name); got != tc.want {
@@ -41,6 +52,12 @@ func TestText(t *testing.T) {
 		{"esc\x1b[0m and \xff\xfe", `esc\x1b[0m and \xff\xfe`},
 		{"bidi\u202e", `bidi\u202e`},
 		{"ünï", "ünï"},
+		{"layer 1 (##[error]x/layer.tar)", `layer 1 (##\x5berror]x/layer.tar)`},
+		{"::error::x", `\x3a:error::x`},
+		{"   ::stop-commands::tok", `   \x3a:stop-commands::tok`},
+		{"\t::error::x", `\t::error::x`},
+		{" ::1 localhost", " ::1 localhost"},
+		{"a: b::c", "a: b::c"},
 	}
 	for _, tc := range tests {
 		if got := Text(tc.in); got != tc.want {
@@ -65,10 +82,39 @@ func TestB64RoundTrip(t *testing.T) {
 	}
 }
 
+// TestCommand: the lines a GitHub Actions runner reads as workflow
+// commands (actions/runner ActionCommand.TryParseV2, then TryParse).
+func TestCommand(t *testing.T) {
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{"::error file=a,line=1::x", true},
+		{"   \t::stop-commands::tok", true},
+		{"\u00a0::add-mask::x", true},
+		{"::1 localhost", false},
+		{":::", false},
+		{"::::", true},
+		{"x ::error::y", false},
+		{"x ##[error]y", true},
+		{"##[", true},
+		{"# [error]", false},
+		{"", false},
+	}
+	for _, tc := range tests {
+		if got := Command(tc.line); got != tc.want {
+			t.Errorf("Command(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
+
 // FuzzQuote: Quote is lossless (what it quoted unquotes to the name) and
-// its output holds nothing a terminal or CI log would act on.
+// its output holds nothing a terminal or CI log would act on: no line of
+// it, alone or after spaces (the indent of a listing or a diff), is a
+// workflow command.
 func FuzzQuote(f *testing.F) {
-	for _, s := range []string{"etc/x", "x\n::error::y", "\x1b[2J", "a\xff", `"q`, "\u202e"} {
+	for _, s := range []string{"etc/x", "x\n::error::y", "\x1b[2J", "a\xff", `"q`, "\u202e",
+		"::error::x", " ::stop-commands::t", "a##[error]b", "###[x]", "\u2003::x::", "::1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -88,11 +134,50 @@ func FuzzQuote(f *testing.F) {
 					t.Fatalf("%q: output %q holds %U", name, out, r)
 				}
 			}
+			for _, line := range []string{out, "  " + out, "rootfs-trim list: " + out} {
+				if Command(line) {
+					t.Fatalf("%q: %q is a workflow command", name, line)
+				}
+			}
 		}
 		if d := cmp.Diff(name, mustExact(t, string(jsonRoundTrip(t, name)), B64(name))); d != "" {
 			t.Fatalf("JSON round trip (-want +got):\n%s", d)
 		}
+		checkJSON(t, map[string]string{"name": name})
 	})
+}
+
+// TestJSON: a JSON document holds no "##[" once through JSON, and decodes
+// to the same value.
+func TestJSON(t *testing.T) {
+	checkJSON(t, map[string]any{"name": "etc/##[error]x", "##[k]": []string{"###[", `\##[`, "ok"}})
+	if got := string(JSON([]byte(`{"a":"b"}`))); got != `{"a":"b"}` {
+		t.Errorf("JSON changed a document with no \"##[\": %s", got)
+	}
+}
+
+func checkJSON(t *testing.T, v any) {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := JSON(data)
+	for _, line := range strings.Split(string(out), "\n") {
+		if Command(line) {
+			t.Fatalf("%q: a workflow command in %q", v, line)
+		}
+	}
+	want, got := any(nil), any(nil)
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("decoded after JSON (-want +got):\n%s", d)
+	}
 }
 
 func jsonRoundTrip(t *testing.T, s string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
 )
@@ -81,7 +82,7 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 	if len(boot.Initrds) > 1 {
 		var named []string
 		for _, i := range boot.Initrds {
-			named = append(named, fmt.Sprintf("%s (%s)", strings.Join(i.Paths(), " "), i.Where))
+			named = append(named, fmt.Sprintf("%s (%s)", quotedPaths(i.Paths()), names.Quote(i.Where)))
 		}
 		return nil, fmt.Errorf("its boot entries load different initrds: %s; rootfs-trim reads an image with one", strings.Join(named, ", "))
 	}
@@ -100,7 +101,7 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 	sopt.Digest = false
 	in, err := openInitrd(f, parts, readers, sopt)
 	if err != nil {
-		return nil, fmt.Errorf("initrd %s (%s): %w", strings.Join(ird.Paths(), " "), ird.Where, err)
+		return nil, fmt.Errorf("initrd %s (%s): %w", quotedPaths(ird.Paths()), names.Quote(ird.Where), err)
 	}
 	in.Format.Container = ContainerISO
 	in.Size, in.Parts = total, parts
@@ -142,7 +143,7 @@ func createISO(o *Output, dir, base string, opt OutputOptions) error {
 	}
 	if len(from.Parts) != 1 {
 		// Rewrite writes those segment by segment (rewriteISOSegments).
-		return fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), from.ISO.Initrd.Where)
+		return fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), names.Quote(from.ISO.Initrd.Where))
 	}
 	work, err := os.MkdirTemp(dir, "."+base+".tmp-")
 	if err != nil {
@@ -194,11 +195,21 @@ func extractPart(in *Input, part Part, dst string) (string, os.FileInfo, error) 
 		err = cerr
 	}
 	if err == nil && n != part.Size {
-		err = fmt.Errorf("%s: %s: %d of %d bytes", in.Path, part.Path, n, part.Size)
+		err = fmt.Errorf("%s: %s: %d of %d bytes", in.Path, names.Quote(part.Path), n, part.Size)
 	}
 	if err != nil {
 		return "", nil, err
 	}
 	fi, err := os.Stat(dst)
 	return dst, fi, err
+}
+
+// quotedPaths shows an initrd's files, as its boot configuration names
+// them: each name the image chose, quoted where it must be (names.Quote).
+func quotedPaths(paths []string) string {
+	shown := make([]string, len(paths))
+	for i, p := range paths {
+		shown[i] = names.Quote(p)
+	}
+	return strings.Join(shown, " ")
 }

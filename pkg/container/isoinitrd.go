@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
@@ -149,7 +150,7 @@ func openISOSegments(im io.ReaderAt, parts []Part, opt OpenOptions) (*Input, boo
 // the image, what apply adds at the end of the last one.
 func rewriteISOSegments(in *Input, target string, res Result, e Entries, opt RewriteOptions, matchers map[int]*splice.Matcher) (Result, error) {
 	if res.Out.Kind != in.Format.Kind {
-		return Result{}, fmt.Errorf("%s: its initrd is %d files (%s): written back in its own archive format only, %s", in.Path, len(in.Parts), in.ISO.Initrd.Where, in.Format.Kind)
+		return Result{}, fmt.Errorf("%s: its initrd is %d files (%s): written back in its own archive format only, %s", in.Path, len(in.Parts), names.Quote(in.ISO.Initrd.Where), in.Format.Kind)
 	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
@@ -273,7 +274,7 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 	for ; k+n < len(segs) && segs[k+n].Offset < end; n++ {
 		s := segs[k+n]
 		if s.Offset+s.Length > end {
-			return false, n, fmt.Errorf("segment %d (%s at offset %d) runs on from %s into the next file: an initrd of several files is written back file by file", k+n+1, s.Codec, s.Offset, f.Path)
+			return false, n, fmt.Errorf("segment %d (%s at offset %d) runs on from %s into the next file: an initrd of several files is written back file by file", k+n+1, s.Codec, s.Offset, names.Quote(f.Path))
 		}
 		if err := j.zeros(s.Offset - pos); err != nil {
 			return false, n, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
 )
 
@@ -93,7 +94,16 @@ func (x *isoOutput) build() error {
 	im := x.from.ISO.Image
 	// no_emul_toc: the image starts at sector 0 with one descriptor set,
 	// as the input (mkisofs's) does, not after a 64 KiB emulated TOC.
-	args := []string{"-no_rc", "-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay",
+	//
+	// Pattern expansion off: -chmod, -chown, -chgrp and -alter_date take
+	// "iso_rr_path [***]", which xorriso expands as a shell glob (on by
+	// default, xorriso(1) -iso_rr_pattern), so an initrd named /boot/*
+	// would give its mode, owner and dates to every file of /boot. The
+	// paths here are the image's own names, never patterns.
+	// -disk_pattern off for the same reason on the disk side (the new
+	// file's path under TMPDIR).
+	args := []string{"-no_rc", "-iso_rr_pattern", "off", "-disk_pattern", "off",
+		"-indev", x.from.Path, "-outdev", x.out, "-boot_image", "any", "replay",
 		"-compliance", "no_emul_toc"}
 	if im.HasJoliet {
 		args = append(args, "-joliet", "on")
@@ -139,7 +149,7 @@ func updateFile(im *iso9660.Image, f isoFile) ([]string, error) {
 	p := f.Path
 	old, err := im.Lookup(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", names.Quote(p), err)
 	}
 	content, err := filepath.Abs(f.New)
 	if err != nil {
@@ -293,7 +303,7 @@ func (x *isoOutput) sameInitrd(out *iso9660.Image, ird iso9660.Initrd) error {
 			err = sameBytes(out.Section(f), x.from.ISO.Image.Section(x.from.ISO.Initrd.Files[i]))
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
+			return fmt.Errorf("%s: %w", names.Quote(f.Path), err)
 		}
 	}
 	return nil
@@ -320,7 +330,7 @@ func sameBoot(in, out *iso9660.Image) error {
 		}
 		fa, fb := ia[x.Offset()], ib[y.Offset()]
 		if fa.Path != fb.Path {
-			return fmt.Errorf("boot image %d is %q, the input's %q", i+1, fb.Path, fa.Path)
+			return fmt.Errorf("boot image %d is %s, the input's %s", i+1, names.Quote(fb.Path), names.Quote(fa.Path))
 		}
 		if fa.Path == "" {
 			continue // not a file: the catalogue's entries were compared
@@ -339,7 +349,7 @@ func sameBoot(in, out *iso9660.Image) error {
 			copy(db[8:64], da[8:64])
 		}
 		if !bytes.Equal(da, db) {
-			return fmt.Errorf("boot image %s: its bytes differ from the input's", fa.Path)
+			return fmt.Errorf("boot image %s: its bytes differ from the input's", names.Quote(fa.Path))
 		}
 	}
 	return nil

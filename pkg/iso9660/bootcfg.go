@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // maxConfig bounds a boot configuration read whole.
@@ -93,7 +95,7 @@ func (im *Image) ReadBoot() (*Boot, error) {
 			for _, p := range l.files {
 				f, ok := files[p]
 				if !ok || !f.Mode.IsRegular() {
-					return nil, fmt.Errorf("%s: initrd %s: no such file in the image", ird.Where, p)
+					return nil, fmt.Errorf("%s: initrd %s: no such file in the image", names.Quote(ird.Where), names.Quote(p))
 				}
 				ird.Files = append(ird.Files, f)
 			}
@@ -105,7 +107,7 @@ func (im *Image) ReadBoot() (*Boot, error) {
 		}
 	}
 	if len(b.Initrds) == 0 {
-		return nil, fmt.Errorf("%s: no initrd named", strings.Join(b.Configs, ", "))
+		return nil, fmt.Errorf("%s: no initrd named", names.Quote(strings.Join(b.Configs, ", ")))
 	}
 	if err := im.checkViews(b); err != nil {
 		return nil, err
@@ -153,7 +155,7 @@ func (im *Image) efiConfigs(files map[string]File) ([]configText, error) {
 		}
 		found, err := fat.Find(configNames, maxConfig)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, fmt.Errorf("%s: %w", names.Quote(where), err)
 		}
 		sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 		for _, f := range found {

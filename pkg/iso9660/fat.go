@@ -7,6 +7,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // FAT is a FAT12/16/32 filesystem inside the image: an El Torito EFI boot
@@ -100,15 +102,15 @@ func OpenFAT(r io.ReaderAt, off, limit int64) (*FAT, error) {
 func (f *FAT) Size() int64 { return f.size }
 
 // Find returns every file whose base name, compared case-insensitively,
-// is one of names, with its content (at most max bytes each).
-func (f *FAT) Find(names []string, max int64) ([]FATFile, error) {
+// is one of wanted, with its content (at most max bytes each).
+func (f *FAT) Find(wanted []string, max int64) ([]FATFile, error) {
 	var out []FATFile
 	seen := map[uint32]bool{}
 	budget := 1 << 16 // directory entries looked at, in all
 	var walk func(dir string, data []byte, depth int) error
 	walk = func(dir string, data []byte, depth int) error {
 		if depth > 16 {
-			return fmt.Errorf("FAT %s: nested too deep", dir)
+			return fmt.Errorf("FAT %s: nested too deep", names.Quote(dir))
 		}
 		for i := 0; i+32 <= len(data); i += 32 {
 			e := data[i : i+32]
@@ -131,30 +133,30 @@ func (f *FAT) Find(names []string, max int64) ([]FATFile, error) {
 			size := int64(binary.LittleEndian.Uint32(e[28:]))
 			if attr&0x10 != 0 {
 				if seen[clus] || clus < 2 {
-					return fmt.Errorf("FAT %s: directory loop", p)
+					return fmt.Errorf("FAT %s: directory loop", names.Quote(p))
 				}
 				seen[clus] = true
 				sub, err := f.chain(clus, 1<<20)
 				if err != nil {
-					return fmt.Errorf("FAT %s: %w", p, err)
+					return fmt.Errorf("FAT %s: %w", names.Quote(p), err)
 				}
 				if err := walk(p, sub, depth+1); err != nil {
 					return err
 				}
 				continue
 			}
-			if !matchName(name, names) {
+			if !matchName(name, wanted) {
 				continue
 			}
 			if size > max {
-				return fmt.Errorf("FAT %s: %d bytes, more than %d", p, size, max)
+				return fmt.Errorf("FAT %s: %d bytes, more than %d", names.Quote(p), size, max)
 			}
 			b, err := f.chain(clus, size)
 			if err != nil {
-				return fmt.Errorf("FAT %s: %w", p, err)
+				return fmt.Errorf("FAT %s: %w", names.Quote(p), err)
 			}
 			if int64(len(b)) < size {
-				return fmt.Errorf("FAT %s: cluster chain shorter than its %d bytes", p, size)
+				return fmt.Errorf("FAT %s: cluster chain shorter than its %d bytes", names.Quote(p), size)
 			}
 			out = append(out, FATFile{Path: p, Data: b[:size]})
 		}

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // SectorSize is the logical block size of every image this package reads.
@@ -124,7 +126,9 @@ func (e *Error) Error() string {
 	if e.Path == "" {
 		return e.Msg
 	}
-	return e.Path + ": " + e.Msg
+	// The image chose the names on the path: a newline or a workflow
+	// command in one must not reach a log as it is (names.Quote).
+	return names.Quote(e.Path) + ": " + e.Msg
 }
 
 func errorf(p, format string, args ...any) error {
@@ -388,7 +392,7 @@ func (im *Image) readDir(p string, d record) ([]record, error) {
 	for start := int64(0); start < int64(d.size); start += SectorSize {
 		buf := sec[:min(SectorSize, int64(d.size)-start)]
 		if _, err := im.r.ReadAt(buf, off+start); err != nil {
-			return nil, fmt.Errorf("%s: reading directory: %w", p, err)
+			return nil, fmt.Errorf("%s: reading directory: %w", names.Quote(p), err)
 		}
 		for i := 0; i < len(buf); {
 			n := int(buf[i])
@@ -654,7 +658,7 @@ func (im *Image) ReadFile(f File, max int64) ([]byte, error) {
 	}
 	b := make([]byte, f.Size)
 	if _, err := im.r.ReadAt(b, f.Offset); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, fmt.Errorf("%s: %w", names.Quote(f.Path), err)
 	}
 	return b, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
@@ -273,7 +274,7 @@ func (w *Writer) copySource() error {
 			return fmt.Errorf("%s: %w", src.Path, err)
 		}
 		if h, ok := strings.CutPrefix(name, "blobs/sha256/"); ok && digest.Bytes(b) != h {
-			return fmt.Errorf("%s: %s changed while it was read", src.Path, name)
+			return fmt.Errorf("%s: %s changed while it was read", src.Path, names.Quote(name))
 		}
 		if err := os.WriteFile(filepath.Join(w.dir, filepath.FromSlash(name)), b, 0o644); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // dockerManifest is one image of a docker save tarball's manifest.json
@@ -90,7 +91,7 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 				OS, Architecture, Variant string
 			}
 			if err := json.Unmarshal(cfg, &c); err != nil {
-				return nil, fmt.Errorf("manifest.json: config %s: %w", m.Config, err)
+				return nil, fmt.Errorf("manifest.json: config %s: %w", names.Quote(m.Config), err)
 			}
 			p = v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}
 			platforms[m.Config] = p
@@ -110,7 +111,7 @@ func (img *Image) dockerConfig(m *dockerManifest) ([]byte, error) {
 	}
 	if want := digestOfName(name); want != "" {
 		if got := "sha256:" + digest.Bytes(b); got != want {
-			return nil, fmt.Errorf("manifest.json: config %s: digest mismatch: its sha256 is %s", m.Config, got)
+			return nil, fmt.Errorf("manifest.json: config %s: digest mismatch: its sha256 is %s", names.Quote(m.Config), got)
 		}
 	}
 	return b, nil

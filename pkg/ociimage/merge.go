@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
@@ -112,14 +113,14 @@ func (img *Image) scanLayer(s *scan, l *Layer, lists map[key]DpkgList) error {
 		d, ok, err := readDpkgList(e, ls)
 		if err != nil {
 			ls.close()
-			return fmt.Errorf("%s: %s: %w", l, e.Name, err)
+			return fmt.Errorf("%s: %s: %w", l, names.Quote(e.Name), err)
 		}
 		if ok {
 			lists[k] = d
 		}
 		if err := img.keepData(s, e, k, ls, d.Data, ok); err != nil {
 			ls.close()
-			return fmt.Errorf("%s: %s: %w", l, e.Name, err)
+			return fmt.Errorf("%s: %s: %w", l, names.Quote(e.Name), err)
 		}
 	}
 	return ls.finish()
@@ -264,7 +265,7 @@ func (s *scan) parentOf(dir string, layer int) (*node, error) {
 			}
 			n.children[c] = next
 		} else if !next.isDir() {
-			return nil, fmt.Errorf("%s above it is a %s in the layers so far, not a directory", next.name, next.hdr.Type)
+			return nil, fmt.Errorf("%s above it is a %s in the layers so far, not a directory", names.Quote(next.name), next.hdr.Type)
 		}
 		n = next
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
@@ -279,7 +280,7 @@ func choose(cands []candidate, want string) (candidate, error) {
 	// images, and the message need not grow with them.
 	count := map[string]int{}
 	for _, c := range cands {
-		s := c.platform.String()
+		s := names.Quote(c.platform.String())
 		if s == "" {
 			s = "(no platform)"
 		}
@@ -421,7 +422,7 @@ func (img *Image) checkLayers(what string) error {
 			l.CreatedBy = history[i].CreatedBy
 		}
 		if !img.store.has(l.blob) {
-			return fmt.Errorf("%s: layer %d: blob %s is missing", what, i, l.blobOrDigest())
+			return fmt.Errorf("%s: layer %d: blob %s is missing", what, i, names.Quote(l.blobOrDigest()))
 		}
 	}
 	return nil
@@ -452,7 +453,8 @@ func (l *Layer) Note() string {
 	return s
 }
 
-// String names the layer in messages: its index and digest.
+// String names the layer in messages: its index and digest, or its name
+// in a docker save tarball, which the tarball chose (names.Quote).
 func (l *Layer) String() string {
-	return fmt.Sprintf("layer %d (%s)", l.Index, l.blobOrDigest())
+	return fmt.Sprintf("layer %d (%s)", l.Index, names.Quote(l.blobOrDigest()))
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path"
 	"syscall"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // maxJSON bounds what a manifest, an index or a config may cost: real
@@ -49,7 +51,7 @@ func (d *dirStore) open(name string) (io.ReadCloser, int64, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s: not a regular file", name)
+		return nil, 0, fmt.Errorf("%s: not a regular file", names.Quote(name))
 	}
 	return f, fi.Size(), nil
 }
@@ -150,11 +152,11 @@ func readSmall(s store, name string) ([]byte, error) {
 	}
 	defer rc.Close()
 	if size > maxJSON {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d a manifest or config may have", name, size, maxJSON)
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a manifest or config may have", names.Quote(name), size, maxJSON)
 	}
 	b, err := io.ReadAll(io.LimitReader(rc, maxJSON+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", names.Quote(name), err)
 	}
 	return b, nil
 }
@@ -162,7 +164,7 @@ func readSmall(s store, name string) ([]byte, error) {
 // errMissing says that a blob an image names is not there.
 func errMissing(what, name string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: blob %s is missing", what, name)
+		return fmt.Errorf("%s: blob %s is missing", what, names.Quote(name))
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
