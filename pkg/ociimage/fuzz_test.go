@@ -65,8 +65,10 @@ func FuzzTarball(f *testing.F) {
 }
 
 // TestMain caps the fuzzer's minimizing (archivetest.CapFuzzMinimizing):
-// a tarball hardly ever survives a cut.
+// a tarball hardly ever survives a cut; and fixes the locale skopeo runs
+// in.
 func TestMain(m *testing.M) {
 	archivetest.CapFuzzMinimizing()
+	archivetest.SetToolEnv()
 	os.Exit(m.Run())
 }
