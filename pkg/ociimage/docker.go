@@ -1,12 +1,10 @@
 package ociimage
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -36,30 +34,6 @@ func digestOfName(name string) string {
 		return ""
 	}
 	return "sha256:" + m[1] + m[2]
-}
-
-// sniffTarball says whether the tar file at name has manifest.json or
-// oci-layout among its first members (docker and podman write them first
-// or last; a small image's are all read quickly, and the index is needed
-// anyway to open it).
-func sniffTarball(name string) bool {
-	f, err := os.Open(name)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for i := 0; i < 1<<16; i++ {
-		h, err := tr.Next()
-		if err != nil {
-			return false
-		}
-		switch path.Clean("/" + h.Name)[1:] {
-		case "manifest.json", "oci-layout":
-			return h.Typeflag == tar.TypeReg
-		}
-	}
-	return false
 }
 
 // dockerCandidates lists the images of manifest.json, with the platform

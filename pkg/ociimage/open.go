@@ -129,23 +129,18 @@ type candidate struct {
 	config      string          // its config's digest, of a manifest.json entry
 }
 
-// IsImage says whether path looks like an image: a directory with an
-// oci-layout file, or a tar file holding manifest.json or oci-layout at its
-// top (only the first members are read).
-func IsImage(path string, fi os.FileInfo) bool {
-	if fi.IsDir() {
-		fi, err := os.Lstat(path + "/oci-layout")
-		return err == nil && fi.Mode().IsRegular()
-	}
-	return fi.Mode().IsRegular() && sniffTarball(path)
-}
-
 // Open opens the image at path and makes the first pass over its layers
 // (Scan): what each layer hides, who owns what, every digest checked.
 func Open(path string, opt Options) (*Image, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	switch ok, err := Detect(path, fi); {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("%s: not an image", path)
 	}
 	kind, st := Layout, store(nil)
 	if fi.IsDir() {
