@@ -187,7 +187,7 @@ func imageTar(name string) (stray string, marked bool) {
 // which on the file itself costs three system calls a member; a rootfs
 // tar of small files has hundreds of thousands.
 type bufSeeker struct {
-	f    *os.File
+	f    io.ReadSeeker
 	buf  []byte
 	r, w int   // buf[r:w] is what is read and not yet taken
 	off  int64 // the file's offset: where buf[w] comes from

@@ -51,6 +51,9 @@ func TestManifestLate(t *testing.T) {
 		if d := cmp.Diff(layers, diffIDs(img)); d != "" {
 			t.Errorf("layers (-skopeo +rootfs-trim):\n%s", d)
 		}
+		if got := skopeoConfig(t, "docker-archive:"+name); got != img.ID() {
+			t.Errorf("skopeo's config %s, rootfs-trim's %s", got, img.ID())
+		}
 	}
 }
 

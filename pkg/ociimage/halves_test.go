@@ -66,5 +66,10 @@ func TestHalvesDiffer(t *testing.T) {
 		if d := cmp.Diff(docker, diffIDs(img)); d != "" {
 			t.Errorf("layers (-skopeo +rootfs-trim):\n%s", d)
 		}
+		for _, ref := range []string{"docker-archive:" + a, "oci-archive:" + a} {
+			if got := skopeoConfig(t, ref); got != img.ID() {
+				t.Errorf("skopeo's config of %s %s, rootfs-trim's %s", ref, got, img.ID())
+			}
+		}
 	}
 }

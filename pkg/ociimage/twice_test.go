@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 )
@@ -29,7 +30,7 @@ type tarMember struct {
 }
 
 // readMembers reads every member of the tarball at name.
-func readMembers(t *testing.T, name string) []tarMember {
+func readMembers(t testing.TB, name string) []tarMember {
 	t.Helper()
 	f, err := os.Open(name)
 	if err != nil {
@@ -55,7 +56,7 @@ func readMembers(t *testing.T, name string) []tarMember {
 }
 
 // writeMembers writes members as the tarball name.
-func writeMembers(t *testing.T, name string, members []tarMember) {
+func writeMembers(t testing.TB, name string, members []tarMember) {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -123,6 +124,17 @@ func skopeoLayers(t *testing.T, ref string) (layers []string, ok bool) {
 		t.Fatal(err)
 	}
 	return i.Layers, true
+}
+
+// skopeoConfig is the digest of the config skopeo reads of ref, as it is
+// stored (inspect --config --raw).
+func skopeoConfig(t *testing.T, ref string) string {
+	t.Helper()
+	cfg, err := exec.Command("skopeo", "inspect", "--config", "--raw", ref).Output()
+	if err != nil {
+		t.Fatalf("skopeo inspect --config %s: %v", ref, err)
+	}
+	return "sha256:" + digest.Bytes(cfg)
 }
 
 // diffIDs are the image's layers as skopeo's docker-archive names them:
@@ -261,6 +273,23 @@ func TestSharedLayerLink(t *testing.T) {
 	if got, ok := skopeoLayers(t, "docker-archive:"+name); ok {
 		if d := cmp.Diff(got, diffIDs(img)); d != "" {
 			t.Errorf("layers (-skopeo +rootfs-trim):\n%s", d)
+		}
+		if got := skopeoConfig(t, "docker-archive:"+name); got != img.ID() {
+			t.Errorf("skopeo's config %s, rootfs-trim's %s", got, img.ID())
+		}
+		// What skopeo copies out of it (converting the config to OCI's) is
+		// the image rootfs-trim reads: the same layers.
+		copied := filepath.Join(t.TempDir(), "copied")
+		if out, err := exec.Command("skopeo", "copy", "--quiet", "docker-archive:"+name, "oci:"+copied+":x").CombinedOutput(); err != nil {
+			t.Fatalf("skopeo copy: %v\n%s", err, out)
+		}
+		c, err := Open(copied, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if d := cmp.Diff(diffIDs(c), diffIDs(img)); d != "" {
+			t.Errorf("layers (-skopeo copy +rootfs-trim):\n%s", d)
 		}
 	}
 	wantRefused(t, build("../"+id2+"/layer.tar"), `blob `+id2+`/layer\.tar is missing`)
