@@ -161,9 +161,9 @@ func wantRefused(t *testing.T, name, want string) {
 
 // TestMemberTwice: a docker save tarball holding a member twice is
 // refused. skopeo reads the first manifest.json (findTarComponent),
-// containerd the last; rootfs-trim took the last, so a clean manifest.json
-// first and one naming another image appended made skopeo load what was
-// not judged.
+// containerd the last; rootfs-trim took the last, so a hostile image's
+// tarball with a clean image's members and manifest.json appended was
+// judged clean while skopeo loads the hostile one.
 func TestMemberTwice(t *testing.T) {
 	dir := t.TempDir()
 	clean, evil := twoImages()
