@@ -269,7 +269,10 @@ func applyTree(ctx context.Context, env *Env, target string, dryRun bool, opt tr
 	if !fi.IsDir() {
 		return nil, nil, usagef("%s is not a directory; to rewrite an archive give IN and OUT", target)
 	}
-	if ociimage.IsImage(target, fi) {
+	switch image, err := ociimage.Detect(target, fi); {
+	case err != nil:
+		return nil, nil, err
+	case image:
 		return nil, nil, usagef("%s is an image (an OCI layout), never changed in place: give IN and OUT", target)
 	}
 	var before string

@@ -54,7 +54,9 @@ func isImage(f archive.Format) bool { return f.Image != "" }
 func isDirOrRegular(fi os.FileInfo) bool { return fi.IsDir() || fi.Mode().IsRegular() }
 
 // isImagePath says whether the layout or tarball at path is an image; its
-// content says so (an oci-layout file, a manifest.json member).
+// content says so (an oci-layout file, a manifest.json member, and no name
+// an image writer does not make: ociimage.Detect). An input that is an
+// image and a tree at once is taken here too, and ociimage.Open refuses it.
 func isImagePath(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && ociimage.IsImage(path, fi)

@@ -1,12 +1,10 @@
 package ociimage
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -39,30 +37,6 @@ func digestOfName(name string) string {
 	return "sha256:" + m[1] + m[2]
 }
 
-// sniffTarball says whether the tar file at name has manifest.json or
-// oci-layout among its first members (docker and podman write them first
-// or last; a small image's are all read quickly, and the index is needed
-// anyway to open it).
-func sniffTarball(name string) bool {
-	f, err := os.Open(name)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for i := 0; i < 1<<16; i++ {
-		h, err := tr.Next()
-		if err != nil {
-			return false
-		}
-		switch path.Clean("/" + h.Name)[1:] {
-		case "manifest.json", "oci-layout":
-			return h.Typeflag == tar.TypeReg
-		}
-	}
-	return false
-}
-
 // dockerCandidates lists the images of manifest.json, with the platform
 // each one's config states.
 func (img *Image) dockerCandidates() ([]candidate, error) {
@@ -78,25 +52,29 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 	var out []candidate
 	// Each config is read once: a manifest.json naming one big config in
 	// every entry would otherwise cost its size times the entries.
-	platforms := map[string]v1.Platform{}
+	type config struct {
+		platform v1.Platform
+		digest   string
+	}
+	configs := map[string]config{}
 	for i := range ms {
 		m := &ms[i]
-		p, ok := platforms[m.Config]
+		c, ok := configs[m.Config]
 		if !ok {
 			cfg, err := img.dockerConfig(m)
 			if err != nil {
 				return nil, err
 			}
-			var c struct {
+			var p struct {
 				OS, Architecture, Variant string
 			}
-			if err := json.Unmarshal(cfg, &c); err != nil {
+			if err := json.Unmarshal(cfg, &p); err != nil {
 				return nil, fmt.Errorf("manifest.json: config %s: %w", names.Quote(m.Config), err)
 			}
-			p = v1.Platform{OS: c.OS, Architecture: c.Architecture, Variant: c.Variant}
-			platforms[m.Config] = p
+			c = config{v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}, "sha256:" + digest.Bytes(cfg)}
+			configs[m.Config] = c
 		}
-		out = append(out, candidate{platform: p, docker: m})
+		out = append(out, candidate{platform: c.platform, docker: m, config: c.digest})
 	}
 	return out, nil
 }
@@ -117,8 +95,9 @@ func (img *Image) dockerConfig(m *dockerManifest) ([]byte, error) {
 	return b, nil
 }
 
-// loadDocker reads the image of a manifest.json entry.
-func (img *Image) loadDocker(m *dockerManifest) error {
+// loadDocker reads the image of a manifest.json entry; layout is the
+// images the OCI layout beside it names (sameImages).
+func (img *Image) loadDocker(m *dockerManifest, layout []layoutImage) error {
 	cfg, err := img.dockerConfig(m)
 	if err != nil {
 		return err
@@ -141,43 +120,98 @@ func (img *Image) loadDocker(m *dockerManifest) error {
 	if err := img.checkLayers("manifest.json"); err != nil {
 		return err
 	}
-	img.layoutManifest()
+	img.layoutManifest(layout)
 	return nil
 }
 
-// layoutManifest takes, from the OCI layout a Docker 25+ tarball holds
-// beside manifest.json, the manifest of this image (its config and
-// layers), so that an output of it keeps that manifest's bytes and
-// digest, and the descriptor's annotations (a ref name). Where there is none, or it is not readable, an output makes
-// one, as for an older tarball.
-func (img *Image) layoutManifest() {
-	if !img.store.has("index.json") || !img.store.has("oci-layout") {
-		return
+// layoutImage is an image the OCI layout beside manifest.json names: its
+// manifest as read, and what makes it the image it is.
+type layoutImage struct {
+	candidate
+	raw []byte
+	m   *v1.Manifest
+}
+
+// sameImages reads the OCI layout a tarball or directory holds beside
+// manifest.json (Docker 25+ writes both halves), and checks that it names
+// the images manifest.json names, no more and no fewer, each by the same
+// config and the same layer members. skopeo's docker-archive reads
+// manifest.json, while podman load reads index.json first
+// (containers/common libimage/load.go Runtime.Load: an OCI directory,
+// then an oci-archive, then a docker-archive) and so does containerd's
+// importer where there is an oci-layout (core/images/archive/importer.go
+// ImportIndex): halves that differ would have one of them judged and the
+// other loaded. It returns the layout's images; none when there is no
+// index.json.
+func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
+	if !img.store.has("index.json") {
+		return nil, nil
 	}
+	files, sole := img.files, img.sole
 	cands, err := img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
+	img.files, img.sole = files, sole
 	if err != nil {
-		return
+		return nil, fmt.Errorf("the OCI layout beside manifest.json: %w", err)
 	}
+	var out []layoutImage
+	inLayout := map[string]int{}
 	for _, c := range cands {
-		b, err := img.readVerified("manifest", c.manifest)
+		b, err := img.readVerified("manifest "+c.manifest.Digest.String(), c.manifest)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("the OCI layout beside manifest.json: %w", err)
 		}
 		m, err := v1.ParseManifest(bytes.NewReader(b))
-		if err != nil || "sha256:"+m.Config.Digest.Hex != img.id || len(m.Layers) != len(img.Layers) {
+		if err != nil {
+			return nil, fmt.Errorf("the OCI layout beside manifest.json: manifest %s: %w", c.manifest.Digest, err)
+		}
+		names := []string{m.Config.Digest.String()}
+		for _, l := range m.Layers {
+			names = append(names, blobName(l.Digest))
+		}
+		inLayout[strings.Join(names, " ")]++
+		out = append(out, layoutImage{c, b, m})
+	}
+	inDocker := map[string]int{}
+	for _, c := range docker {
+		names := []string{c.config}
+		for _, l := range c.docker.Layers {
+			names = append(names, path.Clean("/" + l)[1:])
+		}
+		inDocker[strings.Join(names, " ")]++
+	}
+	for k, n := range inDocker {
+		if inLayout[k] != n {
+			return nil, fmt.Errorf("manifest.json and index.json name different images: manifest.json's image of config %s is not the one index.json names (podman load and containerd read index.json, skopeo manifest.json)", strings.Fields(k)[0])
+		}
+	}
+	for k, n := range inLayout {
+		if inDocker[k] != n {
+			return nil, fmt.Errorf("manifest.json and index.json name different images: index.json's image of config %s is not the one manifest.json names (podman load and containerd read index.json, skopeo manifest.json)", strings.Fields(k)[0])
+		}
+	}
+	return out, nil
+}
+
+// layoutManifest takes, from the OCI layout beside manifest.json, the
+// manifest of this image, so that an output of it keeps that manifest's
+// bytes and digest, and the descriptor's annotations (a ref name). Where
+// there is none, an output makes one, as for an older tarball.
+func (img *Image) layoutManifest(layout []layoutImage) {
+	for _, c := range layout {
+		if "sha256:"+c.m.Config.Digest.Hex != img.id || len(c.m.Layers) != len(img.Layers) {
 			continue
 		}
 		same := true
-		for i, l := range m.Layers {
-			same = same && l.Digest.String() == img.Layers[i].Digest
+		for i, l := range c.m.Layers {
+			same = same && blobName(l.Digest) == img.Layers[i].blob
 		}
 		var raw map[string]json.RawMessage
-		if same && json.Unmarshal(b, &raw) == nil {
-			img.manifest, img.rawManifest, img.manifestType, img.configType = raw, b, c.manifest.MediaType, m.Config.MediaType
+		if same && json.Unmarshal(c.raw, &raw) == nil {
+			img.manifest, img.rawManifest, img.manifestType, img.configType = raw, c.raw, c.manifest.MediaType, c.m.Config.MediaType
 			if len(img.annotations) == 0 {
 				img.annotations = c.annotations // its ref name, where it has one
 			}
-			for i, l := range m.Layers {
+			for i, l := range c.m.Layers {
 				img.Layers[i].mediaType = l.MediaType
 			}
 			return

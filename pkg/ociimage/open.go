@@ -127,17 +127,7 @@ type candidate struct {
 	manifest    v1.Descriptor
 	annotations map[string]string
 	docker      *dockerManifest // a manifest.json entry
-}
-
-// IsImage says whether path looks like an image: a directory with an
-// oci-layout file, or a tar file holding manifest.json or oci-layout at its
-// top (only the first members are read).
-func IsImage(path string, fi os.FileInfo) bool {
-	if fi.IsDir() {
-		fi, err := os.Lstat(path + "/oci-layout")
-		return err == nil && fi.Mode().IsRegular()
-	}
-	return fi.Mode().IsRegular() && sniffTarball(path)
+	config      string          // its config's digest, of a manifest.json entry
 }
 
 // Open opens the image at path and makes the first pass over its layers
@@ -146,6 +136,12 @@ func Open(path string, opt Options) (*Image, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	switch ok, err := Detect(path, fi); {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("%s: not an image", path)
 	}
 	kind, st := Layout, store(nil)
 	if fi.IsDir() {
@@ -190,23 +186,15 @@ func (img *Image) Close() error { return img.store.Close() }
 // load reads the index or manifest.json, chooses the image and reads its
 // manifest and config.
 func (img *Image) load() error {
-	var cands []candidate
-	var err error
-	img.sole = true
-	switch {
-	case img.store.has("manifest.json"):
-		cands, err = img.dockerCandidates()
-	case img.store.has("index.json"):
-		if !img.store.has("oci-layout") {
-			return errors.New("index.json without oci-layout: not an OCI image layout")
-		}
-		img.files = append(img.files, "oci-layout")
-		cands, err = img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
-	default:
-		return errors.New("neither manifest.json nor index.json: not an image")
-	}
+	_, cands, err := img.candidates()
 	if err != nil {
 		return err
+	}
+	var layout []layoutImage
+	if len(cands) > 0 && cands[0].docker != nil {
+		if layout, err = img.sameImages(cands); err != nil {
+			return err
+		}
 	}
 	c, err := choose(cands, img.opt.Platform)
 	if err != nil {
@@ -214,9 +202,28 @@ func (img *Image) load() error {
 	}
 	img.Platform, img.annotations = c.platform.String(), c.annotations
 	if c.docker != nil {
-		return img.loadDocker(c.docker)
+		return img.loadDocker(c.docker, layout)
 	}
 	return img.loadManifest(c.manifest)
+}
+
+// candidates lists the images of the input's manifest.json, or of its
+// index.json where it has none, and says which it read.
+func (img *Image) candidates() (string, []candidate, error) {
+	img.sole = true
+	switch {
+	case img.store.has("manifest.json"):
+		cands, err := img.dockerCandidates()
+		return "manifest.json", cands, err
+	case img.store.has("index.json"):
+		if !img.store.has("oci-layout") {
+			return "", nil, errors.New("index.json without oci-layout: not an OCI image layout")
+		}
+		img.files = append(img.files, "oci-layout")
+		cands, err := img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
+		return "index.json", cands, err
+	}
+	return "", nil, errors.New("neither manifest.json nor index.json: not an image")
 }
 
 // indexCandidates lists the images an index names, descending into the

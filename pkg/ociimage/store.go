@@ -63,9 +63,15 @@ func (d *dirStore) has(name string) bool {
 
 func (d *dirStore) Close() error { return d.root.Close() }
 
-// tarStore reads the regular members of a tarball in place: one pass over
-// its headers, seeking over the data, then each member as a section of
-// the file.
+// tarStore reads the members of a tarball in place: one pass over its
+// headers, seeking over the data, then each member as a section of the
+// file.
+//
+// Consumers find a member in different ways: containers/image (skopeo,
+// podman) takes the first of a name (docker/internal/tarfile/reader.go
+// findTarComponent), containerd's importer the last (ImportIndex, a map
+// written in order). A tarball that holds a name twice is refused, so
+// that both see the one member rootfs-trim reads.
 type tarStore struct {
 	f       tarFile
 	members map[string]member
@@ -78,7 +84,12 @@ type tarFile interface {
 	io.Closer
 }
 
-type member struct{ off, size int64 }
+// member is a regular member's data in the file, or a symlink's target
+// (link, its name in the tarball).
+type member struct {
+	off, size int64
+	link      string
+}
 
 func openTarStore(name string) (*tarStore, error) {
 	f, err := os.Open(name)
@@ -98,8 +109,16 @@ func newTarStore(f tarFile) (*tarStore, error) {
 	return t, nil
 }
 
+// memberName is a member's name as the store knows it, and as
+// findTarComponent and containerd's ImportIndex compare it: path.Clean of
+// the name in the header ("./x" is "x", "/x" is no "x").
+func memberName(name string) string { return path.Clean(name) }
+
 func (t *tarStore) index() error {
 	tr := tar.NewReader(t.f)
+	// isDir of each name so far: a directory may come twice, nothing
+	// else may share its name with another member.
+	isDir := map[string]bool{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -108,24 +127,54 @@ func (t *tarStore) index() error {
 		if err != nil {
 			return fmt.Errorf("reading the tarball: %w", err)
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
+		name, dir := memberName(h.Name), h.Typeflag == tar.TypeDir
+		if was, ok := isDir[name]; ok && !(was && dir) {
+			return fmt.Errorf("%q is in the tarball twice: skopeo reads the first, containerd the last", name)
 		}
-		// archive/tar reads no further than the header: the offset now is
-		// where the member's data starts.
-		off, err := t.f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return err
+		isDir[name] = dir
+		switch h.Typeflag {
+		case tar.TypeReg:
+			// archive/tar reads no further than the header: the offset now
+			// is where the member's data starts.
+			off, err := t.f.Seek(0, io.SeekCurrent)
+			if err != nil {
+				return err
+			}
+			t.members[name] = member{off: off, size: h.Size}
+		case tar.TypeSymlink:
+			// openTarComponentWithHeader's one level: the target is found
+			// among the members, relative to the link's directory, never
+			// outside the tarball.
+			t.members[name] = member{link: path.Join(path.Dir(name), h.Linkname)}
 		}
-		name := path.Clean("/" + h.Name)[1:]
-		t.members[name] = member{off: off, size: h.Size}
 	}
 }
 
-func (t *tarStore) open(name string) (io.ReadCloser, int64, error) {
+// resolve is the regular member name stands for: itself, or the one its
+// symlink names, followed one level as containers/image does
+// (openTarComponentWithHeader); a link to a link is not followed.
+func (t *tarStore) resolve(name string) (member, error) {
 	m, ok := t.members[name]
 	if !ok {
-		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		return member{}, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	if m.link == "" {
+		return m, nil
+	}
+	to, ok := t.members[m.link]
+	if !ok {
+		return member{}, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("a symlink to %q, which is not in the tarball: %w", m.link, fs.ErrNotExist)}
+	}
+	if to.link != "" {
+		return member{}, fmt.Errorf("%s: a symlink to %q, another symlink: only one is followed", name, m.link)
+	}
+	return to, nil
+}
+
+func (t *tarStore) open(name string) (io.ReadCloser, int64, error) {
+	m, err := t.resolve(name)
+	if err != nil {
+		return nil, 0, err
 	}
 	return io.NopCloser(io.NewSectionReader(t.f, m.off, m.size)), m.size, nil
 }
@@ -140,7 +189,7 @@ func (t *tarStore) copyAll(w io.Writer) error {
 	return err
 }
 
-func (t *tarStore) has(name string) bool { _, ok := t.members[name]; return ok }
+func (t *tarStore) has(name string) bool { _, err := t.resolve(name); return err == nil }
 
 func (t *tarStore) Close() error { return t.f.Close() }
 
