@@ -102,6 +102,12 @@ func (f *FAT) Size() int64 { return f.size }
 // Find returns every file whose base name, compared case-insensitively,
 // is one of names, with its content (at most max bytes each).
 func (f *FAT) Find(names []string, max int64) ([]FATFile, error) {
+	return f.FindFunc(func(name string) bool { return matchName(name, names) }, max)
+}
+
+// FindFunc returns every file whose base name match accepts, with its
+// content (at most max bytes each).
+func (f *FAT) FindFunc(match func(name string) bool, max int64) ([]FATFile, error) {
 	var out []FATFile
 	seen := map[uint32]bool{}
 	budget := 1 << 16 // directory entries looked at, in all
@@ -143,7 +149,7 @@ func (f *FAT) Find(names []string, max int64) ([]FATFile, error) {
 				}
 				continue
 			}
-			if !matchName(name, names) {
+			if !match(name) {
 				continue
 			}
 			if size > max {
