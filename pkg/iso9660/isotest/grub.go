@@ -47,12 +47,14 @@ func (g GrubEFI) Build(t testing.TB, kernel, initrd, out string) {
 		archivetest.RequireTool(t, tool)
 	}
 	requireFile(t, "/usr/lib/grub/x86_64-efi/moddep.lst")
-	if err := g.make(t.TempDir(), kernel, initrd, out); err != nil {
+	if err := g.Make(t.TempDir(), kernel, initrd, out); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (g GrubEFI) make(work, kernel, initrd, out string) error {
+// Make is Build for callers without a testing.TB (a testscript command),
+// in work, an empty directory.
+func (g GrubEFI) Make(work, kernel, initrd, out string) error {
 	out, err := filepath.Abs(out)
 	if err != nil {
 		return err
