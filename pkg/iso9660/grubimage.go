@@ -152,7 +152,9 @@ func peSection(b []byte, name string) ([]byte, bool, error) {
 		vsize := uint64(binary.LittleEndian.Uint32(h[8:]))
 		raw := uint64(binary.LittleEndian.Uint32(h[16:]))
 		ptr := uint64(binary.LittleEndian.Uint32(h[20:]))
-		if ptr+raw > uint64(len(b)) || vsize > maxEFIProgram {
+		// grub-mkimage writes the same virtual and raw sizes; more in
+		// memory than the file holds is refused, which bounds it.
+		if ptr+raw > uint64(len(b)) || vsize > uint64(len(b)) {
 			return nil, false, fmt.Errorf("PE section %q: bytes %d+%d (%d in memory) beyond the file's %d", name, ptr, raw, vsize, len(b))
 		}
 		// The loader maps the raw bytes and zero-fills up to the
