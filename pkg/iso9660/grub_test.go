@@ -12,14 +12,13 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660/isotest"
 )
 
-// minikubeAarch64 is where minikube's aarch64 board files are, byte for
-// byte from kubernetes/minikube at eb25dbc7
-// (deploy/iso/minikube-iso/board/minikube/aarch64).
-const minikubeAarch64 = "../../testdata/minikube-eb25dbc7/deploy/iso/minikube-iso/board/minikube/aarch64"
+// minikubeBoard is where minikube's board files are, byte for byte from
+// kubernetes/minikube at eb25dbc7 (deploy/iso/minikube-iso/board/minikube).
+const minikubeBoard = "../../testdata/minikube-eb25dbc7/deploy/iso/minikube-iso/board/minikube"
 
-func readTestdata(t *testing.T, name string) string {
+func readBoard(t *testing.T, arch, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(minikubeAarch64, name))
+	b, err := os.ReadFile(filepath.Join(minikubeBoard, arch, name))
 	must(t, err)
 	return string(b)
 }
@@ -39,33 +38,38 @@ func buildGrub(t *testing.T, g isotest.GrubEFI) []byte {
 	return img
 }
 
-// TestMinikubeAarch64: minikube's own aarch64 ISO, its real grub.cfg
-// (whose initrd line ends with "# rootfs") and grub-stub.cfg, the
-// embedded configuration of a grub-mkimage -p /EFI/BOOT program, which
-// searches the ISO by its label and leaves normal mode to read
-// $prefix/grub.cfg. On a1bb362 "#" and "rootfs" were read as two more
-// initrd files.
-func TestMinikubeAarch64(t *testing.T) {
-	img := buildGrub(t, isotest.GrubEFI{Embedded: readTestdata(t, "grub-stub.cfg"), Grub: readTestdata(t, "grub.cfg")})
-	boot, err := open(t, img).ReadBoot()
-	must(t, err)
-	want := []string{
-		"/EFI/BOOT/grub.cfg",
-		"/EFI/BOOT/efiboot.img:/EFI/BOOT/BOOTX64.EFI:(embedded configuration)",
-		"/EFI/BOOT/efiboot.img:/EFI/BOOT/GRUB.CFG",
-	}
-	if d := cmp.Diff(want, boot.Configs); d != "" {
-		t.Errorf("configs (-want +got):\n%s", d)
-	}
-	var got []string
-	for _, i := range boot.Initrds {
-		got = append(got, strings.Join(i.Paths(), " ")+" at "+i.Where)
-	}
-	if d := cmp.Diff([]string{"/boot/initrd at /EFI/BOOT/grub.cfg:14"}, got); d != "" {
-		t.Errorf("initrds (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"/boot/bzimage"}, boot.Kernels); d != "" {
-		t.Errorf("kernels (-want +got):\n%s", d)
+// TestMinikubeGrub: minikube's own EFI ISOs, their real grub.cfg (whose
+// initrd line ends with "# rootfs") and grub-stub.cfg, the embedded
+// configuration of a grub-mkimage -p /EFI/BOOT program, which searches
+// the ISO by its label and leaves normal mode to read $prefix/grub.cfg.
+// aarch64's is what its ISO boots; x86_64's board has the same files
+// for EFI beside isolinux. On a1bb362 "#" and "rootfs" were read as two
+// more initrd files: "/EFI/BOOT/grub.cfg:14: initrd /#: no such file".
+func TestMinikubeGrub(t *testing.T) {
+	for _, tc := range []struct{ arch, initrdAt string }{{"aarch64", "/EFI/BOOT/grub.cfg:14"}, {"x86_64", "/EFI/BOOT/grub.cfg:6"}} {
+		t.Run(tc.arch, func(t *testing.T) {
+			img := buildGrub(t, isotest.GrubEFI{Embedded: readBoard(t, tc.arch, "grub-stub.cfg"), Grub: readBoard(t, tc.arch, "grub.cfg")})
+			boot, err := open(t, img).ReadBoot()
+			must(t, err)
+			want := []string{
+				"/EFI/BOOT/grub.cfg",
+				"/EFI/BOOT/efiboot.img:/EFI/BOOT/BOOTX64.EFI:(embedded configuration)",
+				"/EFI/BOOT/efiboot.img:/EFI/BOOT/GRUB.CFG",
+			}
+			if d := cmp.Diff(want, boot.Configs); d != "" {
+				t.Errorf("configs (-want +got):\n%s", d)
+			}
+			var got []string
+			for _, i := range boot.Initrds {
+				got = append(got, strings.Join(i.Paths(), " ")+" at "+i.Where)
+			}
+			if d := cmp.Diff([]string{"/boot/initrd at " + tc.initrdAt}, got); d != "" {
+				t.Errorf("initrds (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff([]string{"/boot/bzimage"}, boot.Kernels); d != "" {
+				t.Errorf("kernels (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

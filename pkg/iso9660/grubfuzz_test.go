@@ -60,15 +60,17 @@ func FuzzGrubImage(f *testing.F) {
 // FuzzGrubConfig: whatever the text, a GRUB configuration is followed or
 // refused, never a panic or an endless run; what it names is an absolute
 // clean path of the image with no "($root)" marker left in it. The seeds
-// are minikube's aarch64 grub.cfg and grub-stub.cfg and the cases of
+// are minikube's grub.cfg and grub-stub.cfg (aarch64, x86_64) and the cases of
 // TestGrubConfig's kinds.
 func FuzzGrubConfig(f *testing.F) {
-	for _, name := range []string{"grub.cfg", "grub-stub.cfg"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "minikube-eb25dbc7", "deploy", "iso", "minikube-iso", "board", "minikube", "aarch64", name))
-		if err != nil {
-			f.Fatal(err)
+	for _, arch := range []string{"aarch64", "x86_64"} {
+		for _, name := range []string{"grub.cfg", "grub-stub.cfg"} {
+			b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "minikube-eb25dbc7", "deploy", "iso", "minikube-iso", "board", "minikube", arch, name))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b, name == "grub-stub.cfg")
 		}
-		f.Add(b, name == "grub-stub.cfg")
 	}
 	for _, s := range []string{
 		"set default=0\nmenuentry 'a' --class x {\n linux ($root)/boot/bzimage console=ttyS0\n initrd /boot/initrd /boot/b # c\n}\n",
