@@ -1,10 +1,15 @@
 package iso9660
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
 // grubTestSource is an image of the given files (path: content), labelled
@@ -26,56 +31,61 @@ func grubTestSource(files, memdisk map[string]string) grubSource {
 	return src
 }
 
+const grubStub = "search --no-floppy --label EFIBOOTISO --set root\n"
+
+// grubConfigCases are TestGrubConfig's: a grub.cfg, the image's other
+// files, and the lines it runs or the error refusing it.
+var grubConfigCases = []struct {
+	name  string
+	cfg   string
+	files map[string]string
+	want  []string // "where: files", kernels marked "kernel"
+	err   string
+}{
+	{name: "minikube", cfg: "set default=\"0\"\nset timeout=\"0\"\n\nmenuentry \"Buildroot\" {\n  # c\n  linux /boot/bzimage console=tty0\n  initrd /boot/initrd # rootfs\n}\n",
+		want: []string{"g:6: kernel /boot/bzimage", "g:7: /boot/initrd"}},
+	{name: "hash-in-word", cfg: "initrd /boot/a#b\n", want: []string{"g:1: /boot/a#b"}},
+	{name: "quotes", cfg: "initrd '/boot/x y' \"/boot/z\"\n", want: []string{"g:1: /boot/x y /boot/z"}},
+	{name: "root-and-clean", cfg: grubStub + "initrd ($root)/boot//x/../initrd\n", want: []string{"g:2: /boot/initrd"}},
+	{name: "configfile", cfg: grubStub + "configfile /boot/grub/real.conf\n", files: map[string]string{"/boot/grub/real.conf": "menuentry a {\n initrd /boot/evil\n}\n"},
+		want: []string{"/boot/grub/real.conf:2: /boot/evil"}},
+	{name: "source", cfg: "source ($root)/s.cfg\ninitrd /boot/initrd\n", files: map[string]string{"/s.cfg": "insmod iso9660\ninitrd /boot/other\n"},
+		want: []string{"/s.cfg:2: /boot/other", "g:2: /boot/initrd"}},
+	{name: "entries-after-config", cfg: "menuentry a {\n initrd /boot/one\n}\ninitrd /boot/two\n", want: []string{"g:4: /boot/two", "g:2: /boot/one"}},
+	{name: "configfile-relative", cfg: "configfile boot/grub/real.conf\n", err: "g:1: boot/grub/real.conf: not an absolute path"},
+	{name: "configfile-missing", cfg: "configfile /nothing.cfg\n", err: "g:1: configfile /nothing.cfg: no such file"},
+	{name: "configfile-loop", cfg: "configfile /a.cfg\n", files: map[string]string{"/a.cfg": "source /a.cfg\n"}, err: "/a.cfg: read again while it runs"},
+	{name: "variable", cfg: "set rd=/boot/evil\ninitrd $rd\n", err: "g:2: '$' in a word"},
+	{name: "set-other", cfg: "set rd=/boot/evil\n", err: "g:1: set rd: only default"},
+	{name: "root-elsewhere", cfg: "linux /k root=($root)\n", err: "g:1: root=($root): ($root) where"},
+	{name: "variable-use", cfg: "initrd /boot/$rd\n", err: "g:1: '$' in a word"},
+	{name: "variable-braces", cfg: "initrd ${root}/boot/initrd\n", err: "g:1: '$' in a word"},
+	{name: "variable-in-quotes", cfg: "initrd \"$rd\"\n", err: "a variable or an escape inside quotes"},
+	{name: "escape", cfg: "initrd /boot/ini\\trd\n", err: "g:1: '\\\\' in a word"},
+	{name: "unclosed", cfg: "menuentry 'a {\n", err: "g:1: unclosed ' quote"},
+	{name: "loopback", cfg: "loopback loop /boot/x.iso\ninitrd (loop)/boot/initrd\n", err: "g:1: GRUB command \"loopback\""},
+	{name: "other-device", cfg: "initrd (hd0,1)/boot/initrd\n", err: "g:1: (hd0,1)/boot/initrd: a device other than the image's"},
+	{name: "memdisk-initrd", cfg: "initrd (memdisk)/boot/initrd\n", err: "is in GRUB's memdisk, not on the image"},
+	{name: "newc", cfg: "initrd /boot/initrd newc:init:/boot/evil-init\n", err: "g:1: initrd newc:init:/boot/evil-init: GRUB's newc:NAME:FILE"},
+	{name: "search-other-label", cfg: "search --label OTHER --set root\n", err: "g:1: search --label \"OTHER\": the image's label is \"EFIBOOTISO\""},
+	{name: "search-file", cfg: "search --file /boot/initrd --set root\n", err: "g:1: search --file: option not followed"},
+	{name: "search-set-other", cfg: "search --label EFIBOOTISO --set=x\n", err: "g:1: search --set=x: option not followed"},
+	{name: "insmod", cfg: "insmod regexp\n", err: "g:1: insmod regexp: only filesystem"},
+	{name: "if", cfg: "if true; then\n", err: "g:1: ';' in a word"},
+	{name: "assignment", cfg: "prefix=(memdisk)/x\n", err: "g:1: GRUB command \"prefix=(memdisk)/x\""},
+	{name: "glob", cfg: "initrd /boot/*\n", err: "g:1: '*' in a word"},
+	{name: "nested", cfg: "menuentry a {\nmenuentry b {\n}\n}\n", err: "g:2: a menu entry inside a menu entry"},
+	{name: "brace-in-word", cfg: "menuentry a {x\n", err: "g:1: '{' inside a word"},
+	{name: "brace-args", cfg: "linux /k {\n", err: "g:1: \"{\" where GRUB would read a block"},
+	{name: "unclosed-entry", cfg: "menuentry a {\n initrd /boot/initrd\n", err: "g:1: menuentry without its \"}\""},
+	{name: "control", cfg: "initrd /boot/initrd\r\n", err: "g:1: control character"},
+	{name: "submenu", cfg: "submenu a {\n}\n", err: "g:1: \"{\" where GRUB would read a block"},
+}
+
 // TestGrubConfig: what is followed of a grub.cfg read from the image's
 // root, and what is refused with its file and line.
 func TestGrubConfig(t *testing.T) {
-	const stub = "search --no-floppy --label EFIBOOTISO --set root\n"
-	for _, tc := range []struct {
-		name  string
-		cfg   string
-		files map[string]string
-		want  []string // "where: files", kernels marked "kernel"
-		err   string
-	}{
-		{name: "minikube", cfg: "set default=\"0\"\nset timeout=\"0\"\n\nmenuentry \"Buildroot\" {\n  # c\n  linux /boot/bzimage console=tty0\n  initrd /boot/initrd # rootfs\n}\n",
-			want: []string{"g:6: kernel /boot/bzimage", "g:7: /boot/initrd"}},
-		{name: "hash-in-word", cfg: "initrd /boot/a#b\n", want: []string{"g:1: /boot/a#b"}},
-		{name: "quotes", cfg: "initrd '/boot/x y' \"/boot/z\"\n", want: []string{"g:1: /boot/x y /boot/z"}},
-		{name: "root-and-clean", cfg: stub + "initrd ($root)/boot//x/../initrd\n", want: []string{"g:2: /boot/initrd"}},
-		{name: "configfile", cfg: stub + "configfile /boot/grub/real.conf\n", files: map[string]string{"/boot/grub/real.conf": "menuentry a {\n initrd /boot/evil\n}\n"},
-			want: []string{"/boot/grub/real.conf:2: /boot/evil"}},
-		{name: "source", cfg: "source ($root)/s.cfg\ninitrd /boot/initrd\n", files: map[string]string{"/s.cfg": "insmod iso9660\ninitrd /boot/other\n"},
-			want: []string{"/s.cfg:2: /boot/other", "g:2: /boot/initrd"}},
-		{name: "entries-after-config", cfg: "menuentry a {\n initrd /boot/one\n}\ninitrd /boot/two\n", want: []string{"g:4: /boot/two", "g:2: /boot/one"}},
-		{name: "configfile-relative", cfg: "configfile boot/grub/real.conf\n", err: "g:1: boot/grub/real.conf: not an absolute path"},
-		{name: "configfile-missing", cfg: "configfile /nothing.cfg\n", err: "g:1: configfile /nothing.cfg: no such file"},
-		{name: "configfile-loop", cfg: "configfile /a.cfg\n", files: map[string]string{"/a.cfg": "source /a.cfg\n"}, err: "/a.cfg: read again while it runs"},
-		{name: "variable", cfg: "set rd=/boot/evil\ninitrd $rd\n", err: "g:2: '$' in a word"},
-		{name: "set-other", cfg: "set rd=/boot/evil\n", err: "g:1: set rd: only default"},
-		{name: "root-elsewhere", cfg: "linux /k root=($root)\n", err: "g:1: root=($root): ($root) where"},
-		{name: "variable-use", cfg: "initrd /boot/$rd\n", err: "g:1: '$' in a word"},
-		{name: "variable-braces", cfg: "initrd ${root}/boot/initrd\n", err: "g:1: '$' in a word"},
-		{name: "variable-in-quotes", cfg: "initrd \"$rd\"\n", err: "a variable or an escape inside quotes"},
-		{name: "escape", cfg: "initrd /boot/ini\\trd\n", err: "g:1: '\\\\' in a word"},
-		{name: "unclosed", cfg: "menuentry 'a {\n", err: "g:1: unclosed ' quote"},
-		{name: "loopback", cfg: "loopback loop /boot/x.iso\ninitrd (loop)/boot/initrd\n", err: "g:1: GRUB command \"loopback\""},
-		{name: "other-device", cfg: "initrd (hd0,1)/boot/initrd\n", err: "g:1: (hd0,1)/boot/initrd: a device other than the image's"},
-		{name: "memdisk-initrd", cfg: "initrd (memdisk)/boot/initrd\n", err: "is in GRUB's memdisk, not on the image"},
-		{name: "newc", cfg: "initrd /boot/initrd newc:init:/boot/evil-init\n", err: "g:1: initrd newc:init:/boot/evil-init: GRUB's newc:NAME:FILE"},
-		{name: "search-other-label", cfg: "search --label OTHER --set root\n", err: "g:1: search --label \"OTHER\": the image's label is \"EFIBOOTISO\""},
-		{name: "search-file", cfg: "search --file /boot/initrd --set root\n", err: "g:1: search --file: option not followed"},
-		{name: "search-set-other", cfg: "search --label EFIBOOTISO --set=x\n", err: "g:1: search --set=x: option not followed"},
-		{name: "insmod", cfg: "insmod regexp\n", err: "g:1: insmod regexp: only filesystem"},
-		{name: "if", cfg: "if true; then\n", err: "g:1: ';' in a word"},
-		{name: "assignment", cfg: "prefix=(memdisk)/x\n", err: "g:1: GRUB command \"prefix=(memdisk)/x\""},
-		{name: "glob", cfg: "initrd /boot/*\n", err: "g:1: '*' in a word"},
-		{name: "nested", cfg: "menuentry a {\nmenuentry b {\n}\n}\n", err: "g:2: a menu entry inside a menu entry"},
-		{name: "brace-in-word", cfg: "menuentry a {x\n", err: "g:1: '{' inside a word"},
-		{name: "brace-args", cfg: "linux /k {\n", err: "g:1: \"{\" where GRUB would read a block"},
-		{name: "unclosed-entry", cfg: "menuentry a {\n initrd /boot/initrd\n", err: "g:1: menuentry without its \"}\""},
-		{name: "control", cfg: "initrd /boot/initrd\r\n", err: "g:1: control character"},
-		{name: "submenu", cfg: "submenu a {\n}\n", err: "g:1: \"{\" where GRUB would read a block"},
-	} {
+	for _, tc := range grubConfigCases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &grubRun{src: grubTestSource(tc.files, nil)}
 			st := grubState{root: devImage}
@@ -164,5 +174,26 @@ func TestGrubProgram(t *testing.T) {
 				t.Errorf("lines (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestGrubScriptCheck: GRUB's own parser, grub-script-check, as the
+// oracle of syntax: every configuration followed is one GRUB reads.
+func TestGrubScriptCheck(t *testing.T) {
+	archivetest.RequireTool(t, "grub-script-check")
+	dir := t.TempDir()
+	for _, tc := range grubConfigCases {
+		if tc.err != "" {
+			continue
+		}
+		p := filepath.Join(dir, tc.name+".cfg")
+		if err := os.WriteFile(p, []byte(tc.cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("grub-script-check", p)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: grub-script-check: %v\n%s", tc.name, err, b)
+		}
 	}
 }
