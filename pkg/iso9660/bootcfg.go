@@ -303,7 +303,15 @@ func (im *Image) notPartition(off int64) error {
 		}
 	}
 	var gpt [512]byte
-	if _, err := im.r.ReadAt(gpt[:], 512); err != nil || string(gpt[:8]) != "EFI PART" {
+	if _, err := im.r.ReadAt(gpt[:], 512); err != nil {
+		return nil
+	}
+	if string(mbr[:2]) == "ER" && string(gpt[:2]) == "PM" {
+		// GRUB's part_apple would find its partitions; none are read
+		// here.
+		return errors.New("an Apple partition map beside an EFI boot image: GRUB's boot device could be one of its partitions, which rootfs-trim does not read")
+	}
+	if string(gpt[:8]) != "EFI PART" {
 		return nil
 	}
 	lba := int64(binary.LittleEndian.Uint64(gpt[72:]))

@@ -29,6 +29,11 @@ type GrubEFI struct {
 	// where the ISO has them ("boot/bzimage", "boot/initrd").
 	Files          map[string]string
 	Kernel, Initrd string
+	// Partition makes the ISO with xorriso, efiboot.img an appended MBR
+	// partition that the El Torito entry points at, as Debian's images
+	// are made (-append_partition 2 0xef efiboot.img -e
+	// --interval:appended_partition_2:all::).
+	Partition bool
 }
 
 // MinikubeModules are BR2_TARGET_GRUB2_BUILTIN_MODULES_EFI of minikube's
@@ -37,7 +42,7 @@ var MinikubeModules = []string{"boot", "linux", "ext2", "fat", "squash4", "part_
 	"efi_gop", "udf", "iso9660", "search", "search_fs_file", "search_fs_uuid", "search_label"}
 
 // GrubTools are the commands GrubEFI.Build runs.
-var GrubTools = []string{"grub-mkimage", "grub-mkstandalone", "mkfs.fat", "mmd", "mcopy", "mkisofs"}
+var GrubTools = []string{"grub-mkimage", "grub-mkstandalone", "mkfs.fat", "mmd", "mcopy", "mkisofs", "xorriso"}
 
 // Build makes the ISO at out around kernel and initrd; a missing tool
 // skips t (fails it under ROOTFS_TRIM_REQUIRE_TOOLS=1).
@@ -137,6 +142,10 @@ func (g GrubEFI) Make(work, kernel, initrd, out string) error {
 		if err := copyFile(f, filepath.Join(root, "EFI", "BOOT", filepath.Base(f))); err != nil {
 			return err
 		}
+	}
+	if g.Partition {
+		return run(work, "xorriso", "-as", "mkisofs", "-R", "-J", "-V", "EFIBOOTISO", "-append_partition", "2", "0xef", img,
+			"-e", "--interval:appended_partition_2:all::", "-no-emul-boot", "-o", out, root)
 	}
 	return run(work, "mkisofs", "-o", out, "-R", "-J", "-v", "-d", "-N", "-hide-rr-moved",
 		"-no-emul-boot", "-eltorito-platform=efi", "-eltorito-boot", "EFI/BOOT/efiboot.img",
