@@ -66,10 +66,17 @@ type grubRun struct {
 	configs []string
 	stack   []string // configurations being run, to refuse a loop
 	entries int      // menu entries run, bounded
+	steps   int      // commands run, bounded
+	read    int      // bytes of configuration read, bounded
 }
 
-// maxGrubEntries bounds the menu entries run from one program or file.
-const maxGrubEntries = 1024
+// Bounds on what one program or file runs: configurations that source
+// each other many times over would otherwise run without end.
+const (
+	maxGrubEntries = 1024
+	maxGrubSteps   = 1 << 16
+	maxGrubRead    = 16 << 20
+)
 
 // braces refuses "{" and "}" anywhere but where a menu entry has them:
 // "{" ending a menuentry line, "}" alone on its line.
@@ -152,6 +159,9 @@ type grubEntry struct{ cmds []grubCmd }
 // own.
 func (r *grubRun) runText(where string, data []byte, embedded bool, st *grubState, menu *[]grubEntry) error {
 	r.configs = appendNew(r.configs, where)
+	if r.read += len(data); r.read > maxGrubRead {
+		return fmt.Errorf("%s: more than %d bytes of configuration read", where, maxGrubRead)
+	}
 	cmds, err := lexGrub(where, data, embedded)
 	if err != nil {
 		return err
@@ -248,6 +258,9 @@ var grubModules = map[string]bool{
 // exec runs one command outside a menu entry's braces.
 func (r *grubRun) exec(c grubCmd, st *grubState, menu *[]grubEntry) error {
 	kw, args := c.words[0], c.words[1:]
+	if r.steps++; r.steps > maxGrubSteps {
+		return fmt.Errorf("%s: more than %d commands run", c.where, maxGrubSteps)
+	}
 	if err := rootIn(c); err != nil {
 		return err
 	}

@@ -54,6 +54,8 @@ var grubConfigCases = []struct {
 	{name: "entries-after-config", cfg: "menuentry a {\n initrd /boot/one\n}\ninitrd /boot/two\n", want: []string{"g:4: /boot/two", "g:2: /boot/one"}},
 	{name: "configfile-relative", cfg: "configfile boot/grub/real.conf\n", err: "g:1: boot/grub/real.conf: not an absolute path"},
 	{name: "configfile-missing", cfg: "configfile /nothing.cfg\n", err: "g:1: configfile /nothing.cfg: no such file"},
+	{name: "source-fan-out", cfg: "source /a.cfg\n", files: map[string]string{"/a.cfg": strings.Repeat("source /b.cfg\n", 300), "/b.cfg": strings.Repeat("source /c.cfg\n", 300), "/c.cfg": "insmod fat\n"},
+		err: "more than 65536 commands run"},
 	{name: "configfile-loop", cfg: "configfile /a.cfg\n", files: map[string]string{"/a.cfg": "source /a.cfg\n"}, err: "/a.cfg: read again while it runs"},
 	{name: "variable", cfg: "set rd=/boot/evil\ninitrd $rd\n", err: "g:2: '$' in a word"},
 	{name: "set-other", cfg: "set rd=/boot/evil\n", err: "g:1: set rd: only default"},
