@@ -101,15 +101,17 @@ func OpenFAT(r io.ReaderAt, off, limit int64) (*FAT, error) {
 func (f *FAT) Size() int64 { return f.size }
 
 // Find returns every file whose base name, compared case-insensitively,
-// is one of names, with its content (at most max bytes each).
+// is one of names, with its content (at most max bytes in all).
 func (f *FAT) Find(names []string, max int64) ([]FATFile, error) {
 	return f.FindFunc(func(name string) bool { return matchName(name, names) }, max)
 }
 
 // FindFunc returns every file whose base name match accepts, with its
-// content (at most max bytes each).
+// content (at most max bytes in all: a FAT image of many large files
+// is refused rather than held in memory).
 func (f *FAT) FindFunc(match func(name string) bool, max int64) ([]FATFile, error) {
 	var out []FATFile
+	var total int64
 	seen := map[uint32]bool{}
 	budget := 1 << 16 // directory entries looked at, in all
 	var walk func(dir string, data []byte, depth int) error
@@ -162,8 +164,8 @@ func (f *FAT) FindFunc(match func(name string) bool, max int64) ([]FATFile, erro
 			if !match(name) && (lname == "" || !match(lname)) {
 				continue
 			}
-			if size > max {
-				return fmt.Errorf("FAT %s: %d bytes, more than %d", p, size, max)
+			if total += size; size > max || total > max {
+				return fmt.Errorf("FAT %s: %d bytes, more than %d with the files found before it", p, size, max)
 			}
 			b, err := f.chain(clus, size)
 			if err != nil {
