@@ -1,8 +1,7 @@
 package iso9660
 
 import (
-	"encoding/binary"
-	"errors"
+		"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -178,6 +177,15 @@ func (im *Image) efiConfigs(files map[string]File, src grubSource) (*efiFound, e
 	if err != nil {
 		return nil, err
 	}
+	parts, err := im.partitions()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		if p.esp {
+			return nil, fmt.Errorf("%s is an EFI system partition: a firmware booting the image as a disk loads its programs, which rootfs-trim does not read", p)
+		}
+	}
 	byOffset := map[int64]string{}
 	for p, f := range files {
 		if f.Mode.IsRegular() {
@@ -196,8 +204,8 @@ func (im *Image) efiConfigs(files map[string]File, src grubSource) (*efiFound, e
 		if where == "" {
 			where = fmt.Sprintf("(EFI boot image at sector %d)", bi.LBA)
 		}
-		if err := im.notPartition(off); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+		if p, ok := parts.at(off); ok {
+			return nil, fmt.Errorf("%s: %s maps the EFI boot image: GRUB's boot device would be that partition, not the CD (grub_efidisk_get_device_name), which rootfs-trim does not follow", where, p)
 		}
 		fat, err := OpenFAT(im.r, off, im.size)
 		if err != nil {
@@ -281,56 +289,6 @@ func runGrubProgram(src grubSource, g *GrubImage, efiPath string) (*grubRun, err
 		return nil, err
 	}
 	return r, nil
-}
-
-// notPartition refuses an EFI boot image that a partition of the
-// image's MBR or GPT maps: GRUB would name that partition as its boot
-// device (grub_efidisk_get_device_name), not the whole CD, and read its
-// prefix and root there. isohybrid's partition starts at 0; xorriso's
-// -isohybrid-gpt-basdat maps the EFI image.
-func (im *Image) notPartition(off int64) error {
-	var mbr [512]byte
-	if _, err := im.r.ReadAt(mbr[:], 0); err != nil {
-		return nil
-	}
-	if mbr[510] == 0x55 && mbr[511] == 0xAA {
-		for i := 0; i < 4; i++ {
-			e := mbr[446+16*i:]
-			start := int64(binary.LittleEndian.Uint32(e[8:]))
-			if e[4] != 0 && start != 0 && (start*512 == off || start*SectorSize == off) {
-				return fmt.Errorf("MBR partition %d maps the EFI boot image: GRUB's boot device would be that partition, which rootfs-trim does not follow", i+1)
-			}
-		}
-	}
-	var gpt [512]byte
-	if _, err := im.r.ReadAt(gpt[:], 512); err != nil {
-		return nil
-	}
-	if string(mbr[:2]) == "ER" && string(gpt[:2]) == "PM" {
-		// GRUB's part_apple would find its partitions; none are read
-		// here.
-		return errors.New("an Apple partition map beside an EFI boot image: GRUB's boot device could be one of its partitions, which rootfs-trim does not read")
-	}
-	if string(gpt[:8]) != "EFI PART" {
-		return nil
-	}
-	lba := int64(binary.LittleEndian.Uint64(gpt[72:]))
-	n := int64(binary.LittleEndian.Uint32(gpt[80:]))
-	size := int64(binary.LittleEndian.Uint32(gpt[84:]))
-	if n > 1024 || size < 128 || size > 4096 || lba < 0 || lba > im.size/512 {
-		return errors.New("a GPT whose partition entries rootfs-trim cannot read")
-	}
-	e := make([]byte, size)
-	for i := int64(0); i < n; i++ {
-		if _, err := im.r.ReadAt(e, lba*512+i*size); err != nil {
-			return nil
-		}
-		start := int64(binary.LittleEndian.Uint64(e[32:]))
-		if start != 0 && (start*512 == off || start*SectorSize == off) {
-			return fmt.Errorf("GPT partition %d maps the EFI boot image: GRUB's boot device would be that partition, which rootfs-trim does not follow", i+1)
-		}
-	}
-	return nil
 }
 
 type configText struct {

@@ -111,7 +111,9 @@ func TestGrubHostile(t *testing.T) {
 		{name: "newc", g: isotest.GrubEFI{Embedded: stub, Grub: "menuentry m {\n linux /boot/bzimage\n initrd /boot/initrd newc:init:/boot/evil-init\n}\n",
 			Files: map[string]string{"boot/evil-init": "evil", "newc:init:/boot/evil-init": "clean"}},
 			err: "/EFI/BOOT/grub.cfg:3: initrd newc:init:/boot/evil-init: GRUB's newc:NAME:FILE"},
-		{name: "partition", g: isotest.GrubEFI{Embedded: stub, Grub: decoy, Partition: true},
+		{name: "partition-esp", g: isotest.GrubEFI{Embedded: stub, Grub: decoy, Partition: "0xef"},
+			err: "MBR partition 2 is an EFI system partition"},
+		{name: "partition-maps", g: isotest.GrubEFI{Embedded: stub, Grub: decoy, Partition: "0x0c"},
 			err: "): MBR partition 2 maps the EFI boot image"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

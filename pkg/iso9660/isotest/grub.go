@@ -29,11 +29,12 @@ type GrubEFI struct {
 	// where the ISO has them ("boot/bzimage", "boot/initrd").
 	Files          map[string]string
 	Kernel, Initrd string
-	// Partition makes the ISO with xorriso, efiboot.img an appended MBR
-	// partition that the El Torito entry points at, as Debian's images
-	// are made (-append_partition 2 0xef efiboot.img -e
+	// Partition, an MBR partition type ("0xef"), makes the ISO with
+	// xorriso, efiboot.img an appended partition of that type that the
+	// El Torito entry points at, as Debian's images are made
+	// (-append_partition 2 0xef efiboot.img -e
 	// --interval:appended_partition_2:all::).
-	Partition bool
+	Partition string
 }
 
 // MinikubeModules are BR2_TARGET_GRUB2_BUILTIN_MODULES_EFI of minikube's
@@ -143,8 +144,8 @@ func (g GrubEFI) Make(work, kernel, initrd, out string) error {
 			return err
 		}
 	}
-	if g.Partition {
-		return run(work, "xorriso", "-as", "mkisofs", "-R", "-J", "-V", "EFIBOOTISO", "-append_partition", "2", "0xef", img,
+	if g.Partition != "" {
+		return run(work, "xorriso", "-as", "mkisofs", "-R", "-J", "-V", "EFIBOOTISO", "-append_partition", "2", g.Partition, img,
 			"-e", "--interval:appended_partition_2:all::", "-no-emul-boot", "-o", out, root)
 	}
 	return run(work, "mkisofs", "-o", out, "-R", "-J", "-v", "-d", "-N", "-hide-rr-moved",
