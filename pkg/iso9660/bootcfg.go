@@ -1,7 +1,7 @@
 package iso9660
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
