@@ -3,6 +3,8 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -153,13 +155,17 @@ func newcOf(t *testing.T, files ...string) []byte {
 func hostileLayerArchive(t *testing.T, path, layer string) {
 	t.Helper()
 	cfg := `{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:` + strings.Repeat("0", 64) + `"]}}`
-	manifest, err := json.Marshal([]map[string]any{{"Config": "config.json", "RepoTags": []string{"x:1"}, "Layers": []string{layer}}})
+	// Named as docker save names a config (its sha256), so that the
+	// tarball is an image, not a plain archive that holds a manifest.json.
+	sum := sha256.Sum256([]byte(cfg))
+	cfgName := hex.EncodeToString(sum[:]) + ".json"
+	manifest, err := json.Marshal([]map[string]any{{"Config": cfgName, "RepoTags": []string{"x:1"}, "Layers": []string{layer}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, m := range []struct{ name, data string }{{"config.json", cfg}, {"manifest.json", string(manifest)}} {
+	for _, m := range []struct{ name, data string }{{cfgName, cfg}, {"manifest.json", string(manifest)}} {
 		if err := tw.WriteHeader(&tar.Header{Name: m.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(m.data))}); err != nil {
 			t.Fatal(err)
 		}

@@ -89,6 +89,7 @@ func TestScripts(t *testing.T) {
 			},
 			"mkarchive": mkarchive,
 			"mkiso":     mkiso,
+			"mkgrubiso": mkgrubiso,
 			"mkimage":   mkimage,
 			// mkrootfs DIR: the shared fixture tree (devices only as root).
 			"mkrootfs": func(ts *testscript.TestScript, neg bool, args []string) {

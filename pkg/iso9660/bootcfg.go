@@ -47,13 +47,17 @@ type Boot struct {
 	Kernels []string
 }
 
-// ReadBoot finds the boot configurations, in the image's tree and in each
-// El Torito image that is a FAT filesystem (an EFI boot image, whatever
-// its platform id), and the initrds they name, each checked to be a file
-// of the image. An image with no configuration, or whose configurations
-// name no initrd, or one that is not in the image, is an error.
+// ReadBoot finds the boot configurations and the initrds they name, each
+// checked to be a file of the image: isolinux's and syslinux's, and
+// every grub.cfg, in the image's tree and in each El Torito image that is
+// a FAT filesystem (an EFI boot image, whatever its platform id); and
+// what each GRUB EFI program in such an image runs, its embedded
+// configuration and the grub.cfg its prefix names (runGrubProgram). A
+// GRUB configuration is followed as GRUB runs it, and refused, naming
+// its file and line, where rootfs-trim cannot tell what GRUB would load.
+// An image with no configuration, or whose configurations name no
+// initrd, or one that is not in the image, is an error.
 func (im *Image) ReadBoot() (*Boot, error) {
-	b := &Boot{}
 	files := map[string]File{}
 	var cfgs []File
 	err := im.Walk(func(f File) error {
@@ -66,53 +70,94 @@ func (im *Image) ReadBoot() (*Boot, error) {
 	if err != nil {
 		return nil, err
 	}
-	var texts []configText
+	src := grubSource{image: files, read: func(f File) ([]byte, error) { return im.ReadFile(f, maxConfig) }, labels: im.grubLabels()}
+	var lines []cfgLine
+	var configs []string
 	for _, f := range cfgs {
 		data, err := im.ReadFile(f, maxConfig)
 		if err != nil {
 			return nil, err
 		}
-		texts = append(texts, configText{where: f.Path, dir: path.Dir(f.Path), data: data})
+		l, err := configLines(configText{where: f.Path, dir: path.Dir(f.Path), data: data}, src)
+		if err != nil {
+			return nil, err
+		}
+		lines, configs = append(lines, l...), append(configs, f.Path)
 	}
-	fat, err := im.efiConfigs(files)
+	fat, err := im.efiConfigs(files, src)
 	if err != nil {
 		return nil, err
 	}
-	texts = append(texts, fat...)
-	if len(texts) == 0 {
+	lines, configs = append(lines, fat.lines...), append(configs, fat.configs...)
+	if len(configs) == 0 {
 		return nil, errors.New("no boot configuration (isolinux.cfg, syslinux.cfg or grub.cfg, in the image or in an EFI boot image)")
 	}
+	b, err := boot(configs, lines, files)
+	if err != nil {
+		return nil, err
+	}
+	// Every path named must be the same file to each bootloader's view.
+	if err := im.checkViews(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// boot resolves the lines' files; each initrd's Where is the first line
+// naming it.
+func boot(configs []string, lines []cfgLine, files map[string]File) (*Boot, error) {
+	b := &Boot{}
+	for _, c := range configs {
+		b.Configs = appendNew(b.Configs, c)
+	}
 	seen := map[string]bool{}
-	for _, t := range texts {
-		b.Configs = append(b.Configs, t.where)
-		lines := parseConfig(t)
-		for _, l := range lines {
-			if l.kernel {
-				b.Kernels = appendNew(b.Kernels, l.files[0])
-				continue
+	for _, l := range lines {
+		if l.kernel {
+			b.Kernels = appendNew(b.Kernels, l.files[0])
+			continue
+		}
+		ird := Initrd{Where: l.where}
+		for _, p := range l.files {
+			f, ok := files[p]
+			if !ok || !f.Mode.IsRegular() {
+				return nil, fmt.Errorf("%s: initrd %s: no such file in the image", names.Quote(ird.Where), names.Quote(p))
 			}
-			ird := Initrd{Where: fmt.Sprintf("%s:%d", t.where, l.line)}
-			for _, p := range l.files {
-				f, ok := files[p]
-				if !ok || !f.Mode.IsRegular() {
-					return nil, fmt.Errorf("%s: initrd %s: no such file in the image", names.Quote(ird.Where), names.Quote(p))
-				}
-				ird.Files = append(ird.Files, f)
-			}
-			key := strings.Join(ird.Paths(), "\x00")
-			if !seen[key] {
-				seen[key] = true
-				b.Initrds = append(b.Initrds, ird)
-			}
+			ird.Files = append(ird.Files, f)
+		}
+		key := strings.Join(ird.Paths(), "\x00")
+		if !seen[key] {
+			seen[key] = true
+			b.Initrds = append(b.Initrds, ird)
 		}
 	}
 	if len(b.Initrds) == 0 {
 		return nil, fmt.Errorf("%s: no initrd named", names.Quote(strings.Join(b.Configs, ", ")))
 	}
-	if err := im.checkViews(b); err != nil {
+	return b, nil
+}
+
+// grubLabels are the labels GRUB's iso9660 driver may give the image
+// (grub_iso9660_label: the Joliet volume name where there is one, else
+// the primary's): a search must name all of them.
+func (im *Image) grubLabels() []string {
+	if im.HasJoliet {
+		return []string{im.VolumeID, im.JolietVolumeID}
+	}
+	return []string{im.VolumeID}
+}
+
+// configLines reads one configuration found by its name: a syslinux one
+// as syslinux reads it, a grub.cfg followed from the image's root.
+func configLines(t configText, src grubSource) ([]cfgLine, error) {
+	if !strings.EqualFold(path.Base(t.where), "grub.cfg") {
+		return parseSyslinux(t), nil
+	}
+	r := &grubRun{src: src}
+	st := grubState{root: devImage}
+	if err := r.runText(t.where, t.data, false, &st, nil); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return r.lines, nil
 }
 
 func appendNew(s []string, v string) []string {
@@ -124,12 +169,32 @@ func appendNew(s []string, v string) []string {
 	return append(s, v)
 }
 
-// efiConfigs reads the configurations inside each El Torito image that is
-// a FAT filesystem.
-func (im *Image) efiConfigs(files map[string]File) ([]configText, error) {
+// maxEFIProgram bounds an EFI program read whole from an EFI boot image.
+const maxEFIProgram = 64 << 20
+
+// efiFound is what the EFI boot images hold: the configurations read
+// and the lines they run.
+type efiFound struct {
+	configs []string
+	lines   []cfgLine
+}
+
+// efiConfigs reads each El Torito image that is a FAT filesystem: its
+// grub.cfg files, read as the image's own are, and its EFI programs,
+// each of which must be GRUB, followed as runGrubProgram says.
+func (im *Image) efiConfigs(files map[string]File, src grubSource) (*efiFound, error) {
 	imgs, err := im.BootImages()
 	if err != nil {
 		return nil, err
+	}
+	parts, err := im.partitions()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		if p.esp {
+			return nil, fmt.Errorf("%s is an EFI system partition: a firmware booting the image as a disk loads its programs, which rootfs-trim does not read", p)
+		}
 	}
 	byOffset := map[int64]string{}
 	for p, f := range files {
@@ -137,7 +202,7 @@ func (im *Image) efiConfigs(files map[string]File) ([]configText, error) {
 			byOffset[f.Offset] = p
 		}
 	}
-	var out []configText
+	out := &efiFound{}
 	done := map[int64]bool{}
 	for _, bi := range imgs {
 		off := bi.Offset()
@@ -145,26 +210,95 @@ func (im *Image) efiConfigs(files map[string]File) ([]configText, error) {
 			continue
 		}
 		done[off] = true
-		fat, err := OpenFAT(im.r, off, im.size)
-		if err != nil {
-			return nil, fmt.Errorf("EFI boot image at sector %d: %w", bi.LBA, err)
-		}
 		where := byOffset[off]
 		if where == "" {
 			where = fmt.Sprintf("(EFI boot image at sector %d)", bi.LBA)
 		}
-		found, err := fat.Find(configNames, maxConfig)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", names.Quote(where), err)
+		if p, ok := parts.at(off); ok {
+			return nil, fmt.Errorf("%s: %s maps the EFI boot image: GRUB's boot device would be that partition, not the CD (grub_efidisk_get_device_name), which rootfs-trim does not follow", names.Quote(where), p)
 		}
-		sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
-		for _, f := range found {
-			// Its paths name files of the ISO: GRUB's embedded config
-			// searches for the volume and sets root to it.
-			out = append(out, configText{where: where + ":" + f.Path, dir: "/", data: f.Data})
+		fat, err := OpenFAT(im.r, off, im.size)
+		if err != nil {
+			return nil, fmt.Errorf("EFI boot image at sector %d: %w", bi.LBA, err)
+		}
+		if err := out.readFAT(fat, where, src); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+func (out *efiFound) readFAT(fat *FAT, where string, src grubSource) error {
+	found, err := fat.FindFunc(func(name string) bool {
+		return matchName(name, configNames) || strings.HasSuffix(strings.ToUpper(name), ".EFI")
+	}, maxEFIProgram)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
+	for _, f := range found {
+		at := where + ":" + f.Path
+		if !strings.HasSuffix(strings.ToUpper(f.Path), ".EFI") {
+			// Its paths name files of the ISO, as a grub.cfg of the
+			// image's own tree does.
+			l, err := configLines(configText{where: at, dir: "/", data: f.Data}, src)
+			if err != nil {
+				return err
+			}
+			out.configs, out.lines = append(out.configs, at), append(out.lines, l...)
+			continue
+		}
+		g, err := ReadGrubImage(f.Data)
+		if err != nil {
+			return fmt.Errorf("%s: %w: rootfs-trim cannot tell what it loads", at, err)
+		}
+		psrc := src
+		psrc.memdisk, psrc.where = g.Memdisk, at
+		r, err := runGrubProgram(psrc, g, f.Path)
+		if err != nil {
+			return err
+		}
+		out.configs, out.lines = append(out.configs, r.configs...), append(out.lines, r.lines...)
+	}
+	return nil
+}
+
+// runGrubProgram follows what a GRUB EFI program does once the firmware
+// has loaded it from the El Torito image (grub_main,
+// grub-core/kern/main.c): grub_set_prefix_and_root sets the prefix from
+// its -p ("(memdisk)/boot/grub" for grub-mkstandalone, which makes the
+// memdisk root too; a path alone is on the boot device, which for an
+// El Torito image GRUB names as the whole CD, the image; none is the
+// program's directory), the embedded configuration runs, then normal
+// mode (grub_cmd_normal, grub-core/normal/main.c) reads $prefix/grub.cfg.
+func runGrubProgram(src grubSource, g *GrubImage, efiPath string) (*grubRun, error) {
+	r := &grubRun{src: src}
+	st := grubState{root: devImage, prefixDev: devImage}
+	prefix := g.Prefix
+	if strings.HasPrefix(prefix, "(") {
+		dev, rest, _ := strings.Cut(prefix[1:], ")")
+		if dev != "memdisk" {
+			return nil, fmt.Errorf("%s: GRUB prefix %q: a device other than the boot device or (memdisk)", src.where, prefix)
+		}
+		st.root, st.prefixDev, prefix = devMemdisk, devMemdisk, rest
+	}
+	if prefix == "" {
+		prefix = path.Dir(efiPath)
+	}
+	if !strings.HasPrefix(prefix, "/") {
+		return nil, fmt.Errorf("%s: GRUB prefix %q: not an absolute path", src.where, g.Prefix)
+	}
+	st.prefix = prefix
+	if g.Config != nil {
+		if err := r.runText(src.where+":(embedded configuration)", g.Config, true, &st, nil); err != nil {
+			return nil, err
+		}
+	}
+	cfg := grubFileName{dev: st.prefixDev, path: path.Join(st.prefix, "grub.cfg")}
+	if _, err := r.runFile(cfg, &st, nil); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 type configText struct {
@@ -173,20 +307,17 @@ type configText struct {
 }
 
 type cfgLine struct {
-	line   int
+	where  string // "file:line"
 	kernel bool
 	files  []string
 }
 
-// parseConfig finds the kernel and initrd lines of a syslinux or GRUB
-// configuration: syslinux "KERNEL f", "LINUX f", "INITRD a[,b]", "APPEND
-// ... initrd=a[,b] ..." (keywords in any case; doc/syslinux.txt); GRUB
-// "linux f ...", "initrd a b ..." and their 16/efi variants. A path is
-// absolute in the image; syslinux's relative ones are relative to the
-// configuration's directory; GRUB's "(device)" prefix is dropped.
-func parseConfig(t configText) []cfgLine {
+// parseSyslinux finds the kernel and initrd lines of a syslinux
+// configuration: "KERNEL f", "LINUX f", "INITRD a[,b]", "APPEND ...
+// initrd=a[,b] ..." (keywords in any case; doc/syslinux.txt). A path is
+// absolute in the image, or relative to the configuration's directory.
+func parseSyslinux(t configText) []cfgLine {
 	var out []cfgLine
-	grub := strings.EqualFold(path.Base(t.where), "grub.cfg")
 	for i, raw := range strings.Split(string(t.data), "\n") {
 		fields := strings.Fields(strings.TrimSpace(raw))
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
@@ -196,17 +327,11 @@ func parseConfig(t configText) []cfgLine {
 		args := fields[1:]
 		var l cfgLine
 		switch {
-		case grub && (kw == "linux" || kw == "linux16" || kw == "linuxefi") && len(args) > 0:
-			l = cfgLine{kernel: true, files: []string{grubPath(args[0])}}
-		case grub && (kw == "initrd" || kw == "initrd16" || kw == "initrdefi"):
-			for _, a := range args {
-				l.files = append(l.files, grubPath(a))
-			}
-		case !grub && (kw == "kernel" || kw == "linux") && len(args) > 0:
+		case (kw == "kernel" || kw == "linux") && len(args) > 0:
 			l = cfgLine{kernel: true, files: []string{sysPath(t.dir, args[0])}}
-		case !grub && kw == "initrd" && len(args) > 0:
+		case kw == "initrd" && len(args) > 0:
 			l.files = sysList(t.dir, args[0])
-		case !grub && kw == "append":
+		case kw == "append":
 			for _, a := range args {
 				if v, ok := strings.CutPrefix(a, "initrd="); ok {
 					l.files = sysList(t.dir, v)
@@ -214,21 +339,11 @@ func parseConfig(t configText) []cfgLine {
 			}
 		}
 		if len(l.files) > 0 {
-			l.line = i + 1
+			l.where = fmt.Sprintf("%s:%d", t.where, i+1)
 			out = append(out, l)
 		}
 	}
 	return out
-}
-
-func grubPath(a string) string {
-	a = strings.Trim(a, `"'`)
-	if strings.HasPrefix(a, "(") {
-		if i := strings.IndexByte(a, ')'); i >= 0 {
-			a = a[i+1:]
-		}
-	}
-	return path.Clean("/" + a)
 }
 
 func sysPath(dir, a string) string {

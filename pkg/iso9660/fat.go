@@ -7,13 +7,14 @@ import (
 	"io"
 	"path"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 )
 
 // FAT is a FAT12/16/32 filesystem inside the image: an El Torito EFI boot
-// image (efiboot.img). Only short (8.3) names are read: what is looked for
-// in it, grub.cfg, has one. Facts from Microsoft's FAT specification
+// image (efiboot.img). Files are found by their short (8.3) name or their
+// long name, and named by the short one. Facts from Microsoft's FAT specification
 // (fatgen103).
 type FAT struct {
 	r          io.ReaderAt
@@ -102,9 +103,17 @@ func OpenFAT(r io.ReaderAt, off, limit int64) (*FAT, error) {
 func (f *FAT) Size() int64 { return f.size }
 
 // Find returns every file whose base name, compared case-insensitively,
-// is one of wanted, with its content (at most max bytes each).
+// is one of wanted, with its content (at most max bytes in all).
 func (f *FAT) Find(wanted []string, max int64) ([]FATFile, error) {
+	return f.FindFunc(func(name string) bool { return matchName(name, wanted) }, max)
+}
+
+// FindFunc returns every file whose base name match accepts, with its
+// content (at most max bytes in all: a FAT image of many large files
+// is refused rather than held in memory).
+func (f *FAT) FindFunc(match func(name string) bool, max int64) ([]FATFile, error) {
 	var out []FATFile
+	var total int64
 	seen := map[uint32]bool{}
 	budget := 1 << 16 // directory entries looked at, in all
 	var walk func(dir string, data []byte, depth int) error
@@ -112,6 +121,7 @@ func (f *FAT) Find(wanted []string, max int64) ([]FATFile, error) {
 		if depth > 16 {
 			return fmt.Errorf("FAT %s: nested too deep", names.Quote(dir))
 		}
+		var long longName
 		for i := 0; i+32 <= len(data); i += 32 {
 			e := data[i : i+32]
 			if budget--; budget < 0 {
@@ -121,8 +131,14 @@ func (f *FAT) Find(wanted []string, max int64) ([]FATFile, error) {
 				break
 			}
 			attr := e[11]
-			if e[0] == 0xE5 || attr&0x0F == 0x0F || attr&0x08 != 0 || e[0] == '.' {
-				continue // deleted, long-name part, volume label, . and ..
+			if e[0] != 0xE5 && attr&0x3F == 0x0F {
+				long.add(e)
+				continue
+			}
+			lname := long.name(e)
+			long = longName{}
+			if e[0] == 0xE5 || attr&0x08 != 0 || e[0] == '.' {
+				continue // deleted, volume label, . and ..
 			}
 			name := shortName(e)
 			p := path.Join(dir, name)
@@ -145,11 +161,13 @@ func (f *FAT) Find(wanted []string, max int64) ([]FATFile, error) {
 				}
 				continue
 			}
-			if !matchName(name, wanted) {
+			// The firmware finds a file by its long name where it has
+			// one: a file is looked at if either name matches.
+			if !match(name) && (lname == "" || !match(lname)) {
 				continue
 			}
-			if size > max {
-				return fmt.Errorf("FAT %s: %d bytes, more than %d", names.Quote(p), size, max)
+			if total += size; size > max || total > max {
+				return fmt.Errorf("FAT %s: %d bytes, more than %d with the files found before it", names.Quote(p), size, max)
 			}
 			b, err := f.chain(clus, size)
 			if err != nil {
@@ -176,6 +194,59 @@ func matchName(name string, names []string) bool {
 		}
 	}
 	return false
+}
+
+// longName gathers the long-name entries before a short one (fatgen103,
+// "FAT Long Directory Entries"): each holds 13 UCS-2 characters, its
+// sequence number (0x40 on the last) and the short name's checksum.
+type longName struct {
+	parts map[int][]uint16
+	sum   byte
+	n     int
+}
+
+func (l *longName) add(e []byte) {
+	seq := int(e[0] & 0x1F)
+	if e[0]&0x40 != 0 {
+		*l = longName{parts: map[int][]uint16{}, sum: e[13], n: seq}
+	}
+	if l.parts == nil || e[13] != l.sum || seq < 1 || seq > l.n {
+		*l = longName{}
+		return
+	}
+	var u []uint16
+	for _, r := range [][2]int{{1, 11}, {14, 26}, {28, 32}} {
+		for i := r[0]; i < r[1]; i += 2 {
+			u = append(u, binary.LittleEndian.Uint16(e[i:]))
+		}
+	}
+	l.parts[seq] = u
+}
+
+// name is the long name of the short entry e, "" when there is none or
+// its parts do not belong to e (an orphan, which readers ignore).
+func (l *longName) name(e []byte) string {
+	if len(l.parts) == 0 || len(l.parts) != l.n {
+		return ""
+	}
+	var sum byte
+	for _, c := range e[:11] {
+		sum = (sum&1)<<7 + sum>>1 + c
+	}
+	if sum != l.sum {
+		return ""
+	}
+	var u []uint16
+	for i := 1; i <= l.n; i++ {
+		u = append(u, l.parts[i]...)
+	}
+	for i, c := range u {
+		if c == 0 {
+			u = u[:i]
+			break
+		}
+	}
+	return string(utf16.Decode(u))
 }
 
 func shortName(e []byte) string {

@@ -51,7 +51,7 @@ func TestMinikubeISOs(t *testing.T) {
 	}{
 		{isotest.BIOS, "ISOIMAGE", []string{"/isolinux/isolinux.cfg"}},
 		{isotest.Hybrid, "ISOIMAGE", []string{"/isolinux/isolinux.cfg"}},
-		{isotest.EFI, "EFIBOOTISO", []string{"/EFI/BOOT/grub.cfg", "/EFI/BOOT/efiboot.img:/EFI/BOOT/GRUB.CFG"}},
+		{isotest.EFI, "EFIBOOTISO", []string{"/EFI/BOOT/grub.cfg", "/EFI/BOOT/efiboot.img:/EFI/BOOT/BOOTX64.EFI:(memdisk)/boot/grub/grub.cfg", "/EFI/BOOT/efiboot.img:/EFI/BOOT/GRUB.CFG"}},
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			img, initrd := build(t, tc.kind, nil)
@@ -106,8 +106,10 @@ func TestConfigs(t *testing.T) {
 		{name: "append", cfgPath: "syslinux/syslinux.cfg", cfg: "LABEL a\n KERNEL /boot/bzImage\n APPEND console=ttyS0 initrd=/boot/initrd,../boot/bzImage\n",
 			want: [][]string{{"/boot/initrd", "/boot/bzImage"}}},
 		{name: "relative", cfgPath: "boot/isolinux.cfg", cfg: "label a\n kernel bzImage\n initrd initrd\n", want: [][]string{{"/boot/initrd"}}},
-		{name: "grub-several", cfgPath: "boot/grub/grub.cfg", cfg: "menuentry x {\n linux (cd0)/boot/bzImage\n initrd /boot/bzImage (hd0)/boot/initrd\n}\nmenuentry y {\n initrd /boot/initrd\n}\n",
+		{name: "grub-several", cfgPath: "boot/grub/grub.cfg", cfg: "menuentry x {\n linux ($root)/boot/bzImage\n initrd /boot/bzImage ($root)/boot/initrd\n}\nmenuentry y {\n initrd /boot/initrd\n}\n",
 			want: [][]string{{"/boot/bzImage", "/boot/initrd"}, {"/boot/initrd"}}},
+		{name: "grub-other-device", cfgPath: "boot/grub/grub.cfg", cfg: "menuentry x {\n initrd (hd0)/boot/initrd\n}\n",
+			err: "/boot/grub/grub.cfg:2: (hd0)/boot/initrd: a device other than the image's"},
 		{name: "missing", cfgPath: "isolinux/isolinux.cfg", cfg: "# c\n\ninitrd /boot/initrd.lz4\n", err: "/isolinux/isolinux.cfg:3: initrd /boot/initrd.lz4: no such file in the image"},
 		{name: "none", cfgPath: "isolinux/isolinux.cfg", cfg: "label a\n kernel /boot/bzImage\n append initrd\n", err: "/isolinux/isolinux.cfg: no initrd named"},
 	} {

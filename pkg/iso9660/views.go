@@ -1,7 +1,6 @@
 package iso9660
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"path"
@@ -57,14 +56,6 @@ func (im *Image) views() []view {
 		return []view{*joliet, isolinux}
 	}
 	return []view{{who: "GRUB", root: im.root, isoName: grubISOName, isoFold: true}, isolinux}
-}
-
-// cString is b up to its first NUL, as C's string functions read it.
-func cString(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
 }
 
 // grubISOName is grub_iso9660_iterate_dir's ISO 9660 name.
