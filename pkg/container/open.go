@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
@@ -195,7 +196,27 @@ func openPipe(path string, f *os.File, own bool, opt OpenOptions) (*Input, error
 	if own {
 		in.file = f
 	}
+	if in.Format.Kind == archive.KindTar {
+		in.Reader = &streamImageGuard{Reader: in.Reader}
+	}
 	return in, nil
+}
+
+// streamImageGuard refuses a tar stream that is a container image (docker
+// save's tarball, an OCI archive), which `docker load` and `podman load`
+// read from a pipe as an image: read as the plain tar it also is, its
+// layers' files would never be judged, and it could pass as clean. An
+// image's parts are read by name, so it must be given as a file.
+type streamImageGuard struct {
+	archive.Reader
+}
+
+func (g *streamImageGuard) Next() (*archive.Entry, error) {
+	e, err := g.Reader.Next()
+	if err == nil && ociimage.Marker(e.Name) {
+		return nil, fmt.Errorf("member %s: this stream is a container image (docker save, an OCI archive); give it as a file: an image's layers are read by name, which a stream cannot give", names.Quote(e.Name))
+	}
+	return e, err
 }
 
 // openTree opens a directory tree: its one part is the tree.
