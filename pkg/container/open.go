@@ -196,17 +196,17 @@ func openPipe(path string, f *os.File, own bool, opt OpenOptions) (*Input, error
 	if own {
 		in.file = f
 	}
-	if in.Format.Kind == archive.KindTar {
-		in.Reader = &streamImageGuard{Reader: in.Reader}
-	}
 	return in, nil
 }
 
-// streamImageGuard refuses a tar stream that is a container image (docker
-// save's tarball, an OCI archive), which `docker load` and `podman load`
-// read from a pipe as an image: read as the plain tar it also is, its
-// layers' files would never be judged, and it could pass as clean. An
-// image's parts are read by name, so it must be given as a file.
+// streamImageGuard refuses a tar read as a stream that is a container
+// image (docker save's tarball, an OCI archive): `docker load` and `podman
+// load` read one from a pipe, and `docker load` a compressed one (gzip,
+// bzip2, xz, zstd, as its documentation says). Read as the plain tar it
+// also is, its layers' files would never be judged, and it could pass as
+// clean. An image's
+// parts are read by name, so it must be given as an uncompressed file,
+// which the image detection (ociimage.Detect) judges whole.
 type streamImageGuard struct {
 	archive.Reader
 }
@@ -214,7 +214,7 @@ type streamImageGuard struct {
 func (g *streamImageGuard) Next() (*archive.Entry, error) {
 	e, err := g.Reader.Next()
 	if err == nil && ociimage.Marker(e.Name) {
-		return nil, fmt.Errorf("member %s: this stream is a container image (docker save, an OCI archive); give it as a file: an image's layers are read by name, which a stream cannot give", names.Quote(e.Name))
+		return nil, fmt.Errorf("member %s: this tar is a container image (docker save, an OCI archive), which rootfs-trim reads only from an uncompressed file (its layers are read by name); give it as one", names.Quote(e.Name))
 	}
 	return e, err
 }
@@ -312,6 +312,9 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	format.Codec = codec
 	in := &Input{Format: format, counter: counter, decomp: dr}
 	in.Reader = archive.NewReaderFor(br, format, lim)
+	if format.Kind == archive.KindTar && (file == nil || codec != compress.None) {
+		in.Reader = &streamImageGuard{Reader: in.Reader}
+	}
 	return in, nil
 }
 
