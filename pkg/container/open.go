@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
@@ -198,6 +199,26 @@ func openPipe(path string, f *os.File, own bool, opt OpenOptions) (*Input, error
 	return in, nil
 }
 
+// streamImageGuard refuses a tar read as a stream that is a container
+// image (docker save's tarball, an OCI archive): `docker load` and `podman
+// load` read one from a pipe, and `docker load` a compressed one (gzip,
+// bzip2, xz, zstd, as its documentation says). Read as the plain tar it
+// also is, its layers' files would never be judged, and it could pass as
+// clean. An image's
+// parts are read by name, so it must be given as an uncompressed file,
+// which the image detection (ociimage.Detect) judges whole.
+type streamImageGuard struct {
+	archive.Reader
+}
+
+func (g *streamImageGuard) Next() (*archive.Entry, error) {
+	e, err := g.Reader.Next()
+	if err == nil && ociimage.Marker(e.Name) {
+		return nil, fmt.Errorf("member %s: this tar is a container image (docker save, an OCI archive), which rootfs-trim reads only from an uncompressed file (its layers are read by name); give it as one", names.Quote(e.Name))
+	}
+	return e, err
+}
+
 // openTree opens a directory tree: its one part is the tree.
 func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
 	r, err := archive.NewDirReader(path, archive.DirReaderOptions{})
@@ -291,6 +312,9 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	format.Codec = codec
 	in := &Input{Format: format, counter: counter, decomp: dr}
 	in.Reader = archive.NewReaderFor(br, format, lim)
+	if format.Kind == archive.KindTar && (file == nil || codec != compress.None) {
+		in.Reader = &streamImageGuard{Reader: in.Reader}
+	}
 	return in, nil
 }
 

@@ -153,6 +153,18 @@ func layoutDir(dir string) (stray string, marked bool) {
 	return stray, true
 }
 
+// Marker says whether a tar member named name marks its tar as an image
+// (manifest.json, oci-layout, wherever they are: findTarComponent reads to
+// the end): what a reader of a stream, which cannot read the tar again by
+// name, must refuse rather than judge as a plain archive.
+func Marker(name string) bool {
+	switch path.Clean(name) {
+	case "manifest.json", "oci-layout":
+		return true
+	}
+	return false
+}
+
 // imageTar reads the tar's whole member list: marked says that it holds
 // manifest.json or oci-layout, wherever they are (findTarComponent reads
 // to the end; the first 65,536 members used to decide), stray is the
@@ -175,8 +187,7 @@ func imageTar(name string) (stray string, marked bool) {
 		if stray == "" && !imageMember(h.Name, h.Typeflag) {
 			stray = h.Name
 		}
-		switch path.Clean(h.Name) {
-		case "manifest.json", "oci-layout":
+		if Marker(h.Name) {
 			marked = true
 		}
 	}
