@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
 // FuzzTarReader: whatever archive/tar accepts, our reader maps to entries
@@ -15,7 +16,8 @@ import (
 // file yields its Size, holes charged to the budget; the tar writer takes
 // what was read (or refuses it) without panicking. The corpus
 // (testdata/fuzz/FuzzTarReader) holds GNU tar's sparse forms (gnu, PAX
-// 0.0, 0.1, 1.0), bsdtar's, and git archive's global header.
+// 0.0, 0.1, 1.0), bsdtar's, and git archive's global header; the seeds
+// add the tars whose name sources disagree (archivetest.HostileTars).
 func FuzzTarReader(f *testing.F) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -39,6 +41,9 @@ func FuzzTarReader(f *testing.F) {
 	tw.WriteHeader(&tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644})
 	tw.Close()
 	f.Add(buf.Bytes())
+	for _, h := range archivetest.HostileTars() {
+		f.Add(h.Tar)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := NewTarReader(bytes.NewReader(in))
 		const budget = 1 << 20

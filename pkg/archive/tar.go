@@ -67,6 +67,9 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, fmt.Errorf("tar: reading header at offset %d: %w", off, err)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
+			if err := checkGlobalPrelude(rec, off); err != nil {
+				return nil, err
+			}
 			g, err := newTarGlobal(h, off, rec)
 			if err != nil {
 				return nil, err
@@ -74,6 +77,9 @@ func (r *TarReader) Next() (*Entry, error) {
 			// archive/tar reads the records' padding with the next header.
 			r.global, r.next = g, roundBlock(r.cnt.n)
 			continue
+		}
+		if err := checkTarNames(h, rec, off); err != nil {
+			return nil, err
 		}
 		f := &TarFormat{Header: h, Global: r.global}
 		if f.FromGlobal, err = r.global.apply(h); err != nil {
