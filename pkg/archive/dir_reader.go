@@ -91,6 +91,8 @@ type dirItem struct {
 	uid, gid  uint32
 	nlink     uint32
 	inode     uint32 // as cpioOrder numbers it, from 0
+	// xattrs are the extended attributes, nil when none (most files).
+	xattrs map[string]string
 }
 
 func (it *dirItem) typ() Type {
@@ -111,6 +113,7 @@ func (it *dirItem) entry() *Entry {
 		Inode:    uint64(it.inode),
 		Nlink:    it.nlink,
 		Offset:   -1,
+		Xattrs:   it.xattrs,
 	}
 	switch e.Type {
 	case TypeRegular:
@@ -582,9 +585,17 @@ func (d *DirReader) Stat(e *Entry) error {
 func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, name string) (dirItem, error) {
 	var st unix.Stat_t
 	var target string
+	var xattrs map[string]string
 	err := inDir(func(fd int) error {
 		if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return &os.PathError{Op: "lstat", Path: name, Err: err}
+		}
+		// As GNU tar --xattrs archives them (xattrs.c,
+		// xattrs_xattrs_get): every attribute, security.capability,
+		// POSIX ACLs (system.posix_acl_*) and SELinux labels included.
+		var err error
+		if xattrs, err = fsat.ListXattrs(fd, base, name); err != nil {
+			return err
 		}
 		if uint32(st.Mode)&modeTypeMask != modeSymlink {
 			return nil
@@ -614,6 +625,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		uid:       st.Uid,
 		gid:       st.Gid,
 		nlink:     1,
+		xattrs:    xattrs,
 	}
 	switch t {
 	case TypeRegular:

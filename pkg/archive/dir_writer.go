@@ -130,6 +130,11 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	// (as the Writer contract says Size bytes follow) and drop it.
 	w.cur, w.curName, w.remaining = e.Clone(), name, e.Size
 
+	if k := tarACL(tarHeaderOf(e)); k != "" {
+		// GNU tar --acls and bsdtar keep ACLs as text, which would have to
+		// be translated for the kernel; refused rather than dropped.
+		return fmt.Errorf("its POSIX ACL (PAX record %q) cannot be written to a tree; refusing it", k)
+	}
 	switch e.Type {
 	case TypeSocket:
 		w.skip(e)
@@ -302,6 +307,13 @@ func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
 			return err
 		}
 	}
+	if len(e.Xattrs) > 0 {
+		if err := w.onEntry(name, TypeDir, func(at *fsat.At, _ fileID) error {
+			return fsat.SetXattrs(at, name, e.Xattrs)
+		}); err != nil {
+			return err
+		}
+	}
 	m := w.dirByNm[name]
 	if m == nil {
 		m = &dirMeta{name: name}
@@ -414,7 +426,7 @@ func (w *DirWriter) finish() error {
 }
 
 // applyMeta sets owner, then mode (chown clears setuid and setgid), then
-// mtime, on the entry at name, which must be of e's type: never through a
+// extended attributes, then mtime, on the entry at name, which must be of e's type: never through a
 // symlink, and a symlink's own mode is left alone (Linux ignores it). It
 // returns the inode it worked on.
 func (w *DirWriter) applyMeta(name string, e *Entry) (fileID, error) {
@@ -430,6 +442,10 @@ func (w *DirWriter) applyMeta(name string, e *Entry) (fileID, error) {
 			if err := fsat.Chmod(at.Fd, e.Mode&PermMask); err != nil {
 				return &os.PathError{Op: "chmod", Path: name, Err: err}
 			}
+		}
+		// After the data and chown, which clear security.capability.
+		if err := fsat.SetXattrs(at, name, e.Xattrs); err != nil {
+			return err
 		}
 		return fsat.SetMtime(at.Dir, at.Base, name, e.ModTime)
 	})

@@ -89,6 +89,9 @@ func (r *TarReader) Next() (*Entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.Xattrs, err = tarXattrs(h.PAXRecords); err != nil {
+			return nil, fmt.Errorf("tar %q at offset %d: %w", e.Name, off, err)
+		}
 		e.Format, e.Offset = f, off
 		var dataStart, stored int64
 		f.Sparse, dataStart, stored, err = sparseLayout(h, rec, off, r.cnt.n, e.Size)
@@ -333,6 +336,11 @@ func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
 		if base.Gid != e.GID {
 			h.Gname = ""
 		}
+	}
+	if had, _ := tarXattrs(h.PAXRecords); !maps.Equal(had, e.Xattrs) {
+		// Set or changed since read (a tree's entry, a transform): the
+		// records say what the entry has. Else they stay as they were.
+		setTarXattrs(h, e.Xattrs)
 	}
 	mode := int64(e.Mode & PermMask)
 	if sameType {
