@@ -597,7 +597,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		// xattrs_xattrs_get): every attribute, security.capability,
 		// POSIX ACLs (system.posix_acl_*) and SELinux labels included.
 		var err error
-		if xattrs, err = fsat.ListXattrs(fd, base, name); err != nil {
+		if xattrs, err = fsat.ListXattrs(fd, base, name, &st); err != nil {
 			return err
 		}
 		if uint32(st.Mode)&modeTypeMask != modeSymlink {
