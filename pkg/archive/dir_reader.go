@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -693,6 +694,11 @@ func (d *DirReader) holes(e *Entry, it *dirItem) error {
 		return nil
 	}
 	if err := d.open(); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			// Not readable here (list as a user): its data cannot be
+			// copied either, which Read says if it is asked to.
+			return nil
+		}
 		return err
 	}
 	var m []SparseSegment

@@ -17,7 +17,8 @@ import (
 // what was read (or refuses it) without panicking. The corpus
 // (testdata/fuzz/FuzzTarReader) holds GNU tar's sparse forms (gnu, PAX
 // 0.0, 0.1, 1.0), bsdtar's, and git archive's global header; the seeds
-// add the tars whose name sources disagree (archivetest.HostileTars).
+// add the tars whose name sources disagree (archivetest.HostileTars) and
+// one with a capability in both xattr forms.
 func FuzzTarReader(f *testing.F) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -44,6 +45,15 @@ func FuzzTarReader(f *testing.F) {
 	for _, h := range archivetest.HostileTars() {
 		f.Add(h.Tar)
 	}
+	buf.Reset()
+	tw = tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "usr/bin/ping", Typeflag: tar.TypeReg, Mode: 0o755, Format: tar.FormatPAX, PAXRecords: map[string]string{
+		"SCHILY.xattr.security.capability":     "\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		"LIBARCHIVE.xattr.security.capability": "AQAAAgAgAAAAAAAAAAAAAAAAAAA",
+		"LIBARCHIVE.xattr.user.a%3Db":          "dg",
+	}})
+	tw.Close()
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := NewTarReader(bytes.NewReader(in))
 		const budget = 1 << 20
