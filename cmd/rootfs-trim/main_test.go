@@ -98,6 +98,8 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(archivetest.MakeRootfsTree(ts.MkAbs(args[0])))
 			},
+			// mkhostiletar: a tar whose name sources disagree.
+			"mkhostiletar": mkhostiletar,
 		},
 		// [tool:NAME] holds when NAME is installed; under CI
 		// (ROOTFS_TRIM_REQUIRE_TOOLS=1) a missing tool is an error, so

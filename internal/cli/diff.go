@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
@@ -214,6 +216,9 @@ func fileDetail(f diff.File) string {
 	if f.Rule != "" {
 		tags = append(tags, "rule "+f.Rule)
 	}
+	if f.Capability {
+		tags = append(tags, "capabilities "+xattrsShown(capsOf(f.Old))+" -> "+xattrsShown(capsOf(f.New)))
+	}
 	if len(tags) > 0 {
 		parts = append(parts, "["+strings.Join(tags, ", ")+"]")
 	}
@@ -234,10 +239,33 @@ func changeDetail(what string, a, b *diff.Record) string {
 		return fmt.Sprintf("link %s -> %s", names.Quote(a.Link), names.Quote(b.Link))
 	case diff.WhatDevice:
 		return fmt.Sprintf("device %s -> %s", a.Device, b.Device)
+	case diff.WhatXattrs:
+		return fmt.Sprintf("xattrs %s -> %s", xattrsShown(a.Xattrs), xattrsShown(b.Xattrs))
 	case diff.WhatHandling:
 		return fmt.Sprintf("handled %s -> %s", handling(a), handling(b))
 	}
 	return what
+}
+
+// xattrsShown is x (diff.Record's, values already as text), sorted, on
+// one line; "none" when empty.
+func xattrsShown(x map[string]string) string {
+	if len(x) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(x)) {
+		parts = append(parts, k+"="+x[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// capsOf is r's security.capability alone, nil for a missing record.
+func capsOf(r *diff.Record) map[string]string {
+	if r == nil || r.Xattrs[archive.CapabilityXattr] == "" {
+		return nil
+	}
+	return map[string]string{archive.CapabilityXattr: r.Xattrs[archive.CapabilityXattr]}
 }
 
 func handling(r *diff.Record) string {
@@ -280,6 +308,9 @@ func findingText(f trim.Finding) string {
 func diffSummary(s diff.Summary) string {
 	line := fmt.Sprintf("%d added, %d removed, %d changed; offenders %d new, %d gone; %d deferred and %d forbidden changed",
 		s.Added, s.Removed, s.Changed, s.OffendersNew, s.OffendersGone, s.DeferredChanged, s.ForbiddenChanged)
+	if s.CapabilitiesChanged > 0 {
+		line += fmt.Sprintf("; %d with capabilities changed", s.CapabilitiesChanged)
+	}
 	if s.Fails {
 		line += ": the rules care"
 	}
@@ -301,12 +332,15 @@ func printDiffGitHub(w io.Writer, res *diff.Result) {
 			ghAnnotate(w, "warning", f.Pos, "gone "+f.Check, findingMessage(f)+" (gone: is the rule stale?)")
 		}
 		for _, f := range p.Files {
-			if !f.Forbidden && !f.Deferred || covered[f.Path] && f.Change != diff.Changed {
+			if !f.Forbidden && !f.Deferred && !f.Capability || covered[f.Path] && f.Change != diff.Changed {
 				continue
 			}
 			check := "forbidden-changed"
-			if f.Deferred {
+			switch {
+			case f.Deferred:
 				check = "deferred-changed"
+			case !f.Forbidden:
+				check = "capability-changed"
 			}
 			msg := fmt.Sprintf("%s (package %s): %s", names.Quote(f.Path), names.Quote(p.Package), f.Change)
 			if d := fileDetail(f); d != "" {

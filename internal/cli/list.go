@@ -153,6 +153,8 @@ type listEntry struct {
 	Sparse     *listSparse `json:"sparse,omitempty"`
 	// Layer: in an image, the index of the layer that added the entry.
 	Layer *int `json:"layer,omitempty"`
+	// Xattrs: the extended attributes, as archive.XattrText shows them.
+	Xattrs map[string]string `json:"xattrs,omitempty"`
 	// Segment: the initrd segment the entry is in, from the second on.
 	Segment int `json:"segment,omitempty"`
 }
@@ -310,6 +312,9 @@ func formatEntry(e *archive.Entry) string {
 	if _, ok := e.LinkKey(); ok {
 		line += fmt.Sprintf("  [hard link: inode %d, %d links]", e.Inode, e.Nlink)
 	}
+	if len(e.Xattrs) > 0 {
+		line += "  [xattrs: " + names.Text(archive.XattrsLine(e.Xattrs)) + "]"
+	}
 	if f, ok := e.Format.(*archive.TarFormat); ok {
 		if f.Sparse != nil {
 			line += fmt.Sprintf("  [sparse %s: %d bytes stored]", f.Sparse.Format, f.Sparse.Stored)
@@ -327,7 +332,7 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 		UID: e.UID, GID: e.GID, Size: e.Size, MTime: e.ModTime.UTC().Format(time.RFC3339Nano),
 		Linkname: e.Linkname, LinknameB64: names.B64(e.Linkname), Inode: e.Inode, Nlink: e.Nlink,
 		DevMajor: e.DevMajor, DevMinor: e.DevMinor, RdevMajor: e.RdevMajor, RdevMinor: e.RdevMinor,
-		Offset: e.Offset, Pad: e.Pad,
+		Offset: e.Offset, Pad: e.Pad, Xattrs: archive.XattrsText(e.Xattrs),
 	}
 	if e.Segment > 1 {
 		l.Segment = e.Segment

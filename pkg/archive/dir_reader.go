@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -91,6 +92,11 @@ type dirItem struct {
 	uid, gid  uint32
 	nlink     uint32
 	inode     uint32 // as cpioOrder numbers it, from 0
+	// xattrs are the extended attributes, nil when none (most files).
+	xattrs map[string]string
+	// blocks is st_blocks: a regular file with fewer than its size may
+	// have holes.
+	blocks int64
 }
 
 func (it *dirItem) typ() Type {
@@ -111,6 +117,7 @@ func (it *dirItem) entry() *Entry {
 		Inode:    uint64(it.inode),
 		Nlink:    it.nlink,
 		Offset:   -1,
+		Xattrs:   it.xattrs,
 	}
 	switch e.Type {
 	case TypeRegular:
@@ -574,7 +581,7 @@ func (d *DirReader) Stat(e *Entry) error {
 	*e = *it.entry()
 	d.unstated = false
 	d.curID, d.remaining = it.id, e.Size
-	return nil
+	return d.holes(e, &it)
 }
 
 // statAt lstats base relative to a directory descriptor and builds the
@@ -582,9 +589,17 @@ func (d *DirReader) Stat(e *Entry) error {
 func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, name string) (dirItem, error) {
 	var st unix.Stat_t
 	var target string
+	var xattrs map[string]string
 	err := inDir(func(fd int) error {
 		if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return &os.PathError{Op: "lstat", Path: name, Err: err}
+		}
+		// As GNU tar --xattrs archives them (xattrs.c,
+		// xattrs_xattrs_get): every attribute, security.capability,
+		// POSIX ACLs (system.posix_acl_*) and SELinux labels included.
+		var err error
+		if xattrs, err = fsat.ListXattrs(fd, base, name, &st); err != nil {
+			return err
 		}
 		if uint32(st.Mode)&modeTypeMask != modeSymlink {
 			return nil
@@ -614,10 +629,11 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		uid:       st.Uid,
 		gid:       st.Gid,
 		nlink:     1,
+		xattrs:    xattrs,
 	}
 	switch t {
 	case TypeRegular:
-		it.size = st.Size
+		it.size, it.blocks = st.Size, st.Blocks
 	case TypeChar, TypeBlock:
 		it.size = int64(st.Rdev)
 	}
@@ -659,7 +675,83 @@ func (d *DirReader) Next() (*Entry, error) {
 	}
 	d.curName, d.curID, d.remaining = it.name, it.id, e.Size
 	d.unstated = d.namesOnly
+	if !d.namesOnly {
+		if err := d.holes(e, it); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// holes gives e, the current entry, the map of its data when the file
+// has holes, as a sparse tar entry's (TarSparse, Format "tree"), so that
+// a tar writer writes it sparse (PAX 1.0) rather than its holes as zeros.
+// The map comes from SEEK_DATA and SEEK_HOLE, as GNU tar --sparse finds it
+// (sparse.c, sparse_scan_file_seek); only a file with fewer blocks than
+// its size is asked.
+func (d *DirReader) holes(e *Entry, it *dirItem) error {
+	if e.Type != TypeRegular || e.Size == 0 || it.blocks*512 >= e.Size {
+		return nil
+	}
+	if err := d.open(); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			// Not readable here (list as a user): its data cannot be
+			// copied either, which Read says if it is asked to.
+			return nil
+		}
+		return err
+	}
+	var m []SparseSegment
+	err := fsat.WithFd(d.file, func(fd int) error {
+		var err error
+		m, err = dataMap(fd, e.Size)
+		return err
+	})
+	if err == nil {
+		_, err = d.file.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: finding its holes: %w", d.display(e.Name), err)
+	}
+	var stored int64
+	for _, s := range m {
+		stored += s.Length
+	}
+	if stored == e.Size {
+		return nil // no holes after all (a compressed filesystem)
+	}
+	e.Format = &TarFormat{Sparse: &TarSparse{Format: "tree", Stored: stored, Map: m}}
+	return nil
+}
+
+// dataMap lists the stretches of data of the size bytes of the file fd,
+// ending with an empty one at size when the file ends in a hole, as GNU
+// tar does so that an extracted file gets its length.
+func dataMap(fd int, size int64) ([]SparseSegment, error) {
+	var m []SparseSegment
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err == unix.ENXIO {
+			break // only hole from here
+		}
+		if err != nil {
+			return nil, err
+		}
+		if data >= size {
+			break
+		}
+		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+		if err != nil {
+			return nil, err
+		}
+		hole = min(hole, size)
+		m = append(m, SparseSegment{Offset: data, Length: hole - data})
+		off = hole
+	}
+	if len(m) == 0 || m[len(m)-1].Offset+m[len(m)-1].Length < size {
+		m = append(m, SparseSegment{Offset: size})
+	}
+	return m, nil
 }
 
 // Read reads the data of the current entry, opening the file on first use.

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,6 +28,10 @@ type DirWriterOptions struct {
 	// caller). By default a missing parent is an error, because the kernel
 	// silently drops such an entry when it unpacks an initramfs.
 	CreateParents bool
+	// MaxData bounds the bytes of file data written to disk, holes not
+	// counted; 0 leaves them unbounded (the reader's budget, --max-size,
+	// bounds what comes in, holes included).
+	MaxData int64
 }
 
 // DirWriter unpacks entries into a directory tree. Every path is resolved
@@ -47,6 +52,12 @@ type DirWriter struct {
 	curName   string // cleaned
 	file      *os.File
 	remaining int64
+	// pos is where the next data goes in file; end is where its last
+	// write ended: zero runs are left as holes, and a file that ends in
+	// one is extended to its size when it is finished.
+	pos, end int64
+	// data counts the bytes written to disk, for MaxData.
+	data int64
 
 	links   map[HardLinkKey]linkedFile // cpio hard-link group -> its file
 	dirs    []*dirMeta                 // in order of first appearance
@@ -129,7 +140,13 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	// Data of anything but a regular file has no place on disk; accept it
 	// (as the Writer contract says Size bytes follow) and drop it.
 	w.cur, w.curName, w.remaining = e.Clone(), name, e.Size
+	w.pos, w.end = 0, 0
 
+	if k := tarACL(tarHeaderOf(e)); k != "" {
+		// GNU tar --acls and bsdtar keep ACLs as text, which would have to
+		// be translated for the kernel; refused rather than dropped.
+		return fmt.Errorf("its POSIX ACL (PAX record %q) cannot be written to a tree; refusing it", k)
+	}
 	switch e.Type {
 	case TypeSocket:
 		w.skip(e)
@@ -302,6 +319,13 @@ func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
 			return err
 		}
 	}
+	if len(e.Xattrs) > 0 {
+		if err := w.onEntry(name, TypeDir, func(at *fsat.At, _ fileID) error {
+			return fsat.SetXattrs(at, name, e.Xattrs)
+		}); err != nil {
+			return err
+		}
+	}
 	m := w.dirByNm[name]
 	if m == nil {
 		m = &dirMeta{name: name}
@@ -381,12 +405,52 @@ func (w *DirWriter) Write(p []byte) (int, error) {
 		w.remaining -= int64(len(p))
 		return len(p), nil
 	}
-	n, err := w.file.Write(p)
+	n, err := w.writeData(p)
 	w.remaining -= int64(n)
 	if err != nil {
 		return n, fmt.Errorf("entry %q: %w", w.cur.Name, err)
 	}
 	return n, nil
+}
+
+// holeBlock is the unit in which zeros are left as holes: a page, the
+// block of the filesystems a rootfs is built on.
+const holeBlock = 4096
+
+var zeroPage [holeBlock]byte
+
+// writeData writes p at w.pos, leaving each block of zeros (counted from
+// the start of the file) a hole, as GNU tar and cp --sparse=auto leave
+// them: a sparse file, or a file of zeros, takes no room on disk, and a
+// tar of a few kilobytes cannot write gigabytes of zeros. The runs of
+// blocks that hold data are written one pwrite each.
+func (w *DirWriter) writeData(p []byte) (int, error) {
+	done := 0
+	for len(p) > 0 {
+		n := min(len(p), holeBlock-int(w.pos%holeBlock))
+		if bytes.Equal(p[:n], zeroPage[:n]) {
+			w.pos, done, p = w.pos+int64(n), done+n, p[n:]
+			continue
+		}
+		for n < len(p) {
+			m := min(len(p)-n, holeBlock)
+			if bytes.Equal(p[n:n+m], zeroPage[:m]) {
+				break
+			}
+			n += m
+		}
+		if w.opts.MaxData > 0 && w.data+int64(n) > w.opts.MaxData {
+			return done, fmt.Errorf("more than %d bytes of data written to the tree", w.opts.MaxData)
+		}
+		k, err := w.file.WriteAt(p[:n], w.pos)
+		w.pos, w.data, done = w.pos+int64(k), w.data+int64(k), done+k
+		w.end = w.pos
+		if err != nil {
+			return done, err
+		}
+		p = p[n:]
+	}
+	return done, nil
 }
 
 // finish completes the current entry: checks its data is all there, closes
@@ -398,8 +462,14 @@ func (w *DirWriter) finish() error {
 	e, name, f := w.cur, w.curName, w.file
 	w.cur, w.file = nil, nil
 	var err error
+	if f != nil && w.pos > w.end {
+		// It ends in a hole.
+		err = f.Truncate(w.pos)
+	}
 	if f != nil {
-		err = f.Close()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if w.remaining > 0 {
 		return fmt.Errorf("entry %q: data ends %d bytes short of %d", e.Name, w.remaining, e.Size)
@@ -414,7 +484,7 @@ func (w *DirWriter) finish() error {
 }
 
 // applyMeta sets owner, then mode (chown clears setuid and setgid), then
-// mtime, on the entry at name, which must be of e's type: never through a
+// extended attributes, then mtime, on the entry at name, which must be of e's type: never through a
 // symlink, and a symlink's own mode is left alone (Linux ignores it). It
 // returns the inode it worked on.
 func (w *DirWriter) applyMeta(name string, e *Entry) (fileID, error) {
@@ -430,6 +500,10 @@ func (w *DirWriter) applyMeta(name string, e *Entry) (fileID, error) {
 			if err := fsat.Chmod(at.Fd, e.Mode&PermMask); err != nil {
 				return &os.PathError{Op: "chmod", Path: name, Err: err}
 			}
+		}
+		// After the data and chown, which clear security.capability.
+		if err := fsat.SetXattrs(at, name, e.Xattrs); err != nil {
+			return err
 		}
 		return fsat.SetMtime(at.Dir, at.Base, name, e.ModTime)
 	})

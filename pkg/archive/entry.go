@@ -3,6 +3,7 @@ package archive
 import (
 	"fmt"
 	"io"
+	"maps"
 	"time"
 )
 
@@ -123,6 +124,13 @@ type Entry struct {
 	// Offset is the byte offset of the header in the uncompressed input,
 	// for error messages; -1 when unknown (directory trees).
 	Offset int64
+	// Xattrs are the extended attributes, by full name
+	// ("security.capability", "user.x"), values as stored (bytes): what
+	// tar keeps in PAX SCHILY.xattr records and a tree on the inode. nil
+	// when there are none, or the format has no room for them (cpio).
+	// POSIX ACLs are not among them (see TarFormat, dirReadXattrs).
+	Xattrs map[string]string
+
 	// Segment is the 1-based number of the initrd segment the entry came
 	// from (pkg/container's segmented reader), 0 when the input is not
 	// read as segments or the entry was made by apply.
@@ -165,6 +173,7 @@ func (e *Entry) LinkKey() (HardLinkKey, bool) {
 // Clone returns a copy of e that shares nothing mutable with it.
 func (e *Entry) Clone() *Entry {
 	c := *e
+	c.Xattrs = maps.Clone(e.Xattrs)
 	return &c
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
 // FuzzTarReader: whatever archive/tar accepts, our reader maps to entries
@@ -15,7 +16,9 @@ import (
 // file yields its Size, holes charged to the budget; the tar writer takes
 // what was read (or refuses it) without panicking. The corpus
 // (testdata/fuzz/FuzzTarReader) holds GNU tar's sparse forms (gnu, PAX
-// 0.0, 0.1, 1.0), bsdtar's, and git archive's global header.
+// 0.0, 0.1, 1.0), bsdtar's, and git archive's global header; the seeds
+// add the tars whose name sources disagree (archivetest.HostileTars) and
+// one with a capability in both xattr forms.
 func FuzzTarReader(f *testing.F) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -39,6 +42,18 @@ func FuzzTarReader(f *testing.F) {
 	tw.WriteHeader(&tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644})
 	tw.Close()
 	f.Add(buf.Bytes())
+	for _, h := range archivetest.HostileTars() {
+		f.Add(h.Tar)
+	}
+	buf.Reset()
+	tw = tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "usr/bin/ping", Typeflag: tar.TypeReg, Mode: 0o755, Format: tar.FormatPAX, PAXRecords: map[string]string{
+		"SCHILY.xattr.security.capability":     "\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		"LIBARCHIVE.xattr.security.capability": "AQAAAgAgAAAAAAAAAAAAAAAAAAA",
+		"LIBARCHIVE.xattr.user.a%3Db":          "dg",
+	}})
+	tw.Close()
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := NewTarReader(bytes.NewReader(in))
 		const budget = 1 << 20
@@ -58,6 +73,7 @@ func FuzzTarReader(f *testing.F) {
 			if tf := e.Format.(*TarFormat); tf.Sparse != nil && (tf.Sparse.Stored < 0 || tf.Sparse.Stored > e.Size) {
 				t.Fatalf("%q: %d bytes stored of %d", e.Name, tf.Sparse.Stored, e.Size)
 			}
+			XattrsText(e.Xattrs) // list's and diff's view of them: no panic
 			if c, err := pathx.Clean(e.Name); err == nil {
 				if strings.HasPrefix(c, "/") || c == ".." || strings.HasPrefix(c, "../") {
 					t.Fatalf("pathx.Clean(%q) = %q escapes the root", e.Name, c)

@@ -67,6 +67,9 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, fmt.Errorf("tar: reading header at offset %d: %w", off, err)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
+			if err := checkGlobalPrelude(rec, off); err != nil {
+				return nil, err
+			}
 			g, err := newTarGlobal(h, off, rec)
 			if err != nil {
 				return nil, err
@@ -75,6 +78,9 @@ func (r *TarReader) Next() (*Entry, error) {
 			r.global, r.next = g, roundBlock(r.cnt.n)
 			continue
 		}
+		if err := checkTarNames(h, rec, off); err != nil {
+			return nil, err
+		}
 		f := &TarFormat{Header: h, Global: r.global}
 		if f.FromGlobal, err = r.global.apply(h); err != nil {
 			return nil, err
@@ -82,6 +88,9 @@ func (r *TarReader) Next() (*Entry, error) {
 		e, err := entryFromTarHeader(h)
 		if err != nil {
 			return nil, err
+		}
+		if e.Xattrs, err = tarXattrs(h.PAXRecords); err != nil {
+			return nil, fmt.Errorf("tar %q at offset %d: %w", e.Name, off, err)
 		}
 		e.Format, e.Offset = f, off
 		var dataStart, stored int64
@@ -327,6 +336,11 @@ func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
 		if base.Gid != e.GID {
 			h.Gname = ""
 		}
+	}
+	if had, _ := tarXattrs(h.PAXRecords); !maps.Equal(had, e.Xattrs) {
+		// Set or changed since read (a tree's entry, a transform): the
+		// records say what the entry has. Else they stay as they were.
+		setTarXattrs(h, e.Xattrs)
 	}
 	mode := int64(e.Mode & PermMask)
 	if sameType {

@@ -456,9 +456,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // TestTarGlobalAfterExtendedHeader: archive/tar drops an extended header
-// that a global header follows; the global header is then written anew,
-// not copied with the extended header before it, which GNU tar would apply
-// to the next entry.
+// that a global header follows, while GNU tar (list.c, read_header) keeps
+// it for the next entry: its records, a path among them, would apply there
+// for GNU tar alone. The archive is refused.
 func TestTarGlobalAfterExtendedHeader(t *testing.T) {
 	xattr := buildTar(t, []tarItem{{hdr: tar.Header{Name: "x", Typeflag: tar.TypeReg, Mode: 0o644,
 		PAXRecords: map[string]string{"SCHILY.xattr.user.stray": "v"}}}})
@@ -470,18 +470,9 @@ func TestTarGlobalAfterExtendedHeader(t *testing.T) {
 		{hdr: tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644}},
 	})
 	in := append(append([]byte{}, xattr[:1024]...), rest...)
-	entries, _ := readTar(t, in)
-	if len(entries) != 1 || entries[0].Format.(*TarFormat).Header.PAXRecords["SCHILY.xattr.user.stray"] != "" {
-		t.Fatalf("read %d entries, records %v", len(entries), entries[0].Format.(*TarFormat).Header.PAXRecords)
-	}
-	out := copyTar(t, in, KindTar, nil)
-	if bytes.Contains(out, []byte("stray")) {
-		t.Error("the extended header archive/tar dropped was copied into the output")
-	}
-	h, err := tar.NewReader(bytes.NewReader(out)).Next()
-	mustDo(t, err)
-	if h.Typeflag != tar.TypeXGlobalHeader || h.PAXRecords["comment"] != "c0ffee" {
-		t.Errorf("first header %q %v, want the global header", h.Typeflag, h.PAXRecords)
+	_, err := NewTarReader(bytes.NewReader(in)).Next()
+	if err == nil || !strings.Contains(err.Error(), "PAX global header at offset 0 comes after a 'x' header meant for the next entry") {
+		t.Errorf("err = %v, want the global header refused", err)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 // map in all the forms GNU tar writes (old GNU type 'S', PAX 0.0, 0.1 and
 // 1.0; bsdtar writes 1.0) and Read yields the holes as zeros.
 type TarSparse struct {
-	// Format is "gnu" (old GNU, type 'S'), "pax-0.0", "pax-0.1" or "pax-1.0".
+	// Format is "gnu" (old GNU, type 'S'), "pax-0.0", "pax-0.1" or "pax-1.0";
+	// "tree" for a file with holes a DirReader read (a tar writer writes
+	// it as PAX 1.0).
 	Format string
 	// Stored is the number of data bytes the archive holds; the rest of
 	// the entry's Size is holes.
@@ -254,7 +256,10 @@ type sparseOut struct {
 // sparse, its map was read again, and it is still the same file.
 func sparseToWrite(e *Entry, h *tar.Header) *TarSparse {
 	f, ok := e.Format.(*TarFormat)
-	if !ok || f == nil || f.Sparse == nil || f.Sparse.Map == nil || e.Type != TypeRegular || e.Size != f.Header.Size {
+	if !ok || f == nil || f.Sparse == nil || f.Sparse.Map == nil || e.Type != TypeRegular {
+		return nil
+	}
+	if f.Header != nil && e.Size != f.Header.Size || !validSparseMap(f.Sparse.Map, f.Sparse.Stored, e.Size) {
 		return nil
 	}
 	return f.Sparse

@@ -201,7 +201,9 @@ func TestTarReadEntries(t *testing.T) {
 	want[4].Linkname = "./bin/busybox"
 	want[6].RdevMajor, want[6].RdevMinor = 5, 1
 	want[7].RdevMajor, want[7].RdevMinor = 7, 0
+	want[2].Xattrs = map[string]string{"security.capability": "\x01\x00\x00\x02"}
 	want[12].UID, want[12].GID, want[12].Size = 1000, 100, 6
+	want[12].Xattrs = map[string]string{"user.comment": "hi"}
 	want[15].Size = 10
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Entry{}, "Offset", "Format")); diff != "" {
 		t.Errorf("entries (-want +got):\n%s", diff)

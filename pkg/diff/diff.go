@@ -1,9 +1,11 @@
 package diff
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -28,6 +30,8 @@ const (
 	WhatOwner   = "owner"
 	WhatLink    = "link"
 	WhatDevice  = "device"
+	// WhatXattrs: the extended attributes (file capabilities among them).
+	WhatXattrs = "xattrs"
 	// WhatHandling: a manifest record that apply handled differently
 	// (another rule, kind, destination or package).
 	WhatHandling = "handling"
@@ -48,6 +52,9 @@ type Record struct {
 	LinkB64 string `json:"link_b64,omitempty"`
 	// Device is a char or block node's "major,minor".
 	Device string `json:"device,omitempty"`
+	// Xattrs are the extended attributes, values as list shows them
+	// (archive.XattrText: security.capability as getcap prints it).
+	Xattrs map[string]string `json:"xattrs,omitempty"`
 	// Kind, To and Rule are set for a manifest's records: what apply did
 	// with the file, where it went, and the rule.
 	Kind string `json:"kind,omitempty"`
@@ -70,6 +77,10 @@ type File struct {
 	// Deferred: deferred content, what the boot step restores (a file a
 	// defer rule matches, or a deferred copy in an applied image).
 	Deferred bool `json:"deferred,omitempty"`
+	// Capability: the file's capabilities (security.capability) differ
+	// between the sides, or an added file has some: what it may do as
+	// root changed, whatever the rules say of the path.
+	Capability bool `json:"capability,omitempty"`
 	// Rule names the rule that matches the path, on the new side if it
 	// has one; pos is where it is written.
 	Rule string    `json:"rule,omitempty"`
@@ -111,6 +122,9 @@ type Summary struct {
 	OffendersGone    int `json:"offenders_gone"`
 	DeferredChanged  int `json:"deferred_changed"`
 	ForbiddenChanged int `json:"forbidden_changed"`
+	// CapabilitiesChanged counts the files whose capabilities changed
+	// (File.Capability).
+	CapabilitiesChanged int `json:"capabilities_changed"`
 	// Fails: something the rules care about changed (diff exits 1).
 	Fails bool `json:"fails"`
 }
@@ -186,6 +200,9 @@ func (b *builder) result(old, new Source) *Result {
 			case f.Forbidden:
 				s.ForbiddenChanged++
 			}
+			if f.Capability {
+				s.CapabilitiesChanged++
+			}
 		}
 		for j := range p.OffendersNew {
 			p.OffendersNew[j].PathB64 = names.B64(p.OffendersNew[j].Path)
@@ -196,7 +213,7 @@ func (b *builder) result(old, new Source) *Result {
 		s.OffendersNew += len(p.OffendersNew)
 		s.OffendersGone += len(p.OffendersGone)
 	}
-	s.Fails = s.OffendersNew+s.OffendersGone+s.DeferredChanged+s.ForbiddenChanged > 0
+	s.Fails = s.OffendersNew+s.OffendersGone+s.DeferredChanged+s.ForbiddenChanged+s.CapabilitiesChanged > 0
 	return res
 }
 
@@ -221,10 +238,26 @@ func compareRecords(a, b *Record) []string {
 	if a.Device != b.Device {
 		what = append(what, WhatDevice)
 	}
+	if !maps.Equal(a.Xattrs, b.Xattrs) {
+		what = append(what, WhatXattrs)
+	}
 	if a.Kind != b.Kind || a.To != b.To || a.Rule != b.Rule {
 		what = append(what, WhatHandling)
 	}
 	return what
+}
+
+// capabilityChange reports whether f changes what its file may do as
+// root: its capabilities differ, or it is added with some.
+func capabilityChange(f File) bool {
+	const k = archive.CapabilityXattr
+	switch f.Change {
+	case Added:
+		return f.New.Xattrs[k] != ""
+	case Changed:
+		return f.Old.Xattrs[k] != f.New.Xattrs[k]
+	}
+	return false
 }
 
 // findingKey is what makes two inputs' findings the same finding: not the

@@ -51,6 +51,8 @@ type entry struct {
 	link string
 	// rdev is a device node's major and minor.
 	rdev [2]uint32
+	// xattrs are the extended attributes as read (nil for none).
+	xattrs map[string]string
 	// sum is the raw sha256 of the data, hex only in the Result.
 	sum    [sha256.Size]byte
 	hasSum bool
@@ -104,12 +106,16 @@ func Images(opt Options, old, new Input) (*Result, error) {
 	for p, eb := range b.entries {
 		ea := a.entries[p]
 		if ea == nil {
-			bl.addFile(b, p, File{Change: Added, New: eb.record()}, nil, eb)
+			f := File{Change: Added, New: eb.record()}
+			f.Capability = capabilityChange(f)
+			bl.addFile(b, p, f, nil, eb)
 			continue
 		}
 		ra, rb := ea.record(), eb.record()
 		if what := compareRecords(ra, rb); len(what) > 0 {
-			bl.addFile(b, p, File{Change: Changed, What: what, Old: ra, New: rb}, ea, eb)
+			f := File{Change: Changed, What: what, Old: ra, New: rb}
+			f.Capability = capabilityChange(f)
+			bl.addFile(b, p, f, ea, eb)
 		}
 	}
 	for p, ea := range a.entries {
@@ -153,7 +159,8 @@ func (s *side) owner(path string) string {
 }
 
 func (e *entry) record() *Record {
-	r := &Record{Type: e.typ.String(), Mode: fmt.Sprintf("%04o", e.mode), UID: e.uid, GID: e.gid, Size: e.size, Link: e.link}
+	r := &Record{Type: e.typ.String(), Mode: fmt.Sprintf("%04o", e.mode), UID: e.uid, GID: e.gid, Size: e.size, Link: e.link,
+		Xattrs: archive.XattrsText(e.xattrs)}
 	if e.hasSum {
 		r.SHA256 = hex.EncodeToString(e.sum[:])
 	}
@@ -286,7 +293,7 @@ func newEntry(e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
 			return nil, err
 		}
 	}
-	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size}
+	ent := &entry{typ: e.Type, mode: e.Mode, uid: e.UID, gid: e.GID, size: e.Size, xattrs: e.Xattrs}
 	var err error
 	switch e.Type {
 	case archive.TypeRegular:
@@ -345,7 +352,7 @@ func (s *side) wrote(ent *entry, data bool) {
 		f = &entry{}
 		s.files[ent.file] = f
 	}
-	f.mode, f.uid, f.gid = ent.mode, ent.uid, ent.gid
+	f.mode, f.uid, f.gid, f.xattrs = ent.mode, ent.uid, ent.gid, ent.xattrs
 	if data {
 		f.sum, f.size, f.hasSum = ent.sum, ent.size, true
 	}
@@ -360,12 +367,12 @@ func (s *side) finish(a *trim.Auditor, set *rules.Set) {
 		switch {
 		case f == nil:
 		case ent.typ == archive.TypeRegular:
-			ent.mode, ent.uid, ent.gid = f.mode, f.uid, f.gid
+			ent.mode, ent.uid, ent.gid, ent.xattrs = f.mode, f.uid, f.gid, f.xattrs
 			if f.hasSum {
 				ent.sum, ent.size = f.sum, f.size
 			}
 		case ent.typ == archive.TypeHardlink && f.hasSum:
-			ent.sum, ent.hasSum, ent.size = f.sum, true, f.size
+			ent.sum, ent.hasSum, ent.size, ent.xattrs = f.sum, true, f.size, f.xattrs
 		}
 	}
 	s.src.Entries = a.Entries
