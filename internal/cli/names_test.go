@@ -86,8 +86,9 @@ func checkShown(t *testing.T, what, out string) {
 	}
 }
 
-// ownAnnotation is a workflow command --format github writes.
-var ownAnnotation = regexp.MustCompile(`^::(error|warning|notice) [^:]*title=rootfs-trim \[[a-z-]+\]::`)
+// ownAnnotation is a workflow command --format github writes: a finding's
+// annotation, or the closing notice of check and diff.
+var ownAnnotation = regexp.MustCompile(`^::(error|warning|notice) [^:]*title=rootfs-trim (?:\[[a-z-]+\]|check|diff)::`)
 
 // exactNames collects, from JSON objects, the names a field carries,
 // taking FIELD_b64 when present: the exact bytes of a name that is not
