@@ -63,6 +63,32 @@ type segOut struct {
 	seg   int // input segment, 1-based; 0 for the added one
 	o     *Output
 	codec compress.Codec
+	// tmp is the finished part, once finish has run; the segWriter
+	// removes it, as Output.Abort no longer does once it is finished.
+	tmp string
+}
+
+// finish finishes the part's archive and returns the file it is in, once:
+// a later call returns the same file.
+func (p *segOut) finish() (string, error) {
+	if p.tmp != "" {
+		return p.tmp, nil
+	}
+	tmp, err := p.o.finishPart()
+	if err != nil {
+		return "", p.wrap(err)
+	}
+	p.tmp = tmp
+	return tmp, nil
+}
+
+// abort discards the part, finished or not.
+func (p *segOut) abort() {
+	p.o.Abort()
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+		p.tmp = ""
+	}
 }
 
 // WriteHeader starts e in its segment's part: a later input segment
@@ -73,6 +99,9 @@ func (w *segWriter) WriteHeader(e *archive.Entry) error {
 	var err error
 	switch k := e.Segment; {
 	case k > w.last:
+		if err := w.finishEarlier(); err != nil {
+			return err
+		}
 		w.last = k
 		w.cur, err = w.part(k)
 	case k == w.last && k > 0:
@@ -93,6 +122,26 @@ func (w *segWriter) Write(p []byte) (int, error) {
 	}
 	n, err := w.cur.o.Write(p)
 	return n, w.cur.wrap(err)
+}
+
+// finishEarlier finishes the part being written when the next input
+// segment starts: nothing more goes in it (what apply adds goes in the
+// last segment's part or a new one), and its matcher, up to 16 MiB of
+// the segment's decompressed bytes, is let go, so that a rewrite holds
+// one segment's matcher at a time, not one per segment (an initrd of many
+// segments ran out of memory under 4 GiB).
+func (w *segWriter) finishEarlier() error {
+	p := w.cur
+	if p == nil || p.seg == 0 {
+		return nil
+	}
+	if _, err := p.finish(); err != nil {
+		return err
+	}
+	if m := w.matchers[p.seg-1]; m != nil {
+		m.Disable()
+	}
+	return nil
 }
 
 // addsInLast says whether what apply adds goes in the last segment's
@@ -273,12 +322,12 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 				return err
 			}
 		}
-		tmp, err := p.o.finishPart()
+		tmp, err := p.finish()
 		if err != nil {
-			return p.wrap(fmt.Errorf("writing %s: %w", w.final, err))
+			return fmt.Errorf("writing %s: %w", w.final, err)
 		}
 		n, err := appendFile(out, tmp)
-		os.Remove(tmp)
+		p.abort()
 		if err != nil {
 			return err
 		}
@@ -329,10 +378,10 @@ func (w *segWriter) result(p *segOut) SegmentResult {
 // Abort discards every part.
 func (w *segWriter) Abort() {
 	for _, p := range w.parts {
-		p.o.Abort()
+		p.abort()
 	}
 	if w.added != nil {
-		w.added.o.Abort()
+		w.added.abort()
 	}
 }
 
