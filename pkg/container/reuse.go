@@ -403,7 +403,7 @@ func (r *reuseWriter) startFull() error {
 func (r *reuseWriter) finish() error {
 	defer r.closeInput()
 	if r.sink == nil {
-		if r.m.InputEnded() && r.n == r.m.InputLen() {
+		if r.m.InputEnded() && (r.n == r.m.InputLen() || r.onlyZerosLeft()) {
 			return r.copyInput()
 		}
 		// The output is a strict prefix of the input (the input had
@@ -439,6 +439,29 @@ func (r *reuseWriter) finish() error {
 		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, %s", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed, by)
 	}
 	return nil
+}
+
+// onlyZerosLeft reports whether the input segment holds nothing but zeros
+// after the output's r.n bytes, all of them its own: the output is the
+// input but for padding after its last trailer, which the archive writer
+// lays out its own way (to the next 512 bytes), and the kernel skips
+// (init/initramfs.c: do_skip, then do_start taking zeros as padding
+// before the next header). The input's bytes are kept, padding included,
+// as a repack that changes nothing must give them.
+func (r *reuseWriter) onlyZerosLeft() bool {
+	if !r.in.Segment {
+		return false
+	}
+	rest, ok := r.m.Bytes(r.n, r.m.InputLen())
+	if !ok {
+		return false
+	}
+	for _, b := range rest {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // startAhead starts copying the input file into the output on another
