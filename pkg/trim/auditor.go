@@ -6,6 +6,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -27,6 +28,9 @@ type Auditor struct {
 	// place), so that finding is not what boots: gone says so.
 	at   map[string]int
 	gone map[int]bool
+	// placeOf says where in the input an entry of a segment came from
+	// (container.Input.PlaceOf), for Finding.Initrd; nil says nothing.
+	placeOf func(int) *container.Place
 }
 
 // NewAuditor returns the audit of in, which the caller reads; kind is the
@@ -58,7 +62,7 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	}
 	if v := dec.Verdict; v.Offending() && v.Kept == nil {
 		f := findingFor(v, a.d.Owners)
-		f.Input = a.input
+		f.Input, f.segment = a.input, e.Segment
 		a.found = append(a.found, f)
 		if at := v.land.Path; at != "" {
 			a.at[at] = len(a.found) - 1
@@ -89,6 +93,7 @@ func (a *Auditor) Findings() []Finding {
 	var found []Finding
 	for i, f := range a.found {
 		if !a.gone[i] {
+			f.placeIn(a.placeOf)
 			found = append(found, f)
 		}
 	}
