@@ -48,6 +48,11 @@ type Reuse struct {
 	// cannot be written, copied if unchanged and written in the output's
 	// codec otherwise.
 	Segment bool
+	// Several, when set, says whether the segment is one of several, by
+	// the time the output is finished: its padding after the last
+	// trailer is then kept (onlyZerosLeft). A lone stream's goes, as the
+	// archive writer lays it out (apply_splice.txtar's "lost late" bet).
+	Several func() bool
 	// GzipLayout, when set, is the block map the input's decoder makes as
 	// it reads (splice.NewGzipReader): the gzip splice takes it instead of
 	// decoding the input a second time (splice.ScanGzip).
@@ -449,7 +454,7 @@ func (r *reuseWriter) finish() error {
 // before the next header). The input's bytes are kept, padding included,
 // as a repack that changes nothing must give them.
 func (r *reuseWriter) onlyZerosLeft() bool {
-	if !r.in.Segment {
+	if !r.in.Segment || r.in.Several == nil || !r.in.Several() {
 		return false
 	}
 	rest, ok := r.m.Bytes(r.n, r.m.InputLen())

@@ -47,6 +47,9 @@ type segWriter struct {
 	last  int // the last input segment a part was started for
 	added *segOut
 	done  bool
+	// written counts the entries written to each input segment's part
+	// (1-based), trailers included.
+	written map[int]int
 
 	Compressor string
 	digest     string
@@ -113,6 +116,10 @@ func (w *segWriter) WriteHeader(e *archive.Entry) error {
 	if err != nil {
 		return err
 	}
+	if w.written == nil {
+		w.written = map[int]int{}
+	}
+	w.written[w.cur.seg]++
 	return w.cur.wrap(w.cur.o.WriteHeader(e))
 }
 
@@ -145,13 +152,23 @@ func (w *segWriter) finishEarlier() error {
 }
 
 // addsInLast says whether what apply adds goes in the last segment's
-// stream, as in a one-stream input: when one segment holds entries, or
+// stream, as in a one-stream input: when one segment holds entries, when
 // the last one is what an earlier apply added (it holds the index: added
-// again, it would be a segment more at each run).
+// again, it would be a segment more at each run), or when the last one
+// is written anew anyway. Debian's unmkinitramfs and lsinitramfs read
+// the early raw cpios, then one compressed remainder to its first
+// trailer: what a new segment after it holds (what apply added, a
+// relocated unit) they never show. Only the last segment takes them: in
+// an earlier one, a later segment's entry at the same path would win in
+// the kernel's unpacking, and what apply checks of its output follows
+// the order it writes the entries in.
 func (w *segWriter) addsInLast() bool {
 	segs := w.in.Segments()
 	if segs[len(segs)-1].Applied {
 		return w.last == len(segs)
+	}
+	if w.last == len(segs) && w.rewritten(w.byIn(w.last)) {
+		return true
 	}
 	full := 0
 	for _, s := range segs {
@@ -160,6 +177,23 @@ func (w *segWriter) addsInLast() bool {
 		}
 	}
 	return full <= 1
+}
+
+// rewritten says whether input segment p.seg's part is written anew
+// rather than copied, as far as its entries so far show: it is not
+// reused (another codec, a level asked for, no reuse), its bytes already
+// differ from the input's, or fewer of its entries were written than it
+// holds (one dropped or moved), its final trailer aside, which comes
+// after what apply adds.
+func (w *segWriter) rewritten(p *segOut) bool {
+	if p == nil || p.seg == 0 {
+		return false
+	}
+	r := p.o.reuse
+	if r == nil || r.sink != nil || !r.m.Identical() {
+		return true
+	}
+	return w.written[p.seg] < w.in.Segments()[p.seg-1].Entries-1
 }
 
 // byIn is input segment k's part.
@@ -198,7 +232,8 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			segs := w.in.segs
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
-				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1)}
+				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1),
+				Several: func() bool { return len(segs.segs) > 1 }}
 		} else {
 			m.Disable()
 		}
