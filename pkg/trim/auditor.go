@@ -94,6 +94,7 @@ func (a *Auditor) Findings() []Finding {
 	for i, f := range a.found {
 		if !a.gone[i] {
 			f.placeIn(a.placeOf)
+			f.segment = 0 // said by Initrd, where it is worth saying
 			found = append(found, f)
 		}
 	}
