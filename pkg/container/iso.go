@@ -87,6 +87,9 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 		return nil, fmt.Errorf("its boot entries load different initrds: %s; rootfs-trim reads an image with one", strings.Join(named, ", "))
 	}
 	ird := boot.Initrds[0]
+	if err := checkInitrdFiles(ird); err != nil {
+		return nil, err
+	}
 	var parts []Part
 	var readers []io.Reader
 	var total int64

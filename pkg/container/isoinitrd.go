@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -75,24 +76,28 @@ func (v *initrdView) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// fileAt is the file holding the view's byte at.
+// fileAt is the file holding the view's byte at: a binary search, as the
+// files are in view order and every read asks (a list scanned from the
+// start at each read made reading the view quadratic in its files).
 func (v *initrdView) fileAt(at int64) (viewFile, bool) {
-	for _, f := range v.files {
-		if at >= f.Start && at < f.Start+f.Size {
-			return f, true
-		}
+	i := v.after(at) - 1
+	if i >= 0 && at < v.files[i].Start+v.files[i].Size {
+		return v.files[i], true
 	}
 	return viewFile{}, false
 }
 
 // next is where the first file after at starts (the view's end if none).
 func (v *initrdView) next(at int64) int64 {
-	for _, f := range v.files {
-		if f.Start > at {
-			return f.Start
-		}
+	if i := v.after(at); i < len(v.files) {
+		return v.files[i].Start
 	}
 	return v.size
+}
+
+// after is the index of the first file that starts after at.
+func (v *initrdView) after(at int64) int {
+	return sort.Search(len(v.files), func(i int) bool { return v.files[i].Start > at })
 }
 
 // fileEnd is where the file holding at ends in the view: the end of the
@@ -292,7 +297,7 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		}
 		c, err := j.part(p)
 		if err != nil {
-			return false, n, p.wrap(err)
+			return false, n, err
 		}
 		changed = changed || c
 		w.Results = append(w.Results, w.result(p))
@@ -336,12 +341,12 @@ func (j *joined) part(p *segOut) (changed bool, err error) {
 			return false, err
 		}
 	}
-	tmp, err := p.o.finishPart()
+	tmp, err := p.finish()
 	if err != nil {
 		return false, err
 	}
 	n, err := appendFile(j.out, tmp)
-	os.Remove(tmp)
+	p.abort()
 	j.at += n
 	return changed || p.o.Compressor != CompressorCopy, err
 }

@@ -48,6 +48,11 @@ type Reuse struct {
 	// cannot be written, copied if unchanged and written in the output's
 	// codec otherwise.
 	Segment bool
+	// Several, when set, says whether the segment is one of several, by
+	// the time the output is finished: its padding after the last
+	// trailer is then kept (onlyZerosLeft). A lone stream's goes, as the
+	// archive writer lays it out (apply_splice.txtar's "lost late" bet).
+	Several func() bool
 	// GzipLayout, when set, is the block map the input's decoder makes as
 	// it reads (splice.NewGzipReader): the gzip splice takes it instead of
 	// decoding the input a second time (splice.ScanGzip).
@@ -403,7 +408,7 @@ func (r *reuseWriter) startFull() error {
 func (r *reuseWriter) finish() error {
 	defer r.closeInput()
 	if r.sink == nil {
-		if r.m.InputEnded() && r.n == r.m.InputLen() {
+		if r.m.InputEnded() && (r.n == r.m.InputLen() || r.onlyZerosLeft()) {
 			return r.copyInput()
 		}
 		// The output is a strict prefix of the input (the input had
@@ -439,6 +444,29 @@ func (r *reuseWriter) finish() error {
 		r.o.Compressor = fmt.Sprintf("%s splice: %d block(s) copied from the input, %d compressed, %s", compress.Lz4Legacy, r.lz4.Copied, r.lz4.Compressed, by)
 	}
 	return nil
+}
+
+// onlyZerosLeft reports whether the input segment holds nothing but zeros
+// after the output's r.n bytes, all of them its own: the output is the
+// input but for padding after its last trailer, which the archive writer
+// lays out its own way (to the next 512 bytes), and the kernel skips
+// (init/initramfs.c: do_skip, then do_start taking zeros as padding
+// before the next header). The input's bytes are kept, padding included,
+// as a repack that changes nothing must give them.
+func (r *reuseWriter) onlyZerosLeft() bool {
+	if !r.in.Segment || r.in.Several == nil || !r.in.Several() {
+		return false
+	}
+	rest, ok := r.m.Bytes(r.n, r.m.InputLen())
+	if !ok {
+		return false
+	}
+	for _, b := range rest {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // startAhead starts copying the input file into the output on another

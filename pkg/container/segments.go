@@ -185,6 +185,9 @@ func (s *segReader) find() (seg Segment, cut, found bool, err error) {
 	if at >= s.size {
 		return seg, false, false, nil
 	}
+	if err := checkSegments(len(s.segs), at); err != nil {
+		return seg, false, false, err
+	}
 	var head [16]byte
 	n, _ := s.src.ReadAt(head[:], at)
 	b := head[:n]

@@ -26,6 +26,13 @@ func FuzzSegments(f *testing.F) {
 		f.Add(cat(early, z[:len(z)/2]))
 		f.Add(cat(early, z, z))
 	}
+	// Segments around the cap (MaxSegments): the last one read, the next
+	// refused.
+	many, gz := early, pad(squeeze(f, main, "gzip", "-n", "-c"), 3)
+	for range MaxSegments {
+		many = cat(many, gz)
+	}
+	f.Add(many)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(dir, "initrd.img")

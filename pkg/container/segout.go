@@ -47,6 +47,9 @@ type segWriter struct {
 	last  int // the last input segment a part was started for
 	added *segOut
 	done  bool
+	// written counts the entries written to each input segment's part
+	// (1-based), trailers included.
+	written map[int]int
 
 	Compressor string
 	digest     string
@@ -63,6 +66,32 @@ type segOut struct {
 	seg   int // input segment, 1-based; 0 for the added one
 	o     *Output
 	codec compress.Codec
+	// tmp is the finished part, once finish has run; the segWriter
+	// removes it, as Output.Abort no longer does once it is finished.
+	tmp string
+}
+
+// finish finishes the part's archive and returns the file it is in, once:
+// a later call returns the same file.
+func (p *segOut) finish() (string, error) {
+	if p.tmp != "" {
+		return p.tmp, nil
+	}
+	tmp, err := p.o.finishPart()
+	if err != nil {
+		return "", p.wrap(err)
+	}
+	p.tmp = tmp
+	return tmp, nil
+}
+
+// abort discards the part, finished or not.
+func (p *segOut) abort() {
+	p.o.Abort()
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+		p.tmp = ""
+	}
 }
 
 // WriteHeader starts e in its segment's part: a later input segment
@@ -73,6 +102,9 @@ func (w *segWriter) WriteHeader(e *archive.Entry) error {
 	var err error
 	switch k := e.Segment; {
 	case k > w.last:
+		if err := w.finishEarlier(); err != nil {
+			return err
+		}
 		w.last = k
 		w.cur, err = w.part(k)
 	case k == w.last && k > 0:
@@ -84,6 +116,10 @@ func (w *segWriter) WriteHeader(e *archive.Entry) error {
 	if err != nil {
 		return err
 	}
+	if w.written == nil {
+		w.written = map[int]int{}
+	}
+	w.written[w.cur.seg]++
 	return w.cur.wrap(w.cur.o.WriteHeader(e))
 }
 
@@ -95,14 +131,44 @@ func (w *segWriter) Write(p []byte) (int, error) {
 	return n, w.cur.wrap(err)
 }
 
+// finishEarlier finishes the part being written when the next input
+// segment starts: nothing more goes in it (what apply adds goes in the
+// last segment's part or a new one), and its matcher, up to 16 MiB of
+// the segment's decompressed bytes, is let go, so that a rewrite holds
+// one segment's matcher at a time, not one per segment (an initrd of many
+// segments ran out of memory under 4 GiB).
+func (w *segWriter) finishEarlier() error {
+	p := w.cur
+	if p == nil || p.seg == 0 {
+		return nil
+	}
+	if _, err := p.finish(); err != nil {
+		return err
+	}
+	if m := w.matchers[p.seg-1]; m != nil {
+		m.Disable()
+	}
+	return nil
+}
+
 // addsInLast says whether what apply adds goes in the last segment's
-// stream, as in a one-stream input: when one segment holds entries, or
+// stream, as in a one-stream input: when one segment holds entries, when
 // the last one is what an earlier apply added (it holds the index: added
-// again, it would be a segment more at each run).
+// again, it would be a segment more at each run), or when the last one
+// is written anew anyway. Debian's unmkinitramfs and lsinitramfs read
+// the early raw cpios, then one compressed remainder to its first
+// trailer: what a new segment after it holds (what apply added, a
+// relocated unit) they never show. Only the last segment takes them: in
+// an earlier one, a later segment's entry at the same path would win in
+// the kernel's unpacking, and what apply checks of its output follows
+// the order it writes the entries in.
 func (w *segWriter) addsInLast() bool {
 	segs := w.in.Segments()
 	if segs[len(segs)-1].Applied {
 		return w.last == len(segs)
+	}
+	if w.last == len(segs) && w.rewritten(w.byIn(w.last)) {
+		return true
 	}
 	full := 0
 	for _, s := range segs {
@@ -111,6 +177,23 @@ func (w *segWriter) addsInLast() bool {
 		}
 	}
 	return full <= 1
+}
+
+// rewritten says whether input segment p.seg's part is written anew
+// rather than copied, as far as its entries so far show: it is not
+// reused (another codec, a level asked for, no reuse), its bytes already
+// differ from the input's, or fewer of its entries were written than it
+// holds (one dropped or moved), its final trailer aside, which comes
+// after what apply adds.
+func (w *segWriter) rewritten(p *segOut) bool {
+	if p == nil || p.seg == 0 {
+		return false
+	}
+	r := p.o.reuse
+	if r == nil || r.sink != nil || !r.m.Identical() {
+		return true
+	}
+	return w.written[p.seg] < w.in.Segments()[p.seg-1].Entries-1
 }
 
 // byIn is input segment k's part.
@@ -149,7 +232,8 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			segs := w.in.segs
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
-				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1)}
+				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1),
+				Several: func() bool { return len(segs.segs) > 1 }}
 		} else {
 			m.Disable()
 		}
@@ -273,12 +357,12 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 				return err
 			}
 		}
-		tmp, err := p.o.finishPart()
+		tmp, err := p.finish()
 		if err != nil {
-			return p.wrap(fmt.Errorf("writing %s: %w", w.final, err))
+			return fmt.Errorf("writing %s: %w", w.final, err)
 		}
 		n, err := appendFile(out, tmp)
-		os.Remove(tmp)
+		p.abort()
 		if err != nil {
 			return err
 		}
@@ -329,10 +413,10 @@ func (w *segWriter) result(p *segOut) SegmentResult {
 // Abort discards every part.
 func (w *segWriter) Abort() {
 	for _, p := range w.parts {
-		p.o.Abort()
+		p.abort()
 	}
 	if w.added != nil {
-		w.added.o.Abort()
+		w.added.abort()
 	}
 }
 

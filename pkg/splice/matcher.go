@@ -42,16 +42,20 @@ type Matcher struct {
 }
 
 // NewMatcher returns a Matcher keeping window bytes of input (0 means
-// DefaultWindow).
+// DefaultWindow). Its buffer grows with what it is fed, up to twice the
+// window: an initrd has a Matcher per segment, most of them a microcode
+// cpio of a few KiB, and 16 MiB each up front made an initrd of many
+// segments cost gigabytes before a byte was read.
 func NewMatcher(window int) *Matcher {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Matcher{window: window, buf: make([]byte, 0, 2*window), identical: true}
+	return &Matcher{window: window, identical: true}
 }
 
 // Disable makes Feed a no-op, for an input whose output turned out not to
-// need matching (another format or codec).
+// need matching (another format or codec), or is done with: it lets the
+// buffer go.
 func (m *Matcher) Disable() {
 	m.off, m.buf = true, nil
 }
@@ -63,10 +67,10 @@ func (m *Matcher) Feed(p []byte) {
 	}
 	if len(p) >= m.window {
 		m.base += int64(len(m.buf) + len(p) - m.window)
-		m.buf = append(m.buf[:0], p[len(p)-m.window:]...)
+		m.buf = append(m.grow(m.window)[:0], p[len(p)-m.window:]...)
 		return
 	}
-	if len(m.buf)+len(p) > cap(m.buf) {
+	if len(m.buf)+len(p) > 2*m.window {
 		// Slide: keep the last window bytes in front, so that the window
 		// stays contiguous for bytes.Index. Of the bytes behind the
 		// output's place, keep only keepBehind: find never looks there,
@@ -79,8 +83,23 @@ func (m *Matcher) Feed(p []byte) {
 		m.base += int64(drop)
 		m.buf = m.buf[:copy(m.buf, m.buf[drop:])]
 	}
-	m.buf = append(m.buf, p...)
+	m.buf = append(m.grow(len(m.buf)+len(p)), p...)
 }
+
+// grow returns the buffer with room for n bytes: doubled as needed, never
+// beyond twice the window.
+func (m *Matcher) grow(n int) []byte {
+	if n <= cap(m.buf) {
+		return m.buf
+	}
+	c := min(max(n, 2*cap(m.buf), 64<<10), 2*m.window)
+	buf := make([]byte, len(m.buf), max(c, n))
+	copy(buf, m.buf)
+	return buf
+}
+
+// Footprint is the memory the Matcher holds for its input.
+func (m *Matcher) Footprint() int { return cap(m.buf) }
 
 // End records that the input stream ended.
 func (m *Matcher) End() { m.ended = true }

@@ -34,6 +34,24 @@ type Finding struct {
 	// Layer is, in an image, the layer that added the file: its index,
 	// digest, diff_id and the history's created_by (the Dockerfile line).
 	Layer *ociimage.Layer `json:"layer,omitempty"`
+	// Initrd is, in an ISO image's initrd or an initrd of several
+	// segments, the file and the segment the entry came from, as Layer
+	// is for an image; its note ends Reason, as the layer's ends a
+	// report's line.
+	Initrd *container.Place `json:"initrd,omitempty"`
+	// segment is the entry's (archive.Entry.Segment), for Initrd.
+	segment int
+}
+
+// placeIn sets Initrd: where the finding's entry came from, by placeOf
+// (container.Input.PlaceOf of the input it was read from).
+func (f *Finding) placeIn(placeOf func(int) *container.Place) {
+	if f.Path == "" || placeOf == nil {
+		return
+	}
+	if f.Initrd = placeOf(f.segment); f.Initrd != nil {
+		f.Reason += " [" + f.Initrd.String() + "]"
+	}
 }
 
 // The checks a finding can come from, in the [check-name] style of Yocto's
@@ -156,6 +174,7 @@ func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wr
 	var a *Auditor
 	if rec != nil {
 		a = NewAuditor(set, in, rec.kind)
+		a.placeOf = rec.placeOf
 		if err := rec.replay(a); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
@@ -192,6 +211,7 @@ func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archiv
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
+			a.placeOf = src.PlaceOf
 			return a, src.Image(), nil
 		}
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -20,6 +21,16 @@ type Auditor struct {
 	Entries int
 	// Index is an applied image's index, once its entry has been read.
 	Index *contract.Index
+	// at maps where a finding's entry landed to the finding: a later
+	// entry that lands there replaces it in the tree the consumer
+	// unpacks (the kernel's clean_path in init/initramfs.c do_name and
+	// do_symlink unlinks what is there, or writes a regular file in
+	// place), so that finding is not what boots: gone says so.
+	at   map[string]int
+	gone map[int]bool
+	// placeOf says where in the input an entry of a segment came from
+	// (container.Input.PlaceOf), for Finding.Initrd; nil says nothing.
+	placeOf func(int) *container.Place
 }
 
 // NewAuditor returns the audit of in, which the caller reads; kind is the
@@ -27,7 +38,7 @@ type Auditor struct {
 func NewAuditor(set *rules.Set, in AuditInput, kind archive.Kind) *Auditor {
 	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
 	d.SetInput(kind)
-	return &Auditor{d: d, input: in.Path}
+	return &Auditor{d: d, input: in.Path, at: map[string]int{}, gone: map[int]bool{}}
 }
 
 // Entry audits e, whose data the caller has not read yet: data is read
@@ -39,6 +50,9 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 		return dec, err
 	}
 	a.Entries++
+	if dec.Verdict != nil {
+		a.replace(dec.Verdict.land.Path)
+	}
 	if dec.Own {
 		// An applied image: its index says which rules already did
 		// their work, so they are not stale. Audit only reads: an
@@ -48,17 +62,46 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	}
 	if v := dec.Verdict; v.Offending() && v.Kept == nil {
 		f := findingFor(v, a.d.Owners)
-		f.Input = a.input
+		f.Input, f.segment = a.input, e.Segment
 		a.found = append(a.found, f)
+		if at := v.land.Path; at != "" {
+			a.at[at] = len(a.found) - 1
+		}
 	}
 	return dec, nil
 }
 
+// replace notes that an entry landed at at (nothing when it landed
+// nowhere): a finding whose entry landed there before is replaced.
+func (a *Auditor) replace(at string) {
+	if at == "" {
+		return
+	}
+	if i, ok := a.at[at]; ok {
+		a.gone[i] = true
+		delete(a.at, at)
+	}
+}
+
 // Findings returns the input's findings by path, dangling links included:
 // call it after the last entry.
+//
+// They are what the consumer's final tree holds (archive.Resolver): an
+// entry a later one replaced, as a later initrd segment's file replaces
+// an earlier one's symlink, is not what boots, and is left out.
 func (a *Auditor) Findings() []Finding {
-	found := a.found
+	var found []Finding
+	for i, f := range a.found {
+		if !a.gone[i] {
+			f.placeIn(a.placeOf)
+			f.segment = 0 // said by Initrd, where it is worth saying
+			found = append(found, f)
+		}
+	}
 	for _, l := range a.d.Dangling() {
+		if typ, target, ok := a.d.view.Lstat(l.Path); ok && (typ != archive.TypeSymlink || target != l.Target) {
+			continue // replaced by a later entry: no link is left
+		}
 		v := &Verdict{Path: l.Path}
 		found = append(found, Finding{Input: a.input, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(a.d.Owners),
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,

@@ -27,6 +27,8 @@ type recorded struct {
 	entries []archive.Entry
 	index   map[int][]byte // entry number -> data, for the index's path
 	db      *DpkgDB
+	// placeOf is the input's container.Input.PlaceOf, for the findings.
+	placeOf func(int) *container.Place
 }
 
 // maxRecordedIndex bounds the copy of an applied image's index kept for
@@ -72,6 +74,7 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 	if _, err := rec.Done(); err != nil {
 		return nil, err
 	}
+	rec.rec.placeOf = src.PlaceOf
 	return &rec.rec, nil
 }
 
