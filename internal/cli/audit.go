@@ -166,7 +166,7 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		}
 		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason), layerNote(f.Layer))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason), placeNote(f))
 		if f.Severity == rules.Error {
 			errs++
 		} else {
@@ -187,14 +187,23 @@ func layerNote(l *ociimage.Layer) string {
 	return " [" + names.Text(l.Note()) + "]"
 }
 
+// placeNote says where in its container a finding's file is: the image
+// layer that added it, or the initrd file and segment it came from.
+func placeNote(f trim.Finding) string {
+	if f.Initrd != nil {
+		return " [" + names.Text(f.Initrd.String()) + "]"
+	}
+	return layerNote(f.Layer)
+}
+
 func findingMessage(f trim.Finding) string {
 	switch f.Check {
 	case trim.CheckStale:
 		return fmt.Sprintf("rule %s of package %s %s", f.Rule, names.Quote(f.Package), f.Reason)
 	case trim.CheckUnhandled:
-		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), layerNote(f.Layer))
+		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), placeNote(f))
 	}
-	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, oneLine(f.Reason), layerNote(f.Layer))
+	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, oneLine(f.Reason), placeNote(f))
 }
 
 // oneLine folds a reason's whitespace and escapes what it must not carry

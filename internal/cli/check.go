@@ -298,7 +298,7 @@ func printCheck(w io.Writer, format string, set *rules.Set, res *check.Result) e
 		if f.Rule != "" {
 			subject += ", rule " + f.Rule
 		}
-		fmt.Fprintf(w, "%-7s [%s] %s: %s%s%s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where, layerNote(f.Layer))
+		fmt.Fprintf(w, "%-7s [%s] %s: %s%s%s%s\n", f.Severity, f.Check, subject, p, oneLine(f.Reason), where, placeNote(f.Finding))
 		if f.Diff != "" {
 			// The lines of a file a package ships: escaped like names.
 			for _, line := range strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n") {

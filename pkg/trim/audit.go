@@ -49,9 +49,7 @@ func (f *Finding) placeIn(placeOf func(int) *container.Place) {
 	if f.Path == "" || placeOf == nil {
 		return
 	}
-	if f.Initrd = placeOf(f.segment); f.Initrd != nil {
-		f.Reason += " [" + f.Initrd.String() + "]"
-	}
+	f.Initrd = placeOf(f.segment)
 }
 
 // The checks a finding can come from, in the [check-name] style of Yocto's

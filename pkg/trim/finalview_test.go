@@ -175,8 +175,12 @@ func TestAuditNamesTheInitrdFile(t *testing.T) {
 				if diff := cmp.Diff(tc.want, f.Initrd); diff != "" {
 					t.Errorf("dpkg %v: place (-want +got):\n%s", dpkg, diff)
 				}
-				if !strings.HasSuffix(f.Reason, tc.note) {
-					t.Errorf("dpkg %v: reason %q, want it to end %q", dpkg, f.Reason, tc.note)
+				// Said beside the reason, as an image's layer is, not in it.
+				if got := " [" + f.Initrd.String() + "]"; f.Initrd == nil || got != tc.note {
+					t.Errorf("dpkg %v: place %+v, want it said as %q", dpkg, f.Initrd, tc.note)
+				}
+				if strings.Contains(f.Reason, "[initrd") || strings.Contains(f.Reason, "[segment") {
+					t.Errorf("dpkg %v: reason %q repeats the place", dpkg, f.Reason)
 				}
 			}
 		})
