@@ -138,7 +138,15 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	}
 	img := opt.Image
 	img.Source = in.Image()
+	// What lands on disk in a tree output is bounded by --max-size too,
+	// holes not counted: the budget on what is read counts them, this
+	// what is written (issue 37: a sparse file must not land dense).
+	maxData := opt.Open.MaxSize
+	if maxData <= 0 {
+		maxData = DefaultMaxSize
+	}
 	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level, Backend: opt.Open.Backend},
+		Dir:    archive.DirWriterOptions{MaxData: maxData},
 		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), From: in, Image: img})
 	if err != nil {
 		return Result{}, err
