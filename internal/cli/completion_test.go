@@ -274,7 +274,7 @@ func TestManPageRenders(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"ROOTFS-TRIM(1)", "EXIT STATUS", "Exit status: 0"} {
+	for _, want := range []string{"ROOTFS-TRIM(1)", "EXIT STATUS", "Exit status: 0", "FILES", "../share/rootfs-trim/rules"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
 		}
