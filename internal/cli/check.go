@@ -80,6 +80,11 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *lockPath == "" {
+		// The installed rules are the package's files: the lock a user
+		// updates is one of their own.
+		if *update && *rulesDir == "" {
+			return usagef("--update-lock would write the installed rules' %s: name the lock with --lock FILE", names.Quote(filepath.Join(set.Dir, "check.lock")))
+		}
 		*lockPath = filepath.Join(set.Dir, "check.lock")
 	}
 	lock, err := check.ReadLock(*lockPath)

@@ -8,8 +8,8 @@ import (
 )
 
 // installedBinary makes a prefix with bin/rootfs-trim and, when rules is
-// true, the repository's rules at share/rootfs-trim/rules, and makes the
-// binary seem to run from there.
+// true, a copy of the repository's rules at share/rootfs-trim/rules, and
+// makes the binary seem to run from there.
 func installedBinary(t *testing.T, rules bool) string {
 	t.Helper()
 	prefix := t.TempDir()
@@ -21,10 +21,7 @@ func installedBinary(t *testing.T, rules bool) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.MkdirAll(filepath.Join(prefix, "share", "rootfs-trim"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(src, filepath.Join(prefix, "share", "rootfs-trim", "rules")); err != nil {
+		if err := os.CopyFS(filepath.Join(prefix, "share", "rootfs-trim", "rules"), os.DirFS(src)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,6 +51,11 @@ func TestRulesFallBackToInstalled(t *testing.T) {
 		code, stdout, stderr = run(t, nil, "version")
 		if code != ExitOK || !strings.HasSuffix(stdout, "\nrules "+installed+" "+digest(t, installed)+"\n") {
 			t.Errorf("version: exit %d, %q %s; want the installed rules' line", code, stdout, stderr)
+		}
+		// check --update-lock does not write into the installed rules.
+		code, _, stderr = run(t, nil, "check", "--update-lock", target)
+		if code != ExitError || !strings.Contains(stderr, "--update-lock would write the installed rules' "+filepath.Join(installed, "check.lock")) {
+			t.Errorf("check --update-lock without --rules or --lock: exit %d, %s", code, stderr)
 		}
 		// An explicit --rules wins over the installed rules.
 		code, _, stderr = run(t, nil, "audit", "--rules", filepath.Join(prefix, "nosuch"), target)
