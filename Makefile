@@ -3,9 +3,14 @@ GO        ?= go
 BIN       := bin/rootfs-trim
 PKGS      := ./...
 FUZZTIME  ?= 30s
-# make install: as Go and Buildroot users expect (DESTDIR for staging).
+# make install: as Go, Debian and Buildroot users expect (DESTDIR for
+# staging). The binary finds the rules at ../share/rootfs-trim/rules from
+# its own directory when --rules is not given: with BINDIR and DATADIR as
+# they are here, whatever PREFIX is.
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
+DATADIR   ?= $(PREFIX)/share
+MANDIR    ?= $(DATADIR)/man
 STATICCHECK_VERSION := v0.8.2
 # The binary goes into images: static, no cgo, paths and VCS stamps trimmed
 # so that two builds of one commit are byte-identical.
@@ -16,7 +21,8 @@ export CGO_ENABLED := 0
 
 help:
 	@echo 'make build  build bin/rootfs-trim (static)'
-	@echo 'make install  install it as $$(DESTDIR)$$(BINDIR)/rootfs-trim (BINDIR: $$(PREFIX)/bin, PREFIX: /usr/local)'
+	@echo 'make install  install it under $$(DESTDIR)$$(PREFIX) (PREFIX: /usr/local): bin/rootfs-trim, the rules'
+	@echo '             (share/rootfs-trim/rules, what --rules defaults to), the man page, bash, zsh and fish completions'
 	@echo 'make test   run every test, interoperability tests included, and summarise'
 	@echo 'make lint   gofmt, go vet, staticcheck'
 	@echo 'make fuzz   run each fuzz target for FUZZTIME ($(FUZZTIME))'
@@ -28,8 +34,23 @@ build:
 	@echo '== build $(BIN) (a minute or two on a cold Go cache, seconds after)'
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/rootfs-trim
 
+# The rules directory is replaced whole, so that a rule deleted from the
+# checkout does not linger (as the Buildroot package does). The man page
+# and the completions come from the binary just built (make man).
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/rootfs-trim
+	rm -rf $(DESTDIR)$(DATADIR)/rootfs-trim/rules
+	install -d -m 0755 $(DESTDIR)$(DATADIR)/rootfs-trim/rules
+	cp -R rules/. $(DESTDIR)$(DATADIR)/rootfs-trim/rules
+	chmod -R u=rwX,go=rX $(DESTDIR)$(DATADIR)/rootfs-trim/rules
+	install -d -m 0755 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/bash-completion/completions \
+		$(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	$(BIN) man > $(DESTDIR)$(MANDIR)/man1/rootfs-trim.1
+	$(BIN) completion bash > $(DESTDIR)$(DATADIR)/bash-completion/completions/rootfs-trim
+	$(BIN) completion zsh > $(DESTDIR)$(DATADIR)/zsh/site-functions/_rootfs-trim
+	$(BIN) completion fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/rootfs-trim.fish
+	chmod 0644 $(DESTDIR)$(MANDIR)/man1/rootfs-trim.1 $(DESTDIR)$(DATADIR)/bash-completion/completions/rootfs-trim \
+		$(DESTDIR)$(DATADIR)/zsh/site-functions/_rootfs-trim $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/rootfs-trim.fish
 
 # The boot test's kernel (test/boot): ROOTFS_TRIM_KERNEL, else /boot's, else
 # the one .ci/run fetched into KERNEL_CACHE, else fetched there the same way

@@ -111,9 +111,12 @@ func sourceDateEpoch(env *Env) (*time.Time, error) {
 	return &t, nil
 }
 
+// loadRules loads the rules in dir, or the installed rules when dir is ""
+// (rulesDirOr); the set's Dir says which.
 func loadRules(dir string) (*rules.Set, error) {
-	if dir == "" {
-		return nil, usagef("--rules DIR is required")
+	dir, err := rulesDirOr(dir)
+	if err != nil {
+		return nil, err
 	}
 	// Load globs *.yaml, and a glob in a directory that is not there just
 	// finds nothing: say what is really wrong.
@@ -135,13 +138,13 @@ func loadRules(dir string) (*rules.Set, error) {
 
 func runApply(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "apply", "--rules DIR [flags] TARGET | IN OUT", applyHelp)
-	rulesDir := fs.String("rules", "", "rule `directory`")
+	rulesDir := rulesFlag(fs, "")
 	var own ownershipFlags
 	own.register(fs)
 	manifestPath := fs.String("manifest", "", "write the JSON manifest to `FILE`")
 	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
 	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format` for IN OUT: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
-	codec := fs.String("compress", "", "output compression for IN OUT (default: as IN)")
+	codec := fs.String("compress", "", "output `compression` for IN OUT: "+wantOneOf(writableCodecs())+" (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
 	quiet := fs.Bool("quiet", false, "print only problems")
 	strict := fs.Bool("strict", false, "ignore fallback rules: a forbidden file no package rule handles stops the run")
@@ -194,7 +197,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
 	}
 	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
-		Rules: manifest.Rules{Dir: *rulesDir, Digest: set.Digest}}
+		Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
 
 	var rep *trim.Report
 	if len(pos) == 1 {
@@ -215,7 +218,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
 			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
 			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
-				CreatedBy: fmt.Sprintf("rootfs-trim apply --rules %s (rootfs-trim %s, rules %s)", *rulesDir, Version, set.Digest)}}
+				CreatedBy: fmt.Sprintf("rootfs-trim apply --rules %s (rootfs-trim %s, rules %s)", set.Dir, Version, set.Digest)}}
 		if *manifestPath != "" {
 			a.m = m // the digests the manifest wants cost a pass over input and output
 		}
@@ -454,13 +457,6 @@ func formatName(f archive.Format) string {
 // recompressFlag is apply's and repack's --recompress.
 func recompressFlag(fs *flag.FlagSet) *string {
 	return fs.String("recompress", "auto", "`mode`: auto reuses the input's compressed bytes where the output's content is the same (a copy of the file when nothing changed, the unchanged blocks of lz4-legacy); full compresses the whole output again")
-}
-
-func checkRecompress(mode string) error {
-	if mode != "auto" && mode != "full" {
-		return usagef("--recompress %q: want auto or full", mode)
-	}
-	return nil
 }
 
 // noteTo prints what the reuse path has to say as cmd's note.

@@ -36,7 +36,7 @@ json, github (workflow annotations pointing at the rule file and line), sarif
 
 func runAudit(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "audit", "--rules DIR [flags] INPUT...", auditHelp)
-	rulesDir := fs.String("rules", "", "rule `directory`")
+	rulesDir := rulesFlag(fs, "")
 	var own ownershipFlags
 	own.register(fs)
 	format := renamedFlag(fs, "report", "format", "text", "report `format`: text, json, github or sarif")
@@ -97,14 +97,6 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 }
 
 // checkReportFormat validates the --report of audit and check.
-func checkReportFormat(f string) error {
-	switch f {
-	case "text", "json", "github", "sarif":
-		return nil
-	}
-	return usagef("--report %q: want text, json, github or sarif", f)
-}
-
 // auditSchema names audit --format json's JSON Schema,
 // docs/schema/audit.json. Any change to auditReport's fields (a finding's
 // included) changes it.

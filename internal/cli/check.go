@@ -54,7 +54,7 @@ lock) or --allow-new is given.
 
 func runCheck(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "check", "--rules DIR [--lock FILE] [flags] INPUT...", checkHelp)
-	rulesDir := fs.String("rules", "", "rule `directory`")
+	rulesDir := rulesFlag(fs, "")
 	lockPath := fs.String("lock", "", "lock `file` (default DIR/check.lock)")
 	update := fs.Bool("update-lock", false, "write the lock from the inputs and print what changed")
 	fileList := fs.String("packages-file-list", "", "Buildroot's packages-file-list.txt, for PATH inputs")
@@ -80,7 +80,12 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *lockPath == "" {
-		*lockPath = filepath.Join(*rulesDir, "check.lock")
+		// The installed rules are the package's files: the lock a user
+		// updates is one of their own.
+		if *update && *rulesDir == "" {
+			return usagef("--update-lock would write the installed rules' %s: name the lock with --lock FILE", names.Quote(filepath.Join(set.Dir, "check.lock")))
+		}
+		*lockPath = filepath.Join(set.Dir, "check.lock")
 	}
 	lock, err := check.ReadLock(*lockPath)
 	switch {

@@ -18,8 +18,10 @@ func init() {
 
 const completionHelp = `
 Prints a completion script for the shell named: every command, each
-command's flags (with a description in zsh and fish), the words export and
-completion take, and file names elsewhere. Load it for the current shell:
+command's flags (with a description in zsh and fish), the values of --runtime,
+--cni, --report, --archive-format, --compress and --recompress, the words
+export and completion take, and file names elsewhere. Load it for the current
+shell (make install puts the scripts where bash-completion, zsh and fish look):
 
   bash: source <(rootfs-trim completion bash)
   zsh:  source <(rootfs-trim completion zsh), or save it as _rootfs-trim in $fpath
@@ -80,9 +82,12 @@ type cmdSpec struct {
 	Flags                         []flagSpec
 }
 
-// flagSpec is one flag: Arg names its value ("" for a switch).
+// flagSpec is one flag: Arg names its value ("" for a switch), Values are
+// the words it takes (flagValues), and Path says it takes a file name too.
 type flagSpec struct {
 	Name, Usage, Arg string
+	Values           []string
+	Path             bool
 }
 
 // commandTable is every visible command with its synopsis, help and flags,
@@ -111,7 +116,13 @@ func commandTable() ([]cmdSpec, error) {
 		}
 		fs.VisitAll(func(f *flag.Flag) {
 			arg, usage := flag.UnquoteUsage(f)
-			spec.Flags = append(spec.Flags, flagSpec{Name: f.Name, Usage: usage, Arg: arg})
+			// An old spelling (renamedFlag) takes its new name's values.
+			name := f.Name
+			if s, ok := f.Value.(*spelling); ok && s.old {
+				name = s.other
+			}
+			spec.Flags = append(spec.Flags, flagSpec{Name: f.Name, Usage: usage, Arg: arg,
+				Values: flagValues[name], Path: pathValued[name]})
 		})
 		out = append(out, spec)
 	}
@@ -155,7 +166,7 @@ _rootfs_trim() {
 		COMPREPLY=($(compgen -W %s -- "$cur"))
 		return
 	fi
-	local flags='' valued='' words=''
+	local flags='' valued='' words='' values=''
 	case ${COMP_WORDS[1]} in
 `, shq(strings.Join(names, " ")))
 	for _, c := range cmds {
@@ -166,11 +177,27 @@ _rootfs_trim() {
 				valued = append(valued, "--"+f.Name, "-"+f.Name)
 			}
 		}
-		fmt.Fprintf(w, "\t%s)\n\t\tflags=%s\n\t\tvalued=%s\n\t\twords=%s\n\t\t;;\n", c.Name,
+		fmt.Fprintf(w, "\t%s)\n\t\tflags=%s\n\t\tvalued=%s\n\t\twords=%s\n", c.Name,
 			shq(strings.Join(flags, " ")), shq(strings.Join(valued, " ")), shq(strings.Join(c.words(), " ")))
+		var cases []string
+		for _, f := range c.Flags {
+			if len(f.Values) > 0 {
+				cases = append(cases, fmt.Sprintf("\t\t--%s|-%s) values=%s ;;\n", f.Name, f.Name, shq(strings.Join(f.Values, " "))))
+			}
+		}
+		if len(cases) > 0 {
+			fmt.Fprintf(w, "\t\tcase $prev in\n%s\t\tesac\n", strings.Join(cases, ""))
+		}
+		fmt.Fprint(w, "\t\t;;\n")
 	}
 	fmt.Fprint(w, `	esac
-	# A flag's value: file names, bash's default.
+	# A flag's value: its words where it has some (none matching: file
+	# names, as -o default makes bash do, for --cni's manifest path), else
+	# file names.
+	if [ -n "$values" ]; then
+		COMPREPLY=($(compgen -W "$values" -- "$cur"))
+		return
+	fi
 	case " $valued " in
 	*" $prev "*) return ;;
 	esac
@@ -216,7 +243,16 @@ _rootfs-trim() {
 			spec := "--" + f.Name + "[" + zshDesc(f.short()) + "]"
 			if f.Arg != "" {
 				action := "_files"
-				if f.Arg == "directory" || f.Arg == "DIR" {
+				switch {
+				case len(f.Values) > 0 && f.Path:
+					// In braces, evaluated as written (_arguments would
+					// add compadd's options to a bare call, which
+					// _alternative refuses); _arguments splits a spec at
+					// its colons: the action's own are escaped.
+					action = strings.ReplaceAll("{_alternative "+shq("values:"+f.Arg+":("+strings.Join(f.Values, " ")+")")+" "+shq("files:file:_files")+"}", ":", `\:`)
+				case len(f.Values) > 0:
+					action = "(" + strings.Join(f.Values, " ") + ")"
+				case f.Arg == "directory" || f.Arg == "DIR":
 					action = "_files -/"
 				}
 				spec = "--" + f.Name + "=[" + zshDesc(f.short()) + "]:" + zshDesc(f.Arg) + ":" + action
@@ -253,7 +289,12 @@ func writeFish(w io.Writer, cmds []cmdSpec) {
 		cond := fishq("__fish_seen_subcommand_from " + c.Name)
 		for _, f := range c.Flags {
 			req := ""
-			if f.Arg != "" {
+			switch {
+			case len(f.Values) > 0 && f.Path:
+				req = " -r -a " + fishq(strings.Join(f.Values, " "))
+			case len(f.Values) > 0:
+				req = " -x -a " + fishq(strings.Join(f.Values, " "))
+			case f.Arg != "":
 				req = " -r"
 			}
 			fmt.Fprintf(w, "complete -c rootfs-trim -n %s -l %s%s -d %s\n", cond, f.Name, req, fishq(f.short()))

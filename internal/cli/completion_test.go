@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -115,15 +119,31 @@ func TestCompletionScriptsParse(t *testing.T) {
 	}
 }
 
+// completionCases are lines a user types and the words each shell must
+// offer: commands, flags, the words of export and completion, and flag
+// values (flagValues; for --cni, files too, and the directory each shell
+// runs in is empty).
+var completionCases = []struct{ line, want string }{
+	{"rootfs-trim di", "diff"},
+	{"rootfs-trim diff --rep", "--report"},
+	{"rootfs-trim check --update", "--update-lock"},
+	{"rootfs-trim completion ", "bash fish zsh"},
+	{"rootfs-trim export b", "buildroot"},
+	{"rootfs-trim render --runtime ", "containerd crio docker"},
+	{"rootfs-trim render --cni ", "bridge calico cilium false flannel kindnet true"},
+	{"rootfs-trim render --dry-run --cni ca", "calico"},
+	{"rootfs-trim audit --report ", "github json sarif text"},
+	{"rootfs-trim check --format j", "json"},
+	{"rootfs-trim diff --report s", "sarif"},
+	{"rootfs-trim apply --archive-format ", "crc dir docker-archive newc oci tar"},
+	{"rootfs-trim repack --format d", "dir docker-archive"},
+	{"rootfs-trim repack --compress lz", "lz4 lz4-legacy"},
+	{"rootfs-trim apply --recompress ", "auto full"},
+}
+
 // The bash and fish scripts complete what a user types.
 func TestCompletionCompletes(t *testing.T) {
-	cases := []struct{ line, want string }{
-		{"rootfs-trim di", "diff"},
-		{"rootfs-trim diff --rep", "--report"},
-		{"rootfs-trim check --update", "--update-lock"},
-		{"rootfs-trim completion ", "bash fish zsh"},
-		{"rootfs-trim export b", "buildroot"},
-	}
+	cases := completionCases
 	t.Run("bash", func(t *testing.T) {
 		archivetest.RequireTool(t, "bash")
 		p := filepath.Join(t.TempDir(), "c.bash")
@@ -149,7 +169,9 @@ func TestCompletionCompletes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tc := range cases {
-			out, err := exec.Command("fish", "--no-config", "-c", "source $argv[1]; complete -C $argv[2]", p, tc.line).CombinedOutput()
+			fish := exec.Command("fish", "--no-config", "-c", "source $argv[1]; complete -C $argv[2]", p, tc.line)
+			fish.Dir = t.TempDir() // no file names among the values
+			out, err := fish.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%q: %v: %s", tc.line, err, out)
 			}
@@ -162,6 +184,52 @@ func TestCompletionCompletes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// zsh's completion runs only in its line editor: testdata/zsh-complete.zsh
+// types each line and a tab into an interactive zsh on a pseudo-terminal
+// (zsh/zpty), with compinit and the script loaded, and lists what the
+// completion functions offered.
+func TestCompletionCompletesZsh(t *testing.T) {
+	archivetest.RequireTool(t, "zsh")
+	if err := exec.Command("zsh", "-fc", "zmodload zsh/zpty").Run(); err != nil {
+		if os.Getenv(archivetest.RequireToolsEnv) == "1" {
+			t.Fatalf("zsh has no zpty module (%v), and %s=1 forbids skipping", err, archivetest.RequireToolsEnv)
+		}
+		t.Skipf("zsh has no zpty module: %v", err)
+	}
+	harness, err := filepath.Abs(filepath.Join("testdata", "zsh-complete.zsh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "_rootfs-trim")
+	if err := os.WriteFile(p, []byte(script(t, "zsh")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-f", harness, p, dir}
+	for _, tc := range completionCases {
+		args = append(args, tc.line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	zsh := exec.CommandContext(ctx, "zsh", args...)
+	zsh.Dir = t.TempDir() // no file names among the values
+	zsh.Env = append(os.Environ(), "LC_ALL=C", "HOME="+zsh.Dir, "ZDOTDIR="+zsh.Dir, "TERM=dumb")
+	if msg, err := zsh.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", harness, err, msg)
+	}
+	for i, tc := range completionCases {
+		offered, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Fields(string(offered))
+		sort.Strings(got)
+		if g := strings.Join(slices.Compact(got), " "); g != tc.want {
+			t.Errorf("%q completes to %q, want %q", tc.line, g, tc.want)
+		}
+	}
 }
 
 func sortedFields(s string) string {
@@ -206,7 +274,7 @@ func TestManPageRenders(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"ROOTFS-TRIM(1)", "EXIT STATUS", "Exit status: 0"} {
+	for _, want := range []string{"ROOTFS-TRIM(1)", "EXIT STATUS", "Exit status: 0", "FILES", "../share/rootfs-trim/rules"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
 		}

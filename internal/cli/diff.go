@@ -41,7 +41,7 @@ Reports: text, json, github (workflow annotations at the rule's file and line).
 
 func runDiff(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "diff", "[--rules DIR] [flags] OLD NEW", diffHelp)
-	rulesDir := fs.String("rules", "", "rule `directory` (needed for trees and archives)")
+	rulesDir := rulesFlag(fs, " (for trees and archives)")
 	var own diffOwners
 	own.register(fs)
 	fs.StringVar(&own.oldFileList, "old-packages-file-list", "", "OLD's packages-file-list.txt when OLD is another build (default: --packages-file-list's)")
@@ -54,10 +54,8 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 2 {
 		return usagef("want OLD and NEW, got %d arguments", len(pos))
 	}
-	switch *report {
-	case "text", "json", "github", "sarif":
-	default:
-		return usagef("--report %q: want text, json, github or sarif", *report)
+	if err := checkReportFormat(*report); err != nil {
+		return err
 	}
 	res, set, err := diffInputs(ctx, pos[0], pos[1], *rulesDir, &own, maxSize)
 	if err != nil {

@@ -26,7 +26,7 @@ check and no policy: a path that disappears is silently ignored.
 
 func runExport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "export", "buildroot --rules DIR", exportHelp)
-	rulesDir := fs.String("rules", "", "rule `directory`")
+	rulesDir := rulesFlag(fs, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

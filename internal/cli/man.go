@@ -88,6 +88,10 @@ func writeMan(w io.Writer, cmds []cmdSpec, usage string) {
 		fmt.Fprintln(w, ".SH EXIT STATUS")
 		roffLines(w, exit)
 	}
+	// Where the rules --rules falls back to are (rulesDirOr).
+	fmt.Fprintln(w, ".SH FILES")
+	fmt.Fprintf(w, ".TP\n.I %s\n", roff(installedRules))
+	roffLines(w, "from the directory of the binary: the installed rules, which commands take when --rules is not given (/usr/local/share/rootfs-trim/rules beside /usr/local/bin/rootfs-trim, as make install lays them out); rootfs-trim version prints which.")
 	fmt.Fprintln(w, ".SH SEE ALSO")
 	fmt.Fprintln(w, "The full reference is docs/commands.md in the source tree; rules are described in docs/rules.md.")
 }

@@ -30,7 +30,7 @@ kernel requires), lz4-legacy (what the kernel reads), lz4 (frame), zstd.
 func runRepack(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "repack", "[--archive-format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
 	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
-	codec := fs.String("compress", "", "output compression (default: as IN)")
+	codec := fs.String("compress", "", "output `compression`: "+wantOneOf(writableCodecs())+" (default: as IN)")
 	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
 	maxSize := maxSizeFlag(fs)
 	recompress := recompressFlag(fs)

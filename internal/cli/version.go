@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
+
 	rootfstrim "github.com/rootfs-trim/rootfs-trim"
 )
 
@@ -17,13 +19,16 @@ func init() {
 }
 
 const versionHelp = `
-Prints the tool's version and, with --rules, the sha256 digest of the rule set
-(the one apply records in its manifest and in the image's index).
+Prints the tool's version and the rule set's directory and sha256 digest (the
+one apply records in its manifest and in the image's index): the --rules given,
+else the installed rules the other commands fall back to, if there are any
+(` + installedRules + ` from the binary's directory, where make install puts
+them).
 `
 
 func runVersion(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "version", "[--rules DIR]", versionHelp)
-	rulesDir := fs.String("rules", "", "rule `directory` to digest")
+	rulesDir := fs.String("rules", "", "rule `directory` to digest (default: the installed rules, if any)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -32,12 +37,19 @@ func runVersion(ctx context.Context, env *Env, args []string) error {
 		return usagef("version takes no arguments")
 	}
 	fmt.Fprintf(env.Stdout, "rootfs-trim %s\n", Version)
-	if *rulesDir != "" {
-		set, err := loadRules(*rulesDir)
-		if err != nil {
-			return err
+	dir := *rulesDir
+	if dir == "" {
+		// Which rules the other commands take without --rules; none
+		// installed (a binary run from a checkout): the version alone.
+		var ok bool
+		if dir, ok = defaultRulesDir(); !ok {
+			return nil
 		}
-		fmt.Fprintf(env.Stdout, "rules %s %s\n", *rulesDir, set.Digest)
 	}
+	set, err := loadRules(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "rules %s %s\n", names.Quote(set.Dir), set.Digest)
 	return nil
 }

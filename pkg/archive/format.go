@@ -18,6 +18,10 @@ const (
 	KindDir
 )
 
+// Kinds are the formats ParseKind accepts by their String names, in the
+// order -h lists them.
+var Kinds = []Kind{KindCpio, KindCpioCRC, KindTar, KindDir}
+
 func (k Kind) String() string {
 	switch k {
 	case KindCpio:

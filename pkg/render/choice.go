@@ -63,10 +63,14 @@ func (c *Choice) CIDR() string {
 	return DefaultPodCIDR
 }
 
-// minikubeWords are the --cni values minikube's cni.New (pkg/minikube/cni/
-// cni.go) switches on; anything else it takes as a manifest path
-// (NewCustom).
-var minikubeWords = []string{"", "auto", "false", "true", "kindnet", "bridge", "calico", "cilium", "flannel"}
+// CNIValues are the --cni values minikube's cni.New (pkg/minikube/cni/
+// cni.go) switches on and that render takes; anything else minikube takes
+// as a manifest path (NewCustom). The completions offer these.
+var CNIValues = []string{"bridge", "kindnet", "true", "calico", "cilium", "flannel", "false"}
+
+// minikubeWords are every --cni word cni.New knows: CNIValues, and auto or
+// nothing, which it resolves itself (Validate refuses them).
+var minikubeWords = append([]string{"", "auto"}, CNIValues...)
 
 // classOnly reports whether v is a class the rules use (contract.CNIs:
 // none, custom) that is not a minikube value. minikube would take it for

@@ -305,6 +305,18 @@ func TestMkRebuildAndInstall(t *testing.T) {
 	if diff := cmp.Diff(treeListingNoTimes(t, filepath.Join(src, "rules")), treeListingNoTimes(t, installed)); diff != "" {
 		t.Errorf("installed rules differ from the checkout's (-checkout +installed):\n%s", diff)
 	}
+	// The host binary, where the golang infrastructure installs it, finds
+	// them without --rules.
+	data, err := os.ReadFile(toolBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostBin := filepath.Join(hostDir, "bin", "rootfs-trim")
+	writeFile(t, hostBin, string(data), 0o755)
+	version, err := exec.Command(hostBin, "version").Output()
+	if err != nil || !strings.Contains(string(version), "\nrules "+installed+" sha256:") {
+		t.Errorf("$(HOST_DIR)/bin/rootfs-trim version: %v; does not name the installed rules:\n%s", err, version)
+	}
 
 	target := filepath.Join(t.TempDir(), "target")
 	h.vars["TARGET_DIR"] = target

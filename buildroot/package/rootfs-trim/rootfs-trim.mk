@@ -107,7 +107,9 @@ define ROOTFS_TRIM_INSTALL_INIT_SYSTEMD
 		$(TARGET_DIR)/usr/lib/systemd/system-preset/50-rootfs-trim.preset
 endef
 
-# scripts/post-build.sh takes its rules from here unless told otherwise.
+# scripts/post-build.sh takes its rules from here unless told otherwise,
+# and so does $(HOST_DIR)/bin/rootfs-trim given no --rules: the rules at
+# ../share/rootfs-trim/rules from its directory, as make install lays out.
 # Removed first so that a rule deleted from the checkout does not linger.
 define HOST_ROOTFS_TRIM_INSTALL_RULES
 	rm -rf $(HOST_DIR)/share/rootfs-trim/rules
