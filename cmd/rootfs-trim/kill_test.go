@@ -75,10 +75,13 @@ func listing(t *testing.T, root string) []string {
 	return lines
 }
 
-// TestKillDuringApplyOnTree sends SIGKILL to apply on a tree at increasing
-// delays, then runs it again: each time the tree must end exactly as an
-// uninterrupted run leaves it, mtimes included, with nothing left beside it.
-func TestKillDuringApplyOnTree(t *testing.T) {
+// treeApplyReference runs apply, uninterrupted, on killTree's tree, for
+// the tests that then interrupt it: apply makes the command for a tree and
+// its file list (the caller's environment but LC_ALL=C and no
+// SOURCE_DATE_EPOCH), dir is where to make more trees, want the tree the
+// run left and took how long it took.
+func treeApplyReference(t *testing.T) (apply func(root, fileList string) *exec.Cmd, dir string, want []string, took time.Duration) {
+	t.Helper()
 	bin := binary(t)
 	var env []string
 	for _, kv := range os.Environ() {
@@ -87,20 +90,27 @@ func TestKillDuringApplyOnTree(t *testing.T) {
 		}
 	}
 	env = append(env, "LC_ALL=C")
-	apply := func(root, fileList string) *exec.Cmd {
+	apply = func(root, fileList string) *exec.Cmd {
 		cmd := exec.Command(bin, "apply", "--quiet", "--rules", "../../rules", "--packages-file-list", fileList, root)
 		cmd.Env = env
 		return cmd
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	ref := filepath.Join(dir, "ref", "target")
 	fileList := killTree(t, ref)
 	start := time.Now()
 	if r := runBinary(t, apply(ref, fileList)); r.code != 0 {
 		t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
 	}
-	took := time.Since(start)
-	want := listing(t, ref)
+	took = time.Since(start)
+	return apply, dir, listing(t, ref), took
+}
+
+// TestKillDuringApplyOnTree sends SIGKILL to apply on a tree at increasing
+// delays, then runs it again: each time the tree must end exactly as an
+// uninterrupted run leaves it, mtimes included, with nothing left beside it.
+func TestKillDuringApplyOnTree(t *testing.T) {
+	apply, dir, want, took := treeApplyReference(t)
 
 	// Reading the tree takes the first part of a run: most kills go later.
 	const tries = 12
@@ -146,22 +156,7 @@ func TestKillDuringApplyOnTree(t *testing.T) {
 // exits 130 (128 + SIGINT) so that a script sees it; a run the signal came
 // too late for exits 0.
 func TestInterruptDuringApplyOnTree(t *testing.T) {
-	bin := binary(t)
-	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
-	apply := func(root, fileList string) *exec.Cmd {
-		cmd := exec.Command(bin, "apply", "--quiet", "--rules", "../../rules", "--packages-file-list", fileList, root)
-		cmd.Env = env
-		return cmd
-	}
-	dir := t.TempDir()
-	ref := filepath.Join(dir, "ref", "target")
-	fileList := killTree(t, ref)
-	start := time.Now()
-	if r := runBinary(t, apply(ref, fileList)); r.code != 0 {
-		t.Fatalf("apply: exit %d: %s", r.code, r.stderr)
-	}
-	took := time.Since(start)
-	want := listing(t, ref)
+	apply, dir, want, took := treeApplyReference(t)
 
 	const tries = 12
 	delay := func(i int) time.Duration { return took * time.Duration(i+4) / (tries + 4) }
