@@ -93,14 +93,7 @@ func Detect(path string, fi os.FileInfo) (bool, error) {
 	case stray == "":
 		return true, nil
 	}
-	kind, st := Layout, store(nil)
-	var err error
-	if fi.IsDir() {
-		st, err = openDirStore(path)
-	} else {
-		kind = Archive
-		st, err = openTarStore(path)
-	}
+	kind, st, err := openRawStore(path, fi)
 	if err != nil {
 		// A name twice, which consumers read differently.
 		return false, fmt.Errorf("%s: %w", path, err)
@@ -233,4 +226,15 @@ func (b *bufSeeker) Seek(offset int64, whence int) (int64, error) {
 	}
 	b.r, b.w, b.off = 0, 0, to
 	return to, nil
+}
+
+// openRawStore opens the store of the layout directory or the tarball at
+// path, as Open and Detect read it.
+func openRawStore(path string, fi os.FileInfo) (Kind, store, error) {
+	if fi.IsDir() {
+		st, err := openDirStore(path)
+		return Layout, st, err
+	}
+	st, err := openTarStore(path)
+	return Archive, st, err
 }

@@ -143,13 +143,7 @@ func Open(path string, opt Options) (*Image, error) {
 	case !ok:
 		return nil, fmt.Errorf("%s: not an image", path)
 	}
-	kind, st := Layout, store(nil)
-	if fi.IsDir() {
-		st, err = openDirStore(path)
-	} else {
-		kind = Archive
-		st, err = openTarStore(path)
-	}
+	kind, st, err := openRawStore(path, fi)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
