@@ -116,10 +116,11 @@ type File struct {
 // bytes of its data: what an image records about itself (its dpkg
 // database, the owners lists a Dockerfile wrote), read before the pass
 // that judges it. This is the filesystem a container of the image sees,
-// whiteouts applied, as containerd's snapshotters and podman's
-// containers/storage make it (image-spec layer.md, "Applying
-// changesets"). Their data is what the first pass kept (Options.Keep);
-// any other is read again from its layer.
+// whiteouts applied layer after layer as containerd's applyNaive
+// (archive/tar.go, behind archive.Apply, which unpacks each layer into
+// its snapshot) applies them (image-spec layer.md, "Applying
+// changesets"), not the files of any one layer. Their data is what the
+// first pass kept (Options.Keep); any other is read again from its layer.
 func (img *Image) Files(want func(name string) bool, max int64) ([]File, error) {
 	r := &Reader{img: img}
 	defer r.Close()
