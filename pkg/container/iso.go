@@ -122,7 +122,7 @@ func openInitrd(f *os.File, parts []Part, readers []io.Reader, opt OpenOptions) 
 	if err != nil || ok {
 		return in, err
 	}
-	return openStream(io.MultiReader(readers...), nil, opt)
+	return openStream(io.MultiReader(readers...), nil, opt, false)
 }
 
 // digestFile is the sha256 of the whole input file, for an input whose

@@ -184,7 +184,7 @@ func IsPipe(fi os.FileInfo) bool { return fi.Mode()&(os.ModeNamedPipe|os.ModeSoc
 // mapped, and its size is unknown (0). own says whether Close closes f
 // (not standard input, which the process keeps).
 func openPipe(path string, f *os.File, own bool, opt OpenOptions) (*Input, error) {
-	in, err := openStream(f, nil, opt)
+	in, err := openStream(f, nil, opt, true)
 	if err != nil {
 		if own {
 			f.Close()
@@ -269,7 +269,7 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 			return in, nil
 		}
 	}
-	in, err := openStream(f, f, opt)
+	in, err := openStream(f, f, opt, false)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -284,7 +284,9 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 
 // openStream reads the archive in f; file, if not nil, is f, an *os.File
 // read from its start, which the decoder may map (countingReader.InPlace).
-func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
+// pipe says f is a pipe or standard input, where a raw cpio is read as an
+// initrd's first segment (streamSegment).
+func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input, error) {
 	maxSize := opt.MaxSize
 	counter := &countingReader{r: f, file: file}
 	if opt.Digest {
@@ -314,6 +316,9 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions) (*Input, error) {
 	in.Reader = archive.NewReaderFor(br, format, lim)
 	if format.Kind == archive.KindTar && (file == nil || codec != compress.None) {
 		in.Reader = &streamImageGuard{Reader: in.Reader}
+	}
+	if pipe && codec == compress.None && format.Kind != archive.KindTar {
+		in.Reader = streamSegment{archive.NewSegmentCpioReader(br, true)}
 	}
 	return in, nil
 }

@@ -7,11 +7,11 @@
 // (image-spec layer.md, "Applying changesets"): each layer in order, its
 // whiteouts (.wh.NAME) and opaque directories (.wh..wh..opq) hiding what
 // the layers below it hold. Open makes one pass over the layers (scan) to
-// learn what each later layer hides and who owns what (the dpkg database
-// in the merged view), keeping every header and the data of the files the
-// caller names (Options.Keep); Reader yields the merged filesystem from
-// that, as archive entries in layer order, reading a layer again only for
-// data that was not kept. Every blob's digest and every layer's diff_id is
+// learn what each later layer hides, keeping every header and the data of
+// the files the caller names (Options.Keep); Reader yields the merged
+// filesystem from that, as archive entries in layer order, reading a layer
+// again only for data that was not kept, and Files yields the few files of
+// it a caller reads first (the image's own records of who installed what). Every blob's digest and every layer's diff_id is
 // checked on the pass, and again wherever a layer is read again.
 //
 // Write writes an image: the input's layers kept byte for byte, plus one

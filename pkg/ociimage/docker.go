@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path"
 	"regexp"
 	"strings"
@@ -217,10 +216,4 @@ func (img *Image) layoutManifest(layout []layoutImage) {
 			return
 		}
 	}
-}
-
-// readAllLimited reads r to its end, at most max bytes.
-func readAllLimited(r io.Reader, max int64) ([]byte, bool, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
-	return b, int64(len(b)) > max, err
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
@@ -35,14 +38,68 @@ func readStore(kind Kind, st store) {
 
 // FuzzLayers: two layers of any bytes, in a layout whose digests and
 // diff_ids match them, so that the merge (whiteouts, opaque directories,
-// hard links, names) sees whatever the fuzzer makes.
+// hard links, names) sees whatever the fuzzer makes; and Files, which
+// gives the owners records, yields what the Reader yields.
 func FuzzLayers(f *testing.F) {
 	f.Add(ocitest.Tar([]ocitest.Entry{{Name: "d/", Type: tar.TypeDir}, {Name: "d/a", Data: "a"}, {Name: "d/l", Type: tar.TypeLink, Linkname: "d/a"}}),
 		ocitest.Tar([]ocitest.Entry{{Name: "d/.wh.a"}, {Name: "d/.wh..wh..opq"}, {Name: ".wh..."}, {Name: "d/m", Type: tar.TypeLink, Linkname: "d/l"}}))
 	f.Add([]byte{}, []byte("not a tar"))
+	// An owners list a later layer adds, one it hides, a hard link to
+	// dpkg's status whose first name is gone.
+	f.Add(ocitest.Tar([]ocitest.Entry{{Name: "o/", Type: tar.TypeDir}, {Name: "o/a.list", Data: "/x\n"}, {Name: "o/b.list", Data: "/y\n"},
+		{Name: "s", Data: "Package: a\n"}, {Name: "o/status", Type: tar.TypeLink, Linkname: "s"}}),
+		ocitest.Tar([]ocitest.Entry{{Name: "o/.wh.a.list"}, {Name: "o/c.list", Data: "/z\n"}, {Name: ".wh.s"}}))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		readStore(Layout, rawLayout(a, b))
+		img, err := openStore("fuzz", Layout, rawLayout(a, b), fuzzOptions)
+		if err != nil {
+			return
+		}
+		defer img.Close()
+		filesAsReader(t, img)
 	})
+}
+
+// filesAsReader checks that Files of every name is the Reader's merged
+// view, entry for entry and byte for byte, or that both fail.
+func filesAsReader(t *testing.T, img *Image) {
+	t.Helper()
+	type flat struct {
+		Name, Linkname string
+		Type           archive.Type
+		Size           int64
+		Data           string
+	}
+	files, ferr := img.Files(func(string) bool { return true }, 1<<30)
+	var want []flat
+	var rerr error
+	r := img.Reader()
+	defer r.Close()
+	for rerr == nil {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if rerr = err; err != nil {
+			break
+		}
+		b, err := io.ReadAll(r)
+		if rerr = err; err == nil {
+			want = append(want, flat{e.Name, e.Linkname, e.Type, e.Size, string(b)})
+		}
+	}
+	if (ferr == nil) != (rerr == nil) {
+		t.Fatalf("Files: %v; the Reader: %v", ferr, rerr)
+	}
+	if ferr != nil {
+		return
+	}
+	var got []flat
+	for _, f := range files {
+		got = append(got, flat{f.Entry.Name, f.Entry.Linkname, f.Entry.Type, f.Entry.Size, string(f.Data)})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Files (-Reader +Files):\n%s", diff)
+	}
 }
 
 // FuzzTarball: any bytes as a docker save tarball.

@@ -74,21 +74,20 @@ func newNode(name string, layer int) *node {
 }
 
 // scan makes the first pass: every layer's entries applied in order, the
-// dpkg database's lists read from the merged view.
+// data Options.Keep names kept.
 func (img *Image) scan() error {
 	s := &scan{root: newNode(".", -1), gone: map[string]int{}, data: map[key][]byte{}}
-	lists := map[key]DpkgList{}
 	for _, l := range img.Layers {
-		if err := img.scanLayer(s, l, lists); err != nil {
+		if err := img.scanLayer(s, l); err != nil {
 			return err
 		}
 	}
 	img.tree = s
-	img.plan(lists)
+	img.plan()
 	return nil
 }
 
-func (img *Image) scanLayer(s *scan, l *Layer, lists map[key]DpkgList) error {
+func (img *Image) scanLayer(s *scan, l *Layer) error {
 	ls, err := img.openLayer(l)
 	if err != nil {
 		return err
@@ -110,15 +109,7 @@ func (img *Image) scanLayer(s *scan, l *Layer, lists map[key]DpkgList) error {
 		if t := e.ModTime.Unix(); t > img.newestMTimeSec {
 			img.newestMTimeSec = t
 		}
-		d, ok, err := readDpkgList(e, ls)
-		if err != nil {
-			ls.close()
-			return fmt.Errorf("%s: %s: %w", l, names.Quote(e.Name), err)
-		}
-		if ok {
-			lists[k] = d
-		}
-		if err := img.keepData(s, e, k, ls, d.Data, ok); err != nil {
+		if err := img.keepData(s, e, k, ls); err != nil {
 			ls.close()
 			return fmt.Errorf("%s: %s: %w", l, names.Quote(e.Name), err)
 		}
@@ -131,9 +122,8 @@ func (img *Image) scanLayer(s *scan, l *Layer, lists map[key]DpkgList) error {
 // Past it, what the caller reads is read again from its layer.
 const maxKept = 64 << 20
 
-// keepData keeps the data of e, entry k, when Options.Keep names it;
-// list is its data when readDpkgList read it (read).
-func (img *Image) keepData(s *scan, e *archive.Entry, k key, r io.Reader, list []byte, read bool) error {
+// keepData keeps the data of e, entry k, when Options.Keep names it.
+func (img *Image) keepData(s *scan, e *archive.Entry, k key, r io.Reader) error {
 	if img.opt.Keep == nil || e.Type != archive.TypeRegular || e.Size <= 0 || e.Size > maxKept-img.kept {
 		return nil
 	}
@@ -141,17 +131,12 @@ func (img *Image) keepData(s *scan, e *archive.Entry, k key, r io.Reader, list [
 	if err != nil || !img.opt.Keep(name) {
 		return nil
 	}
-	b := list
-	if !read {
-		b = make([]byte, e.Size)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return err
-		}
+	b := make([]byte, e.Size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return err
 	}
-	if int64(len(b)) == e.Size {
-		s.data[k] = b
-		img.kept += e.Size
-	}
+	s.data[k] = b
+	img.kept += e.Size
 	return nil
 }
 

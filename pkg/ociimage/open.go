@@ -105,7 +105,6 @@ type Image struct {
 	tree           *scan
 	emitted        map[any]emitted // what the Reader yielded, by its Format
 	kept           int64           // bytes of data the first pass kept
-	dpkg           []DpkgList
 	newestMTimeSec int64
 	id             string
 	// rawManifest and rawConfig are the bytes as read (rawManifest nil

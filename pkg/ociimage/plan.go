@@ -2,53 +2,16 @@ package ociimage
 
 import (
 	"cmp"
-	"io"
 	"maps"
-	"path"
 	"slices"
-	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
 
-// DpkgInfoDir is where dpkg keeps its file lists (pkg/trim reads them).
-const DpkgInfoDir = "var/lib/dpkg/info"
-
-// maxDpkgList bounds one .list file, as pkg/trim does.
-const maxDpkgList = 64 << 20
-
-// DpkgList is one file list of the dpkg database in the merged view.
-type DpkgList struct {
-	Name string // clean, var/lib/dpkg/info/<package>.list
-	Type archive.Type
-	Data []byte
-}
-
-// readDpkgList reads e's data when e is a file of var/lib/dpkg/info: the
-// first pass keeps them all, and the ones the merged view keeps are the
-// image's database.
-func readDpkgList(e *archive.Entry, r io.Reader) (DpkgList, bool, error) {
-	name, err := pathx.Clean(e.Name)
-	if err != nil || path.Dir(name) != DpkgInfoDir || !strings.HasSuffix(name, ".list") {
-		return DpkgList{}, false, nil
-	}
-	d := DpkgList{Name: name, Type: e.Type}
-	if e.Type == archive.TypeRegular {
-		b, too, err := readAllLimited(r, maxDpkgList)
-		if err != nil {
-			return d, false, err
-		}
-		if !too {
-			d.Data = b
-		}
-	}
-	return d, true, nil
-}
-
 // plan says, for every entry the merged view keeps, what the Reader
-// yields, and keeps the dpkg lists the merged view holds.
-func (img *Image) plan(lists map[key]DpkgList) {
+// yields.
+func (img *Image) plan() {
 	s := img.tree
 	s.plan = map[key]*planned{}
 	owner := map[key]*node{} // the entry that is a file's data now
@@ -80,12 +43,6 @@ func (img *Image) plan(lists map[key]DpkgList) {
 		s.plan[n.link] = &planned{node: n, as: n.name}
 	}
 	s.order = slices.SortedFunc(maps.Keys(s.plan), cmpKey)
-	for k, d := range lists {
-		if p := s.plan[k]; p != nil && p.as == "" && p.node.name == d.Name {
-			img.dpkg = append(img.dpkg, d)
-		}
-	}
-	slices.SortFunc(img.dpkg, func(a, b DpkgList) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // relinked is a hard link's header pointing at name, as it is when that
@@ -112,13 +69,6 @@ func walk(n *node, f func(*node)) {
 	for _, base := range slices.Sorted(maps.Keys(n.children)) {
 		walk(n.children[base], f)
 	}
-}
-
-// DpkgLists returns the dpkg database's file lists in the merged view,
-// sorted, and whether it has var/lib/dpkg/info at all.
-func (img *Image) DpkgLists() ([]DpkgList, bool) {
-	n := img.tree.lookup(DpkgInfoDir)
-	return img.dpkg, n != nil && n.isDir()
 }
 
 // LayerOf returns the layer that added the file at name (clean) in the

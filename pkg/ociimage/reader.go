@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
 
@@ -59,8 +60,15 @@ func (r *Reader) Next() (*archive.Entry, error) {
 // yield is entry k as the plan says, noted so that Write knows it when it
 // comes back unchanged.
 func (r *Reader) yield(k key, p *planned) *archive.Entry {
-	var asRead string
-	var e *archive.Entry
+	e, asRead := p.entry()
+	r.data = r.dataOf(k, p, e, asRead)
+	r.img.emitted[e.Format] = emitted{node: p.node, entry: *e}
+	return e
+}
+
+// entry is the header the Reader yields for p, and the name its data has
+// in its layer ("" for none).
+func (p *planned) entry() (e *archive.Entry, asRead string) {
 	switch {
 	case p.as != "":
 		// The data of a hard link whose first name is gone: that entry's
@@ -82,16 +90,60 @@ func (r *Reader) yield(k key, p *planned) *archive.Entry {
 		c := *tf
 		e.Format = &c
 	}
+	return e, asRead
+}
+
+// dataOf is the data of entry k, yielded as e: what the first pass kept,
+// or its layer read again.
+func (r *Reader) dataOf(k key, p *planned, e *archive.Entry, asRead string) io.Reader {
 	switch b, ok := r.img.tree.data[k]; {
 	case p.hdr != nil || e.Size <= 0:
-		r.data = eofReader{}
+		return eofReader{}
 	case ok:
-		r.data = bytes.NewReader(b)
-	default:
-		r.data = &readAgain{r: r, k: k, name: asRead}
+		return bytes.NewReader(b)
 	}
-	r.img.emitted[e.Format] = emitted{node: p.node, entry: *e}
-	return e
+	return &readAgain{r: r, k: k, name: asRead}
+}
+
+// File is an entry of the merged view and its data (Image.Files).
+type File struct {
+	Entry *archive.Entry
+	Data  []byte
+}
+
+// Files returns the entries of the merged view whose clean names want
+// says, as the Reader yields them and in its order, each with at most max
+// bytes of its data: what an image records about itself (its dpkg
+// database, the owners lists a Dockerfile wrote), read before the pass
+// that judges it. This is the filesystem a container of the image sees,
+// whiteouts applied layer after layer as containerd's applyNaive
+// (archive/tar.go, behind archive.Apply, which unpacks each layer into
+// its snapshot) applies them (image-spec layer.md, "Applying
+// changesets"), not the files of any one layer. Their data is what the
+// first pass kept (Options.Keep); any other is read again from its layer.
+func (img *Image) Files(want func(name string) bool, max int64) ([]File, error) {
+	r := &Reader{img: img}
+	defer r.Close()
+	s := img.tree
+	var files []File
+	for _, k := range s.order {
+		p := s.plan[k]
+		if !want(p.node.name) {
+			continue
+		}
+		if r.again != nil && r.again.l.Index != k.layer {
+			if err := r.leave(); err != nil {
+				return nil, err
+			}
+		}
+		e, asRead := p.entry()
+		b, err := io.ReadAll(io.LimitReader(r.dataOf(k, p, e, asRead), max))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names.Quote(e.Name), err)
+		}
+		files = append(files, File{Entry: e, Data: b})
+	}
+	return files, r.leave()
 }
 
 // readAgain is the data of entry k that the first pass did not keep: its

@@ -265,15 +265,17 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 	return true
 }
 
-// LoadDpkg reads the dpkg database of the input at name, a tree or an
-// archive; nil when it has none (no var/lib/dpkg/info). A tree's files are
-// read beneath it through os.Root, never following a symlink out. An
-// archive is read once through for its .list files (which come after
-// etc/, so a streaming apply needs them first): the input is a file and is
-// opened, and decompressed, again by the caller. Reading it twice costs
-// a second decompression, not disk space or memory as a spool of the
-// archive would. Audit does not call it for an archive: it reads the
-// database in its one pass (AuditInput.Dpkg).
+// LoadDpkg reads the dpkg database of the input at name, a tree, an
+// archive or an image; nil when it has none (no var/lib/dpkg/info, no
+// OwnersDir, no index of an earlier apply). A tree's files are read
+// beneath it through os.Root, never following a symlink out. An image's
+// are those of its merged view, which the first pass over its layers kept
+// (dpkgOfImage). An archive is read once through for its .list files
+// (which come after etc/, so a streaming apply needs them first): the
+// input is a file and is opened, and decompressed, again by the caller.
+// Reading it twice costs a second decompression, not disk space or memory
+// as a spool of the archive would. Audit does not call it for an archive:
+// it reads the database in its one pass (AuditInput.Dpkg).
 func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
@@ -388,6 +390,9 @@ func fileReader(f *os.File) io.Reader {
 
 func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 	open.Digest = false
+	if open.ImageData == nil {
+		open.ImageData = isRecord // an image's first pass keeps them
+	}
 	in, err := container.Open(name, open)
 	if err != nil {
 		return nil, err
@@ -420,12 +425,13 @@ func dpkgReadError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// dpkgScan gathers an archive's dpkg database from its entries as they
-// are read, in one pass with whatever else reads them (Audit, apply's
-// dpkgTee): dpkg's status file and lists, and OwnersDir's lists and
-// versions, which are held back and read last (in an archive OwnersDir,
-// under usr/, comes before var/lib/dpkg), all of them within one list's
-// bound.
+// dpkgScan gathers an archive's or an image's dpkg database from its
+// entries as they are read, in one pass with whatever else reads them
+// (Audit, apply's dpkgTee, dpkgOfImage): dpkg's status file and lists,
+// and OwnersDir's lists and versions, which are held back and read last,
+// as a tree's are (in an archive OwnersDir, under usr/, comes before
+// var/lib/dpkg; in an image a later layer's list comes after them all),
+// all of them within one list's bound.
 type dpkgScan struct {
 	db    *DpkgDB // made when needed, or beforehand (dpkgTee)
 	found bool    // a directory or file of the database was seen
@@ -464,13 +470,17 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 		return nil
 	}
 	regular := e.Type == archive.TypeRegular
-	if kind == localList && regular {
-		b, err := io.ReadAll(io.LimitReader(data, maxDpkgList-s.held))
+	if (kind == localList || kind == localVersion) && regular {
+		limit := maxDpkgList - s.held
+		if kind == localVersion {
+			limit = min(limit, maxVersion+2) // what readVersion reads
+		}
+		b, err := io.ReadAll(io.LimitReader(data, limit))
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", name, clean, err)
 		}
 		s.held += int64(len(b))
-		s.local = append(s.local, localFile{path.Base(clean), b})
+		s.local = append(s.local, localFile{kind, path.Base(clean), b})
 		return nil
 	}
 	if err := s.db.read(kind, path.Base(clean), regular, data); err != nil {
@@ -486,7 +496,7 @@ func (s *dpkgScan) done(name string) (*DpkgDB, error) {
 		return indexDB(s.index), nil
 	}
 	for _, lf := range s.local {
-		if err := s.db.read(localList, lf.base, true, bytes.NewReader(lf.data)); err != nil {
+		if err := s.db.read(lf.kind, lf.base, true, bytes.NewReader(lf.data)); err != nil {
 			return nil, fmt.Errorf("%s: %s/%s: %w", name, OwnersDir, lf.base, err)
 		}
 	}
@@ -495,6 +505,7 @@ func (s *dpkgScan) done(name string) (*DpkgDB, error) {
 }
 
 type localFile struct {
+	kind listFile // localList or localVersion
 	base string
 	data []byte
 }
@@ -579,26 +590,29 @@ func validVersion(v string) bool {
 	return true
 }
 
-// dpkgOfImage is the dpkg database of an image's merged view, which its
-// first pass read (ociimage.Image.DpkgLists): the layers are not read again.
+// dpkgOfImage is the ownership an image records about itself, read from
+// its merged view (whiteouts applied: what a container of it sees, and what
+// a tree extracted from it holds) by the same dpkgScan as an archive's:
+// dpkg's status and lists, the OwnersDir lists and versions, an earlier
+// apply's index. The first pass kept their data (ImageData, or isRecord
+// here): the layers are not read again.
 func dpkgOfImage(img *ociimage.Image) (*DpkgDB, error) {
-	lists, ok := img.DpkgLists()
-	if !ok {
-		return nil, nil
+	files, err := img.Files(isRecord, maxDpkgList)
+	if err != nil {
+		return nil, dpkgReadError(img.Path, err)
 	}
-	db := newDpkgDB()
-	for _, l := range lists {
-		pkg, ok := DpkgPackage(path.Base(l.Name))
-		if !ok || l.Type != archive.TypeRegular || l.Data == nil {
-			db.Ignored++
-			continue
+	var scan dpkgScan
+	for _, f := range files {
+		if err := scan.entry(img.Path, f.Entry, bytes.NewReader(f.Data)); err != nil {
+			return nil, err
 		}
-		n, err := db.Owners.ParseDpkgList(bytes.NewReader(l.Data), pkg)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", img.Path, l.Name, err)
-		}
-		db.Ignored += n
 	}
-	db.Packages = len(db.Owners.packages)
-	return db, nil
+	return scan.done(img.Path)
+}
+
+// isRecord says whether a clean path is one dpkgScan looks at: a file of
+// the database or OwnersDir, those directories, or an earlier apply's
+// index.
+func isRecord(clean string) bool {
+	return classifyDBPath(clean) != notDB || clean == DpkgInfoDir || clean == OwnersDir || clean == contract.IndexPath
 }
