@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
@@ -169,8 +171,16 @@ func Run(opt Options) (*Result, error) {
 	}
 	// The image's own records first (dpkg's status, the owners lists'
 	// .version files), then the flags and show-info over them.
+	// Within one source, the aliases in name order and then the package's
+	// own name, so that where two of them give different versions the
+	// lock is the same from run to run, and the rule file's name wins.
 	for _, versions := range []map[string]string{imageVersions, opt.Versions} {
-		for name, v := range versions {
+		order := slices.Sorted(maps.Keys(versions))
+		slices.SortStableFunc(order, func(a, b string) int {
+			return cmp.Compare(b2i(a == canonical(opt.Set, a)), b2i(b == canonical(opt.Set, b)))
+		})
+		for _, name := range order {
+			v := versions[name]
 			if s := states[canonical(opt.Set, name)]; s != nil && v != "" && (s.seen[name] || name == s.name && s.version == "") {
 				s.version = v
 			}
@@ -533,4 +543,11 @@ func ruleOrPolicy(f LockFile) string {
 		return "rule " + f.Rule
 	}
 	return "policy " + f.Policy + ", no rule"
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

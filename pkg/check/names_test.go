@@ -1,6 +1,8 @@
 package check
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,6 +77,43 @@ func TestVariantsLockApart(t *testing.T) {
 	} {
 		if got := set.LockName(tc.name); got != tc.key {
 			t.Errorf("LockName(%s) = %s, want %s", tc.name, got, tc.key)
+		}
+	}
+}
+
+// Two names of one package that give it different versions (containerd.io
+// from dpkg, containerd-bin from an owners list, say) lock the same version
+// on every run: the rule file's own name's. They were applied in a map's
+// order.
+func TestAliasVersionsDeterministic(t *testing.T) {
+	set, err := rules.Load("../../rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, f := range []string{"etc/crictl.yaml", "usr/bin/containerd"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(t.TempDir(), "packages-file-list.txt")
+	if err := os.WriteFile(list, []byte("containerd.io,./etc/crictl.yaml\ncontainerd-bin,./usr/bin/containerd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		res, err := Run(Options{Set: set, Lock: NewLock(), AllowNew: true, AllowMissing: true,
+			Inputs:   []Input{{Path: root, FileList: list}},
+			Versions: map[string]string{"containerd.io": "1.7.0-1", "containerd-bin": "v1.6.0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.NewLock.Packages["containerd-bin"]
+		if p == nil || p.Version != "v1.6.0" {
+			t.Fatalf("containerd-bin locked as %+v, want v1.6.0, its own name's", p)
 		}
 	}
 }
