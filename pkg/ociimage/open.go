@@ -131,7 +131,7 @@ type candidate struct {
 	platform    v1.Platform
 	manifest    v1.Descriptor
 	annotations map[string]string
-	refs        []string // the ref names index.json gives it
+	refs        []string        // the ref names index.json gives it
 	docker      *dockerManifest // a manifest.json entry
 	config      string          // its config's digest, of a manifest.json entry
 }
