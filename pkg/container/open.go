@@ -122,6 +122,8 @@ type OpenOptions struct {
 	// Platform (os/arch[/variant]) picks the image of a multi-platform
 	// image; "" takes the only one.
 	Platform string
+	// ref is the TAG of a DIR:TAG input (Open sets it).
+	ref string
 	// SegmentTap, when set, gives the Tap of segment k (0-based, from 1
 	// on) of an input read as segments, when that segment starts.
 	SegmentTap func(k int) Tap
@@ -156,6 +158,17 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 		return openPipe(path, os.Stdin, false, opt)
 	}
 	fi, err := os.Stat(path)
+	if dir, ref, ok := ociimage.SplitRef(path); err != nil && ok {
+		// DIR:TAG, one image of a layout by its name, as skopeo's
+		// oci:DIR:TAG; reported under the name the user gave.
+		opt.ref = ref
+		in, err := openImage(dir, nil, opt)
+		if err != nil {
+			return nil, err
+		}
+		in.Path = path
+		return in, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +244,7 @@ func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
 // openImage opens an image: its parts are its layers, read as the merged
 // filesystem (ociimage.Reader).
 func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
-	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, MaxSize: opt.MaxSize, Backend: opt.Backend, Keep: opt.ImageData})
+	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, Ref: opt.ref, MaxSize: opt.MaxSize, Backend: opt.Backend, Keep: opt.ImageData})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -210,7 +211,19 @@ func (w *Writer) index(man blob) []byte {
 	if p, err := v1.ParsePlatform(w.platform()); err == nil && p.OS != "" {
 		d.Platform = p
 	}
-	return mustJSON(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{d}})
+	ds := []v1.Descriptor{d}
+	if src != nil && len(src.refs) > 1 {
+		// The image had several names (umoci tag): each stays, one
+		// descriptor each, as index.json had them.
+		ds = ds[:0]
+		for _, r := range src.refs {
+			named := d
+			named.Annotations = maps.Clone(ann)
+			named.Annotations[RefName] = r
+			ds = append(ds, named)
+		}
+	}
+	return mustJSON(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: ds})
 }
 
 func (w *Writer) platform() string {

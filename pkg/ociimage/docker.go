@@ -148,6 +148,7 @@ func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 	}
 	files, sole := img.files, img.sole
 	cands, err := img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
+	cands = sameManifestOnce(cands) // two names of one image are one image
 	img.files, img.sole = files, sole
 	if err != nil {
 		return nil, fmt.Errorf("the OCI layout beside manifest.json: %w", err)

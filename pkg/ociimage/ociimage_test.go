@@ -124,7 +124,7 @@ func TestPlatforms(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "multi")
 	ocitest.WriteMulti(dir, ocitest.Kicbase(packages), "kicbase", "linux/amd64", "linux/arm64/v8")
 	for _, tc := range []struct{ platform, want string }{
-		{"", "it holds 2 images (linux/amd64, linux/arm64/v8): choose one with --platform"},
+		{"", "it holds 2 images (linux/amd64, linux/arm64/v8): choose one with --platform, or by name as DIR:TAG"},
 		{"linux/s390x", "no image for platform linux/s390x; it holds linux/amd64, linux/arm64/v8"},
 		{"linux/arm64/v7", "no image for platform linux/arm64/v7; it holds linux/amd64, linux/arm64/v8"},
 		{"linux/arm64", ""},

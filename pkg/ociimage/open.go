@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -54,6 +55,10 @@ const RefName = "org.opencontainers.image.ref.name"
 type Options struct {
 	// Platform is os/arch[/variant]; "" takes the only image there is.
 	Platform string
+	// Ref picks, in an OCI layout, the image index.json names so (its
+	// org.opencontainers.image.ref.name: the TAG of skopeo's oci:DIR:TAG,
+	// what umoci tag writes); "" picks by Platform alone.
+	Ref string
 	// MaxSize caps the uncompressed bytes of each layer.
 	MaxSize int64
 	// Backend chooses the layers' decompressors.
@@ -101,6 +106,7 @@ type Image struct {
 	config         map[string]json.RawMessage
 	parsed         *v1.ConfigFile
 	annotations    map[string]string // of the descriptor index.json names the image by
+	refs           []string          // every ref name index.json gives the image (sameManifestOnce)
 	repoTags       []string
 	tree           *scan
 	emitted        map[any]emitted // what the Reader yielded, by its Format
@@ -125,6 +131,7 @@ type candidate struct {
 	platform    v1.Platform
 	manifest    v1.Descriptor
 	annotations map[string]string
+	refs        []string        // the ref names index.json gives it
 	docker      *dockerManifest // a manifest.json entry
 	config      string          // its config's digest, of a manifest.json entry
 }
@@ -189,11 +196,11 @@ func (img *Image) load() error {
 			return err
 		}
 	}
-	c, err := choose(cands, img.opt.Platform)
+	c, err := choose(cands, img.opt.Platform, img.opt.Ref)
 	if err != nil {
 		return err
 	}
-	img.Platform, img.annotations = c.platform.String(), c.annotations
+	img.Platform, img.annotations, img.refs = c.platform.String(), c.annotations, c.refs
 	if c.docker != nil {
 		return img.loadDocker(c.docker, layout)
 	}
@@ -214,7 +221,7 @@ func (img *Image) candidates() (string, []candidate, error) {
 		}
 		img.files = append(img.files, "oci-layout")
 		cands, err := img.indexCandidates("index.json", nil, 0, map[v1.Hash]bool{})
-		return "index.json", cands, err
+		return "index.json", sameManifestOnce(cands), err
 	}
 	return "", nil, errors.New("neither manifest.json nor index.json: not an image")
 }
@@ -262,6 +269,9 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 			out = append(out, sub...)
 		case d.MediaType.IsImage():
 			c := candidate{manifest: d, annotations: ann}
+			if r := ann[RefName]; r != "" {
+				c.refs = []string{r}
+			}
 			if d.Platform != nil {
 				c.platform = *d.Platform
 			}
@@ -274,8 +284,68 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 	return out, nil
 }
 
-// choose picks the image of platform want ("" for the only one).
-func choose(cands []candidate, want string) (candidate, error) {
+// SplitRef reads skopeo's DIR:TAG spelling of one image of a layout: path
+// names no file, and the part before its last colon is a directory that
+// holds an oci-layout. ok is false for anything else.
+func SplitRef(path string) (dir, ref string, ok bool) {
+	if _, err := os.Lstat(path); err == nil {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(path, ':')
+	if i <= 0 || i == len(path)-1 {
+		return "", "", false
+	}
+	fi, err := os.Lstat(filepath.Join(path[:i], "oci-layout"))
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", "", false
+	}
+	return path[:i], path[i+1:], true
+}
+
+// sameManifestOnce makes the index entries that name one manifest (two
+// tags of one image, as `umoci tag` makes them) one candidate, with every
+// ref name it has: the same image, not two to choose between.
+func sameManifestOnce(cands []candidate) []candidate {
+	var out []candidate
+	at := map[v1.Hash]int{}
+	for _, c := range cands {
+		if i, ok := at[c.manifest.Digest]; ok && c.docker == nil {
+			for _, r := range c.refs {
+				if !slices.Contains(out[i].refs, r) {
+					out[i].refs = append(out[i].refs, r)
+				}
+			}
+			continue
+		}
+		at[c.manifest.Digest] = len(out)
+		out = append(out, c)
+	}
+	return out
+}
+
+// choose picks the image named ref, if given, of platform want ("" for
+// the only one).
+func choose(cands []candidate, want, ref string) (candidate, error) {
+	if ref != "" {
+		var named []candidate
+		refs := map[string]bool{}
+		for _, c := range cands {
+			for _, r := range c.refs {
+				refs[names.Quote(r)] = true
+			}
+			if slices.Contains(c.refs, ref) {
+				named = append(named, c)
+			}
+		}
+		if len(named) == 0 {
+			have := "none"
+			if len(refs) > 0 {
+				have = strings.Join(slices.Sorted(maps.Keys(refs)), ", ")
+			}
+			return candidate{}, fmt.Errorf("no image named %s in index.json; its names: %s", names.Quote(ref), have)
+		}
+		cands = named
+	}
 	// Each platform once, with its count: an index may name thousands of
 	// images, and the message need not grow with them.
 	count := map[string]int{}
@@ -299,7 +369,7 @@ func choose(cands []candidate, want string) (candidate, error) {
 	}
 	if want == "" {
 		if len(cands) > 1 {
-			return candidate{}, fmt.Errorf("it holds %d images (%s): choose one with --platform", len(cands), have)
+			return candidate{}, fmt.Errorf("it holds %d images (%s): choose one with --platform, or by name as DIR:TAG", len(cands), have)
 		}
 		return cands[0], nil
 	}
