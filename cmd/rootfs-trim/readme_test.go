@@ -255,7 +255,8 @@ func TestREADMEIsShort(t *testing.T) {
 	}
 }
 
-// TestDocBlocksRun: every marked block of the user docs (docblock.Docs) is
+// TestDocBlocksRun: every marked block of the user docs (docblock.Docs),
+// and every block of those whose blocks are all to be run (recipes), is
 // run by a test, either a scenario's `readme NAME FILE` or a Go test's
 // docblock.Block(root, "NAME"), so that a recipe cannot be added, or a
 // scenario dropped, without a test running what a user copies.
@@ -296,6 +297,18 @@ func TestDocBlocksRun(t *testing.T) {
 	}
 	if len(names) < 2 {
 		t.Fatalf("the docs have %d marked blocks; README.md alone has one", len(names))
+	}
+	for _, d := range docblock.Docs {
+		if !d.AllMarked {
+			continue
+		}
+		unmarked, err := docblock.Unmarked(root, d.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range unmarked {
+			t.Errorf("%s:%d: a code block with no <!-- block: NAME --> line before it, which no test can run", d.Path, line)
+		}
 	}
 	for name, doc := range names {
 		if !run[name] {

@@ -11,10 +11,22 @@ import (
 	"strings"
 )
 
-// Docs are the markdown files whose marked blocks tests run, relative to
-// the top of the tree. A block's name is unique across them all, so a
-// test names a block and not the file that holds it.
-var Docs = []string{"README.md", "docs/recipes.md"}
+// Doc is a markdown file whose marked blocks tests run.
+type Doc struct {
+	Path string // relative to the top of the tree
+	// AllMarked: every fenced block of the file is marked, so every one
+	// is run (recipes); README.md also has set-up commands no test runs,
+	// and ```console examples TestREADMEExamples runs.
+	AllMarked bool
+}
+
+// Docs are the markdown files whose marked blocks tests run. A block's
+// name is unique across them all, so a test names a block and not the
+// file that holds it.
+var Docs = []Doc{
+	{Path: "README.md"},
+	{Path: "docs/recipes.md", AllMarked: true},
+}
 
 const marker = "<!-- block: "
 
@@ -29,7 +41,11 @@ func Block(root, name string) (string, error) {
 	}
 	doc, ok := names[name]
 	if !ok {
-		return "", fmt.Errorf("no block %q in %s", name, strings.Join(Docs, ", "))
+		var paths []string
+		for _, d := range Docs {
+			paths = append(paths, d.Path)
+		}
+		return "", fmt.Errorf("no block %q in %s", name, strings.Join(paths, ", "))
 	}
 	data, err := os.ReadFile(filepath.Join(root, doc))
 	if err != nil {
@@ -42,7 +58,8 @@ func Block(root, name string) (string, error) {
 // it; a name used twice is an error, naming both places.
 func Names(root string) (map[string]string, error) {
 	names := map[string]string{}
-	for _, doc := range Docs {
+	for _, d := range Docs {
+		doc := d.Path
 		data, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			return nil, err
@@ -74,4 +91,25 @@ func body(doc, text, name string) (string, error) {
 		return "", fmt.Errorf("%s: block %q is not closed", doc, name)
 	}
 	return code, nil
+}
+
+// Unmarked returns the line numbers of the fenced blocks of the doc at
+// path under root that no marker line comes right before.
+func Unmarked(root, path string) ([]int, error) {
+	data, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		return nil, err
+	}
+	var lines []int
+	inBlock, prev := false, ""
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "```") {
+			if !inBlock && !markerRE.MatchString(prev) {
+				lines = append(lines, i+1)
+			}
+			inBlock = !inBlock
+		}
+		prev = l
+	}
+	return lines, nil
 }

@@ -56,3 +56,14 @@ func TestNamesUnique(t *testing.T) {
 		t.Errorf("a name in two docs: error %v", err)
 	}
 }
+
+func TestUnmarked(t *testing.T) {
+	root := writeDocs(t, "", "# R\n<!-- block: a -->\n```sh\nx\n```\n\n```sh\ny\n```\n<!-- block: b -->\n\n```sh\n```\n")
+	got, err := Unmarked(root, "docs/recipes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{7, 12}, got); diff != "" {
+		t.Errorf("unmarked blocks' lines (-want +got):\n%s", diff)
+	}
+}
