@@ -282,18 +282,20 @@ func TestDocBlocksRun(t *testing.T) {
 		}
 	}
 	goBlock := regexp.MustCompile(`docblock\.Block\([^,()]+, "([^"]+)"\)`)
-	err = filepath.WalkDir(filepath.Join(root, "test"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+	for _, dir := range []string{"cmd", "internal", "pkg", "test"} {
+		err = filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			for _, m := range goBlock.FindAllSubmatch(data, -1) {
+				run[string(m[1])] = true
+			}
 			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		data, err := os.ReadFile(p)
-		for _, m := range goBlock.FindAllSubmatch(data, -1) {
-			run[string(m[1])] = true
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(names) < 2 {
 		t.Fatalf("the docs have %d marked blocks; README.md alone has one", len(names))
