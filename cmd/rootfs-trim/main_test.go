@@ -11,30 +11,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/cli"
+	"github.com/rootfs-trim/rootfs-trim/internal/docblock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
-
-// readmeBlock returns the fenced code block after <!-- block: name -->.
-func readmeBlock(path, name string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	_, after, ok := strings.Cut(string(data), "<!-- block: "+name+" -->")
-	if !ok {
-		return "", fmt.Errorf("%s: no block %q", path, name)
-	}
-	_, body, ok := strings.Cut(after, "```")
-	if !ok {
-		return "", fmt.Errorf("%s: block %q has no code", path, name)
-	}
-	_, body, _ = strings.Cut(body, "\n") // the info string
-	body, _, ok = strings.Cut(body, "```")
-	if !ok {
-		return "", fmt.Errorf("%s: block %q is not closed", path, name)
-	}
-	return body, nil
-}
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual")
 
@@ -76,14 +55,15 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// readme NAME FILE: the code block of README.md that follows the
-			// marker <!-- block: NAME -->, so the README's commands are
-			// the ones the tests run.
+			// readme NAME FILE: the code block that follows the marker
+			// <!-- block: NAME --> in README.md or another of
+			// docblock.Docs, so the docs' commands are the ones the tests
+			// run (TestDocBlocksRun: every block is run by a test).
 			"readme": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: readme NAME FILE")
 				}
-				block, err := readmeBlock(filepath.Join("..", "..", "README.md"), args[0])
+				block, err := docblock.Block(filepath.Join("..", ".."), args[0])
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(block), 0o755))
 			},
@@ -100,6 +80,8 @@ func TestScripts(t *testing.T) {
 			},
 			// mkhostiletar: a tar whose name sources disagree.
 			"mkhostiletar": mkhostiletar,
+			// ghstep FILE NAME [RUN]: a step of a GitHub Actions workflow.
+			"ghstep": ghstep,
 		},
 		// [tool:NAME] holds when NAME is installed; under CI
 		// (ROOTFS_TRIM_REQUIRE_TOOLS=1) a missing tool is an error, so

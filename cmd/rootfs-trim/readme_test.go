@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/docblock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
@@ -251,5 +252,69 @@ func TestREADMEIsShort(t *testing.T) {
 	const most = 250
 	if n := bytes.Count(readme, []byte("\n")); n > most {
 		t.Errorf("README.md has %d lines, want at most %d: link the details from docs/", n, most)
+	}
+}
+
+// TestDocBlocksRun: every marked block of the user docs (docblock.Docs),
+// and every block of those whose blocks are all to be run (recipes), is
+// run by a test, either a scenario's `readme NAME FILE` or a Go test's
+// docblock.Block(root, "NAME"), so that a recipe cannot be added, or a
+// scenario dropped, without a test running what a user copies.
+func TestDocBlocksRun(t *testing.T) {
+	root := filepath.Join("..", "..")
+	names, err := docblock.Names(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := map[string]bool{}
+	readme := regexp.MustCompile(`(?m)^readme (\S+) `)
+	scripts, err := filepath.Glob(filepath.Join(root, "testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scripts {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range readme.FindAllSubmatch(data, -1) {
+			run[string(m[1])] = true
+		}
+	}
+	goBlock := regexp.MustCompile(`docblock\.Block\([^,()]+, "([^"]+)"\)`)
+	for _, dir := range []string{"cmd", "internal", "pkg", "test"} {
+		err = filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			for _, m := range goBlock.FindAllSubmatch(data, -1) {
+				run[string(m[1])] = true
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(names) < 2 {
+		t.Fatalf("the docs have %d marked blocks; README.md alone has one", len(names))
+	}
+	for _, d := range docblock.Docs {
+		if !d.AllMarked {
+			continue
+		}
+		unmarked, err := docblock.Unmarked(root, d.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range unmarked {
+			t.Errorf("%s:%d: a code block with no <!-- block: NAME --> line before it, which no test can run", d.Path, line)
+		}
+	}
+	for name, doc := range names {
+		if !run[name] {
+			t.Errorf("%s: block %q is run by no test (testdata/script: readme %s FILE)", doc, name, name)
+		}
 	}
 }

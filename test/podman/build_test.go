@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/docblock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
@@ -18,7 +19,8 @@ import (
 // image with `podman import` (no registry), a Containerfile FROM it copies
 // in a static rootfs-trim (CGO_ENABLED=0, as the patched Dockerfile's
 // rootfs-trim-${TARGETARCH}) and runs `rootfs-trim apply --rules ...
-// --strict /` with the rules bind-mounted (RUN --mount), and the image
+// --strict /` with the rules bind-mounted (RUN --mount): the two lines of
+// docs/recipes.md's Dockerfile recipe, as printed there. The image
 // `podman build` commits, exported through `podman create` and `podman
 // export`, audits clean, keeps /var as it was and holds what apply wrote.
 //
@@ -33,7 +35,7 @@ func TestPodmanBuildKicbase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs podman build: not with -short")
 	}
-	for _, tool := range []string{"podman", "unshare", "go", "tar"} {
+	for _, tool := range []string{"podman", "unshare", "go", "tar", "busybox"} {
 		archivetest.RequireTool(t, tool)
 	}
 	archivetest.RequireRoot(t, "podman build as root, in a mount namespace")
@@ -53,10 +55,14 @@ func TestPodmanBuildKicbase(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	containerfile := `FROM localhost/kicbase-like:test
-COPY rootfs-trim /usr/bin/rootfs-trim
-RUN --mount=type=bind,source=rules,target=/tmp/rootfs-trim-rules ["/usr/bin/rootfs-trim", "apply", "--rules", "/tmp/rootfs-trim-rules", "--strict", "/"]
-`
+	// The step is docs/recipes.md's, as a user copies it: its RUN is in
+	// shell form, as kicbase's (which has a shell), so the base gets
+	// busybox as /bin/sh.
+	step, err := docblock.Block(repo, "recipe-dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	containerfile := "FROM localhost/kicbase-like:test\n" + step
 	if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte(containerfile), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +76,20 @@ RUN --mount=type=bind,source=rules,target=/tmp/rootfs-trim-rules ["/usr/bin/root
 		if err := os.MkdirAll(filepath.Join(tree, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	busyboxPath, err := exec.LookPath("busybox") // busybox-static's
+	if err != nil {
+		t.Fatal(err)
+	}
+	busybox, err := os.ReadFile(busyboxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "usr/bin/busybox"), busybox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("busybox", filepath.Join(tree, "usr/bin/sh")); err != nil {
+		t.Fatal(err)
 	}
 	base := filepath.Join(w, "kicbase.tar")
 	archivetest.RunIn(t, tree, nil, "tar", "--numeric-owner", "--owner=0", "--group=0", "-cf", base, ".")
