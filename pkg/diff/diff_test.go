@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
@@ -83,10 +84,12 @@ func TestCompareFindings(t *testing.T) {
 				gotNew = append(gotNew, p.OffendersNew...)
 				gotGone = append(gotGone, p.OffendersGone...)
 			}
-			if d := cmp.Diff(tc.wantNew, gotNew); d != "" {
+			// A finding's segment is audit's own, said by Initrd.
+			ignore := cmpopts.IgnoreUnexported(trim.Finding{})
+			if d := cmp.Diff(tc.wantNew, gotNew, ignore); d != "" {
 				t.Errorf("new (-want +got):\n%s", d)
 			}
-			if d := cmp.Diff(tc.wantGone, gotGone); d != "" {
+			if d := cmp.Diff(tc.wantGone, gotGone, ignore); d != "" {
 				t.Errorf("gone (-want +got):\n%s", d)
 			}
 		})
