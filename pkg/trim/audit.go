@@ -127,25 +127,37 @@ const RuleSep = ","
 // every rule's name, each package, and the policy item's reason (or, where
 // the policy does not forbid it, that they agree), at the policy item.
 func jointFinding(f *Finding, v *Verdict) {
-	var ruleNames, pkgs []string
+	var ruleNames []string
 	waived := true
 	for _, r := range v.Joint {
-		ruleNames, pkgs = append(ruleNames, r.Name), append(pkgs, r.Package)
+		ruleNames = append(ruleNames, r.Name)
 		waived = waived && r.Waiver != ""
 	}
-	f.Rule = strings.Join(ruleNames, RuleSep)
-	f.Reason = fmt.Sprintf("owner unknown; the rules of %s all %s it", strings.Join(pkgs, ", "), v.Rule.Action)
-	if v.Inherited {
-		f.Reason = fmt.Sprintf("owner unknown; inside a directory the rules of %s all strip", strings.Join(pkgs, ", "))
-	}
+	f.Rule, f.Reason = strings.Join(ruleNames, RuleSep), jointReason(v)
 	if len(v.Forbidden) > 0 {
-		f.Reason += ": " + v.Forbidden[0].Reason
 		f.Pos = v.Forbidden[0].Pos
 	}
 	if waived {
 		f.Severity = rules.Note
 		f.Reason += " (every one waived)"
 	}
+}
+
+// jointReason is what is true of every rule of a joint verdict: that they
+// all do the same with it, and the policy item's reason where there is one.
+func jointReason(v *Verdict) string {
+	var pkgs []string
+	for _, r := range v.Joint {
+		pkgs = append(pkgs, r.Package)
+	}
+	reason := fmt.Sprintf("owner unknown; the rules of %s all %s it", strings.Join(pkgs, ", "), v.Rule.Action)
+	if v.Inherited {
+		reason = fmt.Sprintf("owner unknown; inside a directory the rules of %s all strip", strings.Join(pkgs, ", "))
+	}
+	if len(v.Forbidden) > 0 {
+		reason += ": " + v.Forbidden[0].Reason
+	}
+	return reason
 }
 
 // Joint reports whether f is handled by the rules of several packages
