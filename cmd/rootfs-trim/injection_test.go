@@ -83,8 +83,8 @@ func TestNoWorkflowCommandInOutput(t *testing.T) {
 		want string
 	}{
 		{[]string{"list", layout}, `# image "linux\n::error::from the config's os/amd64 ##\x5berror]from the config's architecture"`},
-		{[]string{"audit", "--rules", rulesDir, layout}, "error"},
-		{[]string{"audit", "--rules", rulesDir, "--report", "github", layout}, "::error "},
+		{[]string{"audit", "--rules", rulesDir, layout}, "warning"},
+		{[]string{"audit", "--rules", rulesDir, "--report", "github", layout}, "::warning "},
 		{[]string{"list", "--json", layout}, `"platform":"linux\n::error::from the config's os/amd64 ##\u005berror]from the config's architecture"`},
 		{[]string{"list", docker}, `\n::error::from a layer name ##\x5berror]again/layer.tar`},
 		{[]string{"audit", "--rules", rulesDir, docker}, `\n::error::from a layer name ##\x5berror]again/layer.tar`},

@@ -24,11 +24,17 @@ const auditHelp = `
 Reads trees, archives and package tarballs (it never writes) and lists each
 file that a package must not ship: path, package, the rule that handles it or
 the policy it violates, and why. Must-match rules that matched nothing although
-their package is present are listed as warnings (stale rules). Without
+their package is present are listed too (stale rules). Without
 --packages-file-list or --package, an input with a dpkg database
 (var/lib/dpkg/info/*.list) is attributed from it, and a line says so.
 
-Exit status: 0 when nothing offends, 1 when something does, 2 on error.
+Levels: error, apply cannot fix it as reviewed (no rule handles the file,
+or only the fallback, which apply --strict refuses; a stale rule); warning, a
+rule handles it (apply fixes it), or a dangling link, or a stale rule expected
+or waived; note, a waived rule's file.
+
+Exit status: 0 when nothing offends, 1 when an offending file is there
+(handled or not, but not waived), 2 on error.
 Reports (--report; --format is its old spelling): text (aligned columns),
 json, github (workflow annotations pointing at the rule file and line), sarif
 (SARIF 2.1.0, for GitHub code scanning).
@@ -88,8 +94,14 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range res.Findings {
-		if f.Severity == rules.Error {
+	return auditStatus(res.Findings)
+}
+
+// auditStatus is audit's exit status: 1 (errFindings) when the inputs hold
+// an offending file, whatever its level (trim.Finding.Offends).
+func auditStatus(findings []trim.Finding) error {
+	for _, f := range findings {
+		if f.Offends() {
 			return errFindings
 		}
 	}
@@ -141,7 +153,7 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		inputCell = func(s string) string { return s + "\t" }
 	}
 	fmt.Fprintln(tw, inputCell("INPUT")+"SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
-	errs, warns := 0, 0
+	offending, errs, warns, infos := 0, 0, 0, 0
 	for _, f := range findings {
 		by := "policy " + f.Policy + " (no rule: new offender)"
 		if f.Rule != "" {
@@ -159,14 +171,26 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason), placeNote(f))
-		if f.Severity == rules.Error {
+		if f.Offends() {
+			offending++
+		}
+		switch f.Severity {
+		case rules.Error:
 			errs++
-		} else {
+		case rules.Warning:
 			warns++
+		default:
+			infos++
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d error(s), %d warning(s) in %d entries\n", errs, warns, entries)
+	// The offending files first: they, not the errors, make the exit
+	// status 1 (auditStatus), which a line of 0 errors would not explain.
+	counts := fmt.Sprintf("%d offending file(s), %d error(s), %d warning(s)", offending, errs, warns)
+	if infos > 0 {
+		counts += fmt.Sprintf(", %d note(s)", infos)
+	}
+	fmt.Fprintf(w, "%s in %d entries\n", counts, entries)
 	return nil
 }
 

@@ -106,7 +106,7 @@ func readManifestSide(path string) (*manifestSide, error) {
 		s.changes[manifestKey(c)] = c
 		if c.Unreviewed {
 			s.findings = append(s.findings, trim.Finding{Input: path, Path: c.Path, Type: c.Type, Package: c.Package,
-				Rule: c.Rule, Action: string(c.Kind), Severity: rules.Warning, Check: trim.CheckUnreviewed, Reason: c.Reason})
+				Rule: c.Rule, Action: string(c.Kind), Severity: rules.Error, Check: trim.CheckUnreviewed, Reason: c.Reason})
 		}
 	}
 	for _, st := range m.Stale {

@@ -802,6 +802,10 @@ type outcome struct {
 
 func outcomeOf(r *Rule) outcome { return outcome{r.Action, r.To, r.Tag() + "/" + r.RestoreAs} }
 
+// SameOutcome reports whether rules a and b do the same with a path both
+// match, as the load-time conflict check compares them.
+func SameOutcome(a, b *Rule) bool { return outcomeOf(a) == outcomeOf(b) }
+
 type globRef struct {
 	rule int
 	p    Pattern

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
@@ -66,6 +67,18 @@ const (
 	CheckDangling = "dangling"
 )
 
+// A finding's level says what it asks of a person, as a CI user reads it:
+//
+//   - error: apply cannot fix it as reviewed: a forbidden file no rule
+//     handles, one only the fallback handles (apply --strict refuses it,
+//     check fails on it), a stale rule nothing says is expected;
+//   - warning: the image as given has it, and a reviewed rule will fix it
+//     (an offender a package rule handles), or it needs a look but fails
+//     nothing (a dangling link, a stale rule expected or waived);
+//   - note: informational (an offender whose rule is waived).
+//
+// Audit's exit status is not the level: it says whether the image holds
+// offending files (Offends).
 func findingFor(v *Verdict, owners *Owners) Finding {
 	f := Finding{Path: v.Path, Type: string(v.Type), Package: v.Owner(owners), Severity: rules.Error}
 	if len(v.Forbidden) > 0 {
@@ -87,19 +100,80 @@ func findingFor(v *Verdict, owners *Owners) Finding {
 		if v.Inherited {
 			f.Reason = "inside a directory that rule " + r.Name + " strips"
 		}
-		f.Check = CheckHandled
+		f.Check, f.Severity = CheckHandled, rules.Warning
+		if len(v.Joint) > 1 {
+			jointFinding(&f, v)
+			return f
+		}
 		if r.Fallback {
-			f.Check, f.Severity = CheckUnreviewed, rules.Warning
+			f.Check, f.Severity = CheckUnreviewed, rules.Error
 			f.Reason = "only the fallback handles it; name it in a package rule: " + r.Reason
 		}
 		if r.Waiver != "" {
-			f.Severity = rules.Warning
+			f.Severity = rules.Note
 			f.Reason = "waived: " + r.Waiver
 		}
 		return f
 	}
 	f.Check = CheckUnhandled
 	return f
+}
+
+// RuleSep joins the names of a joint finding's rules in Finding.Rule.
+const RuleSep = ","
+
+// jointFinding says of f, whose owner is unknown and which several
+// packages' rules handle alike (Verdict.Joint), what is true of them all:
+// every rule's name, each package, and the policy item's reason (or, where
+// the policy does not forbid it, that they agree), at the policy item.
+func jointFinding(f *Finding, v *Verdict) {
+	var ruleNames []string
+	waived := true
+	for _, r := range v.Joint {
+		ruleNames = append(ruleNames, r.Name)
+		waived = waived && r.Waiver != ""
+	}
+	f.Rule, f.Reason = strings.Join(ruleNames, RuleSep), jointReason(v)
+	if len(v.Forbidden) > 0 {
+		f.Pos = v.Forbidden[0].Pos
+	}
+	if waived {
+		f.Severity = rules.Note
+		f.Reason += " (every one waived)"
+	}
+}
+
+// jointReason is what is true of every rule of a joint verdict: that they
+// all do the same with it, and the policy item's reason where there is one.
+func jointReason(v *Verdict) string {
+	var pkgs []string
+	for _, r := range v.Joint {
+		pkgs = append(pkgs, r.Package)
+	}
+	reason := fmt.Sprintf("owner unknown; the rules of %s all %s it", strings.Join(pkgs, ", "), v.Rule.Action)
+	if v.Inherited {
+		reason = fmt.Sprintf("owner unknown; inside a directory the rules of %s all strip", strings.Join(pkgs, ", "))
+	}
+	if len(v.Forbidden) > 0 {
+		reason += ": " + v.Forbidden[0].Reason
+	}
+	return reason
+}
+
+// Joint reports whether f is handled by the rules of several packages
+// together (its owner unknown), named in Rule joined by RuleSep.
+func (f Finding) Joint() bool { return strings.Contains(f.Rule, RuleSep) }
+
+// Offends reports whether f is an offending file that makes audit exit 1:
+// any the image holds, handled or not, but one whose rule is waived (a
+// note). A dangling link or a stale rule is no offending file, whatever
+// its level.
+func (f Finding) Offends() bool {
+	switch f.Check {
+	case CheckHandled, CheckUnreviewed, CheckUnhandled:
+		return f.Severity != rules.Note
+	}
+	return false
 }
 
 // AuditInput is one thing to audit.

@@ -120,11 +120,17 @@ func (a *Auditor) Classifier() *Classifier { return a.d.Classifier }
 func StaleFindings(set *rules.Set, cs []*Classifier) []Finding {
 	var out []Finding
 	for _, r := range staleAcross(set, cs) {
-		out = append(out, Finding{
-			Package: r.Package, Rule: r.Name, Action: r.Action.String(), Severity: rules.Warning,
-			Check: CheckStale, Pos: r.Pos,
-			Reason: staleReason(r),
-		})
+		f := Finding{Package: r.Package, Rule: r.Name, Action: r.Action.String(), Severity: rules.Error,
+			Check: CheckStale, Pos: r.Pos, Reason: staleReason(r)}
+		// As check grades it: a stale rule protects nothing, unless
+		// its rule file says that is expected or waives it.
+		switch {
+		case r.Waiver != "":
+			f.Severity, f.Reason = rules.Warning, "waived: "+r.Waiver
+		case r.StaleReason != "":
+			f.Severity = rules.Warning
+		}
+		out = append(out, f)
 	}
 	return out
 }

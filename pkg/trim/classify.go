@@ -26,6 +26,11 @@ type Verdict struct {
 	Owners []string
 	// Rule is the package rule that handles the entry, nil if none.
 	Rule *rules.Rule
+	// Joint are, when the owners are unknown and the rules of several
+	// packages match the entry alike (jointRules), all of them, Rule the
+	// first: which package shipped it is not known, so no one package's
+	// reason is the finding's.
+	Joint []*rules.Rule
 	// Forbidden lists the policy items the entry violates where it is.
 	Forbidden []*rules.Forbid
 	// Inherited is set when the entry goes because a directory above it
@@ -135,6 +140,7 @@ type dirLink struct {
 type strippedDir struct {
 	prefix string // "etc/cni/net.mk/"
 	rule   *rules.Rule
+	joint  []*rules.Rule // Verdict.Joint
 }
 
 // NewClassifier returns a classifier for set; owners may be nil.
@@ -209,7 +215,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 	for _, d := range c.strippedDirs {
 		if strings.HasPrefix(name, d.prefix) {
 			v.Owners = c.Owners.Of(name)
-			v.Rule, v.Inherited = d.rule, true
+			v.Rule, v.Joint, v.Inherited = d.rule, d.joint, true
 			c.matched[d.rule]++
 			return v, nil
 		}
@@ -234,7 +240,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 		return v, nil
 	}
 	v.Owners = c.Owners.Of(name)
-	v.Rule = c.findRule(name, v)
+	v.Rule, v.Joint = c.findRule(name, v)
 	if v.Rule == nil {
 		return v, nil
 	}
@@ -249,7 +255,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 			v.Rule = nil
 			return v, nil
 		}
-		c.strippedDirs = append(c.strippedDirs, strippedDir{prefix: name + "/", rule: v.Rule})
+		c.strippedDirs = append(c.strippedDirs, strippedDir{prefix: name + "/", rule: v.Rule, joint: v.Joint})
 	}
 	c.matched[v.Rule]++
 	return v, nil
@@ -269,34 +275,58 @@ func (c *Classifier) anyRuleMatches(name string) bool {
 	return false
 }
 
-func (c *Classifier) findRule(name string, v *Verdict) *rules.Rule {
+// findRule returns the rule that handles name: the owner's, else one for
+// any owner, else the fallback's for what the policy forbids. Without
+// ownership data, the rules of every package that match (jointRules):
+// joint lists them when there are several.
+func (c *Classifier) findRule(name string, v *Verdict) (rule *rules.Rule, joint []*rules.Rule) {
 	if c.Owners.Known() {
 		for i := len(v.Owners) - 1; i >= 0; i-- {
 			if p := c.Set.Lookup(v.Owners[i]); p != nil {
 				if r := p.Match(name); r != nil {
-					return r
+					return r, nil
 				}
 			}
 		}
-	} else {
-		for _, p := range c.ordered {
-			if r := p.Match(name); r != nil {
-				return r
-			}
-		}
+	} else if rs := c.jointRules(name); len(rs) == 1 {
+		return rs[0], nil
+	} else if len(rs) > 1 {
+		return rs[0], rs
 	}
 	p := c.Set.Lookup(AnyPackage)
 	if p == nil {
-		return nil
+		return nil, nil
 	}
 	if r := p.Match(name); r != nil {
-		return r
+		return r, nil
 	}
 	// The fallback decides last, and only for what the policy forbids.
 	if len(v.Forbidden) > 0 && !c.Strict {
-		return p.MatchFallback(name)
+		return p.MatchFallback(name), nil
 	}
-	return nil
+	return nil, nil
+}
+
+// jointRules are, for an entry whose owner is unknown, the rules of every
+// package that match name, each package's first, in set order. Taking the
+// first package's would say its reason of a file another package may have
+// shipped (containerd's "points crictl at containerd.sock" of a crictl.yaml
+// naming crio.sock). When they do not all do the same with it
+// (rules.SameOutcome; rules.Load refuses that where one names the path
+// literally, so only globs get here), none is taken: what apply would do depends on the owner it
+// cannot know, so the entry is left to the rules for any owner and the
+// fallback, which audit and apply report as unreviewed.
+func (c *Classifier) jointRules(name string) []*rules.Rule {
+	var rs []*rules.Rule
+	for _, p := range c.ordered {
+		if r := p.Match(name); r != nil {
+			if len(rs) > 0 && !rules.SameOutcome(rs[0], r) {
+				return nil
+			}
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }
 
 // Stale returns the must-match rules that matched nothing, for packages

@@ -439,6 +439,12 @@ func changeFor(e *archive.Entry, v *Verdict, owners *Owners) manifest.Change {
 		if v.Inherited {
 			c.Reason = "inside a directory that rule " + v.Rule.Name + " strips"
 		}
+		if len(v.Joint) > 1 {
+			// The owner unknown, the rules of several packages
+			// do alike: Rule names one of them for the index (any
+			// one's name does the same), Reason is true of all.
+			c.Reason = jointReason(v)
+		}
 		c.Unreviewed = v.Unreviewed()
 	}
 	if e.Type == archive.TypeSymlink {
