@@ -440,6 +440,11 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 						Compression: s.Codec.String(), Action: s.Action, Compressor: s.Compressor})
 				}
 			}
+			if len(res.InSegments) > 1 {
+				for i, s := range res.InSegments {
+					a.m.Input.Segments = append(a.m.Input.Segments, manifest.Segment{Input: i + 1, Offset: s.Offset, Length: s.Length, Compression: s.Codec.String()})
+				}
+			}
 		}
 	}
 	return rep, nil

@@ -75,8 +75,10 @@ type Result struct {
 	Compressor          string
 	Committed           bool
 	// Segments says what became of each segment of an initrd read as
-	// segments, in the output's order.
+	// segments, in the output's order, where each is in the output.
 	Segments []SegmentResult
+	// InSegments are the input's segments, where each is in the input.
+	InSegments []Segment
 }
 
 // ErrSameFile reports an output path that names the input file: the input
@@ -193,6 +195,7 @@ func rewriteSegments(in *Input, target string, res Result, e Entries, opt Rewrit
 		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, w.Compressor, w.Digest(), w.Results
+	res.InSegments = in.Segments()
 	return res, nil
 }
 

@@ -18,9 +18,13 @@ type SegmentResult struct {
 	// Input is the input segment's number (1-based), 0 for the segment
 	// apply added.
 	Input int
-	// Offset and Length are the input segment's (0 for the added one).
-	Offset, Length int64
-	Codec          compress.Codec
+	// InOffset and InLength are the input segment's (0 for the added
+	// one); Offset and Length the output's: where it is in the file
+	// written (in an ISO's initrd of several files, in those files one
+	// after the other, as the input's are), the zeros after it aside.
+	InOffset, InLength int64
+	Offset, Length     int64
+	Codec              compress.Codec
 	// Action is "copied" (its bytes, as they were), "rewritten" (its
 	// entries changed: written anew, spliced where its codec has a
 	// splicer) or "added" (what apply adds, in a segment of its own).
@@ -297,7 +301,11 @@ func (w *segWriter) Commit(digestIt bool) error {
 			return err
 		}
 		w.Compressor, w.digest = p.o.Compressor, p.o.Digest()
-		w.Results = []SegmentResult{w.result(p)}
+		fi, err := os.Stat(w.final)
+		if err != nil {
+			return err
+		}
+		w.Results = []SegmentResult{w.result(p, 0, fi.Size())}
 		return nil
 	}
 	return w.join(parts, digestIt)
@@ -342,13 +350,13 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			// Segments no entry came from (an empty gzip member) are
 			// copied where they were.
 			for ; next < p.seg; next++ {
-				n, err := copyRange(out, w.in.segs.src, segs[next-1].Offset, segs[next-1].Length+segs[next-1].Pad)
-				at += n
+				s := segs[next-1]
+				n, err := copyRange(out, w.in.segs.src, s.Offset, s.Length+s.Pad)
 				if err != nil {
 					return err
 				}
-				w.Results = append(w.Results, SegmentResult{Input: next, Offset: segs[next-1].Offset, Length: segs[next-1].Length,
-					Codec: segs[next-1].Codec, Action: "copied", Compressor: CompressorCopy})
+				w.Results = append(w.Results, copiedResult(next, s, at))
+				at += n
 			}
 			next = p.seg + 1
 		}
@@ -366,8 +374,8 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 		if err != nil {
 			return err
 		}
+		w.Results = append(w.Results, w.result(p, at, n))
 		at += n
-		w.Results = append(w.Results, w.result(p))
 		if p.seg > 0 {
 			if err := pad(segs[p.seg-1].Pad); err != nil {
 				return err
@@ -393,8 +401,10 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 	return syncDir(dir)
 }
 
-func (w *segWriter) result(p *segOut) SegmentResult {
-	r := SegmentResult{Input: p.seg, Codec: p.o.Format.Codec, Compressor: p.o.Compressor}
+// result is what became of p, written at offset off of the output in n
+// bytes.
+func (w *segWriter) result(p *segOut, off, n int64) SegmentResult {
+	r := SegmentResult{Input: p.seg, Offset: off, Length: n, Codec: p.o.Format.Codec, Compressor: p.o.Compressor}
 	switch {
 	case p.seg == 0:
 		r.Action = "added"
@@ -405,9 +415,16 @@ func (w *segWriter) result(p *segOut) SegmentResult {
 	}
 	if p.seg > 0 {
 		s := w.in.Segments()[p.seg-1]
-		r.Offset, r.Length = s.Offset, s.Length
+		r.InOffset, r.InLength = s.Offset, s.Length
 	}
 	return r
+}
+
+// copiedResult is input segment k (1-based), s, copied as it was to
+// offset off of the output.
+func copiedResult(k int, s Segment, off int64) SegmentResult {
+	return SegmentResult{Input: k, InOffset: s.Offset, InLength: s.Length, Offset: off, Length: s.Length,
+		Codec: s.Codec, Action: "copied", Compressor: CompressorCopy}
 }
 
 // Abort discards every part.
