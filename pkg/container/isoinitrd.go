@@ -203,6 +203,7 @@ func rewriteISOSegments(in *Input, target string, res Result, e Entries, opt Rew
 	}
 	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, o.Compressor, o.Digest(), w.Results
 	res.InSegments = in.Segments()
+	levelNotes(res.Segments, opt.Note)
 	return res, nil
 }
 

@@ -31,6 +31,10 @@ type SegmentResult struct {
 	Action string
 	// Compressor says what wrote it, as Output.Compressor does.
 	Compressor string
+	// Level says why a segment compressed anew without --level has its
+	// level; LevelGuess that the input did not say it (a note says so).
+	Level      string
+	LevelGuess bool
 }
 
 // segWriter writes an initrd of segments: each input segment's entries
@@ -70,6 +74,7 @@ type segOut struct {
 	seg   int // input segment, 1-based; 0 for the added one
 	o     *Output
 	codec compress.Codec
+	level levelChoice // chosen without --level; zero when asked or another codec
 	// tmp is the finished part, once finish has run; the segWriter
 	// removes it, as Output.Abort no longer does once it is finished.
 	tmp string
@@ -230,6 +235,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 	f := w.format
 	f.Codec = codec
 	ropt := w.opt
+	level := w.level(codec, seg)
 	var reuse *Reuse
 	if m := w.matchers[k-1]; m != nil {
 		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
@@ -242,12 +248,12 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			m.Disable()
 		}
 	}
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: ropt.Level, Backend: ropt.Open.Backend},
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: max(ropt.Level, level.Level), Backend: ropt.Open.Backend},
 		Reuse: reuse, Digest: ropt.Digest})
 	if err != nil {
 		return nil, err
 	}
-	p := &segOut{seg: k, o: o, codec: seg.Codec}
+	p := &segOut{seg: k, o: o, codec: seg.Codec, level: level}
 	if codec != seg.Codec {
 		p.codec = codec
 	}
@@ -271,12 +277,36 @@ func (w *segWriter) addedPart() (*segOut, error) {
 	}
 	f := w.format
 	f.Codec = codec
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: w.opt.Level, Backend: w.opt.Open.Backend}})
+	level := w.level(codec, segs[len(segs)-1])
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: max(w.opt.Level, level.Level), Backend: w.opt.Open.Backend}})
 	if err != nil {
 		return nil, err
 	}
-	w.added = &segOut{o: o, codec: codec}
+	w.added = &segOut{o: o, codec: codec, level: level}
 	return w.added, nil
+}
+
+// level chooses the level of a part in codec, in place of input segment
+// seg, when no --level is given: chooseLevel's, from seg's header, when
+// codec is seg's; the zero choice (Buildroot's default) for another.
+func (w *segWriter) level(codec compress.Codec, seg Segment) levelChoice {
+	if w.opt.Level != 0 || codec != seg.Codec {
+		return levelChoice{}
+	}
+	return chooseLevel(codec, streamHead(w.in.segs.src, seg.Offset), len(w.in.Segments()) > 1)
+}
+
+// levelNotes says, of each segment compressed anew at a level the input
+// did not give, which level and why.
+func levelNotes(results []SegmentResult, note func(string)) {
+	if note == nil {
+		return
+	}
+	for i, r := range results {
+		if r.LevelGuess {
+			note(fmt.Sprintf("segment %d of the output compressed anew with %s (%s): pass --level to choose", i+1, r.Compressor, r.Level))
+		}
+	}
 }
 
 // Close ends every part. It does not commit: Commit does.
@@ -412,6 +442,9 @@ func (w *segWriter) result(p *segOut, off, n int64) SegmentResult {
 		r.Action = "copied"
 	default:
 		r.Action = "rewritten"
+	}
+	if r.Action != "copied" && p.level.Level != 0 {
+		r.Level, r.LevelGuess = p.level.Why, p.level.Guess
 	}
 	if p.seg > 0 {
 		s := w.in.Segments()[p.seg-1]

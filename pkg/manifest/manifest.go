@@ -49,6 +49,9 @@ type Target struct {
 	// its canonical listing (see trim.TreeDigest).
 	Digest  string `json:"digest"`
 	Entries int    `json:"entries"`
+	// Level says why the output was compressed at its level, when no
+	// --level chose it (see Segment.Level).
+	Level string `json:"level,omitempty"`
 	// Segments: an initrd of several segments, each where it is in this
 	// file; the output's also say what was done to each.
 	Segments []Segment `json:"segments,omitempty"`
@@ -68,6 +71,10 @@ type Segment struct {
 	// an output's segments have one.
 	Action     string `json:"action,omitempty"`
 	Compressor string `json:"compressor,omitempty"`
+	// Level says why a segment compressed anew without --level has its
+	// level: the input's (read from its header), or the default of the
+	// producer its layout and header point to.
+	Level string `json:"level,omitempty"`
 }
 
 // Rules identifies the rule set.
