@@ -63,8 +63,8 @@ func gzipHint(b []byte) LevelHint {
 	return LevelHint{}
 }
 
-// xzPresetDicts are xz's presets by dictionary size (xzDictSizes turned
-// round): the presets that write it.
+// xzPresets are the xz presets that write a dictionary of dict bytes
+// (xzDictSizes turned round).
 func xzPresets(dict int) (lo, hi int) {
 	for l := 1; l < len(xzDictSizes); l++ {
 		if xzDictSizes[l] == dict {
@@ -117,6 +117,9 @@ func xzHint(b []byte) LevelHint {
 			bits := int(b[p])
 			dict := (2 | bits&1) << (bits/2 + 11)
 			lo, hi := xzPresets(dict)
+			if lo == 0 { // no preset's: set by hand, it says nothing
+				return LevelHint{}
+			}
 			return LevelHint{lo, hi, "dictionary " + sizeName(int64(dict)), false}
 		}
 		p += int(size)

@@ -45,7 +45,8 @@ func TestLevelHintByTool(t *testing.T) {
 }
 
 // A window that fits the content (the tool knew the size) says nothing;
-// nor do headers cut short or of another codec.
+// nor does a dictionary set by hand, nor headers cut short or of another
+// codec.
 func TestLevelHintSaysNothing(t *testing.T) {
 	small := filepath.Join(t.TempDir(), "small")
 	if err := os.WriteFile(small, mixedData(100000, 1), 0o644); err != nil {
@@ -58,6 +59,7 @@ func TestLevelHintSaysNothing(t *testing.T) {
 		head []byte
 	}{
 		{"zstd of a file whose size it knew", Zstd, zstdSmall},
+		{"xz with a dictionary no preset has", Xz, mustRunTool(t, []byte("x"), "xz", "--lzma2=dict=6MiB")},
 		{"zstd cut short", Zstd, []byte{0x28, 0xb5, 0x2f, 0xfd}},
 		{"xz cut short", Xz, []byte("\xfd7zXZ\x00\x00\x01")},
 		{"gzip of another method", Gzip, []byte{0x1f, 0x8b, 7, 0, 0, 0, 0, 0, 2, 3}},
