@@ -145,7 +145,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
 	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format` for IN OUT: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
 	codec := fs.String("compress", "", "output `compression` for IN OUT: "+wantOneOf(writableCodecs())+" (default: as IN)")
-	level := fs.Int("level", 0, "compression level (default: Buildroot's)")
+	level := fs.Int("level", 0, "compression level (default: the input's where its header records it, else its likely producer's: initramfs-tools' for an initrd of several segments, Buildroot's for one stream; a note says which)")
 	quiet := fs.Bool("quiet", false, "print only problems")
 	strict := fs.Bool("strict", false, "ignore fallback rules: a forbidden file no package rule handles stops the run")
 	squash := fs.Bool("squash", false, "for an image OUT: write one layer of the whole filesystem, not the input's layers and one of the changes")
@@ -433,11 +433,16 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 	if a.m != nil {
 		a.m.Input = manifest.Target{Path: a.inPath, Format: formatName(res.In), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
 		if res.Committed {
-			a.m.Output = manifest.Target{Path: a.outPath, Format: formatName(res.Out), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Digest: res.OutDigest, Entries: rep.OutEntries}
+			a.m.Output = manifest.Target{Path: a.outPath, Format: formatName(res.Out), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Level: res.Level, Digest: res.OutDigest, Entries: rep.OutEntries}
 			if len(res.Segments) > 1 {
 				for _, s := range res.Segments {
 					a.m.Output.Segments = append(a.m.Output.Segments, manifest.Segment{Input: s.Input, Offset: s.Offset, Length: s.Length,
-						Compression: s.Codec.String(), Action: s.Action, Compressor: s.Compressor})
+						Compression: s.Codec.String(), Action: s.Action, Compressor: s.Compressor, Level: s.Level})
+				}
+			}
+			if len(res.InSegments) > 1 {
+				for i, s := range res.InSegments {
+					a.m.Input.Segments = append(a.m.Input.Segments, manifest.Segment{Input: i + 1, Offset: s.Offset, Length: s.Length, Compression: s.Codec.String()})
 				}
 			}
 		}

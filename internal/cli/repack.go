@@ -31,7 +31,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "repack", "[--archive-format F] [--compress C] [--level N] [--recompress auto|full] IN OUT", repackHelp)
 	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format`: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
 	codec := fs.String("compress", "", "output `compression`: "+wantOneOf(writableCodecs())+" (default: as IN)")
-	level := fs.Int("level", 0, "compression level (default: Buildroot's: gzip 9, xz 9, lz4 9, zstd 19)")
+	level := fs.Int("level", 0, "compression level (default: the input's where its header records it, else its likely producer's: initramfs-tools' for an initrd of several segments, Buildroot's (gzip 9, xz 9, lz4 9, zstd 19) for one stream; a note says which)")
 	maxSize := maxSizeFlag(fs)
 	recompress := recompressFlag(fs)
 	pos, err := parseFlags(fs, args)

@@ -202,6 +202,8 @@ func rewriteISOSegments(in *Input, target string, res Result, e Entries, opt Rew
 		return Result{}, err
 	}
 	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, o.Compressor, o.Digest(), w.Results
+	res.InSegments = in.Segments()
+	levelNotes(res.Segments, opt.Note)
 	return res, nil
 }
 
@@ -236,18 +238,21 @@ func (w *segWriter) joinFiles() error {
 	}
 	w.Files = make([]string, len(w.files))
 	k, count := 0, 0
+	var base int64 // where file i starts in the output's files one after the other
 	for i, f := range w.files {
 		path := fmt.Sprintf("%s.%d", w.final, i+1)
-		j, err := newJoined(path)
+		j, err := newJoined(path, base)
 		if err != nil {
 			return err
 		}
 		changed, n, err := w.joinFile(j, f, segs, k, byIn)
 		if err == nil && i == len(w.files)-1 && w.added != nil {
-			_, err = j.part(w.added)
-			w.Results = append(w.Results, w.result(w.added))
+			var at, m int64
+			at, m, _, err = j.part(w.added)
+			w.Results = append(w.Results, w.result(w.added, at, m))
 			changed, n = true, n+1
 		}
+		base += j.at
 		if cerr := j.out.Close(); err == nil {
 			err = cerr
 		}
@@ -287,36 +292,38 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		pos = s.Offset + s.Length
 		p := byIn[k+n+1]
 		if p == nil { // no entry came from it (an empty gzip member): its bytes
+			w.Results = append(w.Results, copiedResult(k+n+1, s, j.base+j.at))
 			m, err := copyRange(j.out, w.in.segs.src, s.Offset, s.Length)
 			j.at += m
 			if err != nil {
 				return false, n, err
 			}
-			w.Results = append(w.Results, SegmentResult{Input: k + n + 1, Offset: s.Offset, Length: s.Length, Codec: s.Codec, Action: "copied", Compressor: CompressorCopy})
 			continue
 		}
-		c, err := j.part(p)
+		at, m, c, err := j.part(p)
 		if err != nil {
 			return false, n, err
 		}
 		changed = changed || c
-		w.Results = append(w.Results, w.result(p))
+		w.Results = append(w.Results, w.result(p, at, m))
 	}
 	return changed, n, j.zeros(end - pos)
 }
 
-// joined is a file being put together from parts and zeros.
+// joined is a file being put together from parts and zeros; base is
+// where it starts in the files of the initrd one after the other.
 type joined struct {
-	out *os.File
-	at  int64
+	out  *os.File
+	at   int64
+	base int64
 }
 
-func newJoined(path string) (*joined, error) {
+func newJoined(path string, base int64) (*joined, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &joined{out: f}, nil
+	return &joined{out: f, base: base}, nil
 }
 
 func (j *joined) zeros(n int64) error {
@@ -332,21 +339,23 @@ func (j *joined) zeros(n int64) error {
 	return nil
 }
 
-// part appends p's output, a raw one at a multiple of 4; changed says
-// whether that is other bytes than the input segment's where it was.
-func (j *joined) part(p *segOut) (changed bool, err error) {
+// part appends p's output, a raw one at a multiple of 4: n bytes at off
+// (from j.base); changed says whether that is other bytes than the input
+// segment's where it was.
+func (j *joined) part(p *segOut) (off, n int64, changed bool, err error) {
 	if p.codec == compress.None && j.at%4 != 0 {
 		changed = true
 		if err := j.zeros(4 - j.at%4); err != nil {
-			return false, err
+			return 0, 0, false, err
 		}
 	}
 	tmp, err := p.finish()
 	if err != nil {
-		return false, err
+		return 0, 0, false, err
 	}
-	n, err := appendFile(j.out, tmp)
+	off = j.base + j.at
+	n, err = appendFile(j.out, tmp)
 	p.abort()
 	j.at += n
-	return changed || p.o.Compressor != CompressorCopy, err
+	return off, n, changed || p.o.Compressor != CompressorCopy, err
 }

@@ -3,6 +3,7 @@ package container
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -73,10 +74,15 @@ type Result struct {
 	// and Compressor once committed.
 	InDigest, OutDigest string
 	Compressor          string
-	Committed           bool
+	// Level says why a lone output stream compressed anew without
+	// --level has its level (SegmentResult.Level for segments).
+	Level     string
+	Committed bool
 	// Segments says what became of each segment of an initrd read as
-	// segments, in the output's order.
+	// segments, in the output's order, where each is in the output.
 	Segments []SegmentResult
+	// InSegments are the input's segments, where each is in the input.
+	InSegments []Segment
 }
 
 // ErrSameFile reports an output path that names the input file: the input
@@ -145,7 +151,8 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if maxData <= 0 {
 		maxData = DefaultMaxSize
 	}
-	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: opt.Level, Backend: opt.Open.Backend},
+	level := loneLevel(in, res.Out, opt)
+	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: max(opt.Level, level.Level), Backend: opt.Open.Backend},
 		Dir:    archive.DirWriterOptions{MaxData: maxData},
 		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), From: in, Image: img})
 	if err != nil {
@@ -167,7 +174,29 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 		return Result{}, err
 	}
 	res.Committed, res.Compressor, res.OutDigest = true, o.Compressor, o.Digest()
+	if o.Compressor != CompressorCopy && level.Level != 0 {
+		res.Level = level.Why
+		if level.Guess && opt.Note != nil {
+			opt.Note(fmt.Sprintf("the output compressed anew with %s (%s): pass --level to choose", o.Compressor, level.Why))
+		}
+	}
 	return res, nil
+}
+
+// loneLevel chooses the level of a lone compressed stream written in
+// place of the input's, in its codec, when no --level is given
+// (chooseLevel; a lone stream is likeliest Buildroot's); the zero choice,
+// Buildroot's default, for another codec, an image or an ISO.
+func loneLevel(in *Input, out archive.Format, opt RewriteOptions) levelChoice {
+	if opt.Level != 0 || out.Codec != in.Format.Codec || in.Format.Container != "" || in.Format.Image != "" || out.Image != "" || in.Format.Kind == archive.KindDir {
+		return levelChoice{}
+	}
+	f, err := os.Open(in.Path)
+	if err != nil {
+		return levelChoice{}
+	}
+	defer f.Close()
+	return chooseLevel(out.Codec, streamHead(f, 0), false)
 }
 
 // rewriteSegments writes an initrd of segments segment by segment
@@ -193,6 +222,8 @@ func rewriteSegments(in *Input, target string, res Result, e Entries, opt Rewrit
 		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, w.Compressor, w.Digest(), w.Results
+	res.InSegments = in.Segments()
+	levelNotes(res.Segments, opt.Note)
 	return res, nil
 }
 

@@ -18,15 +18,23 @@ type SegmentResult struct {
 	// Input is the input segment's number (1-based), 0 for the segment
 	// apply added.
 	Input int
-	// Offset and Length are the input segment's (0 for the added one).
-	Offset, Length int64
-	Codec          compress.Codec
+	// InOffset and InLength are the input segment's (0 for the added
+	// one); Offset and Length the output's: where it is in the file
+	// written (in an ISO's initrd of several files, in those files one
+	// after the other, as the input's are), the zeros after it aside.
+	InOffset, InLength int64
+	Offset, Length     int64
+	Codec              compress.Codec
 	// Action is "copied" (its bytes, as they were), "rewritten" (its
 	// entries changed: written anew, spliced where its codec has a
 	// splicer) or "added" (what apply adds, in a segment of its own).
 	Action string
 	// Compressor says what wrote it, as Output.Compressor does.
 	Compressor string
+	// Level says why a segment compressed anew without --level has its
+	// level; LevelGuess that the input did not say it (a note says so).
+	Level      string
+	LevelGuess bool
 }
 
 // segWriter writes an initrd of segments: each input segment's entries
@@ -66,6 +74,7 @@ type segOut struct {
 	seg   int // input segment, 1-based; 0 for the added one
 	o     *Output
 	codec compress.Codec
+	level levelChoice // chosen without --level; zero when asked or another codec
 	// tmp is the finished part, once finish has run; the segWriter
 	// removes it, as Output.Abort no longer does once it is finished.
 	tmp string
@@ -226,6 +235,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 	f := w.format
 	f.Codec = codec
 	ropt := w.opt
+	level := w.level(codec, seg)
 	var reuse *Reuse
 	if m := w.matchers[k-1]; m != nil {
 		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
@@ -238,12 +248,12 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			m.Disable()
 		}
 	}
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: ropt.Level, Backend: ropt.Open.Backend},
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: max(ropt.Level, level.Level), Backend: ropt.Open.Backend},
 		Reuse: reuse, Digest: ropt.Digest})
 	if err != nil {
 		return nil, err
 	}
-	p := &segOut{seg: k, o: o, codec: seg.Codec}
+	p := &segOut{seg: k, o: o, codec: seg.Codec, level: level}
 	if codec != seg.Codec {
 		p.codec = codec
 	}
@@ -267,12 +277,36 @@ func (w *segWriter) addedPart() (*segOut, error) {
 	}
 	f := w.format
 	f.Codec = codec
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: w.opt.Level, Backend: w.opt.Open.Backend}})
+	level := w.level(codec, segs[len(segs)-1])
+	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: max(w.opt.Level, level.Level), Backend: w.opt.Open.Backend}})
 	if err != nil {
 		return nil, err
 	}
-	w.added = &segOut{o: o, codec: codec}
+	w.added = &segOut{o: o, codec: codec, level: level}
 	return w.added, nil
+}
+
+// level chooses the level of a part in codec, in place of input segment
+// seg, when no --level is given: chooseLevel's, from seg's header, when
+// codec is seg's; the zero choice (Buildroot's default) for another.
+func (w *segWriter) level(codec compress.Codec, seg Segment) levelChoice {
+	if w.opt.Level != 0 || codec != seg.Codec {
+		return levelChoice{}
+	}
+	return chooseLevel(codec, streamHead(w.in.segs.src, seg.Offset), len(w.in.Segments()) > 1)
+}
+
+// levelNotes says, of each segment compressed anew at a level the input
+// did not give, which level and why.
+func levelNotes(results []SegmentResult, note func(string)) {
+	if note == nil {
+		return
+	}
+	for i, r := range results {
+		if r.LevelGuess {
+			note(fmt.Sprintf("segment %d of the output compressed anew with %s (%s): pass --level to choose", i+1, r.Compressor, r.Level))
+		}
+	}
 }
 
 // Close ends every part. It does not commit: Commit does.
@@ -297,7 +331,11 @@ func (w *segWriter) Commit(digestIt bool) error {
 			return err
 		}
 		w.Compressor, w.digest = p.o.Compressor, p.o.Digest()
-		w.Results = []SegmentResult{w.result(p)}
+		fi, err := os.Stat(w.final)
+		if err != nil {
+			return err
+		}
+		w.Results = []SegmentResult{w.result(p, 0, fi.Size())}
 		return nil
 	}
 	return w.join(parts, digestIt)
@@ -342,13 +380,13 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			// Segments no entry came from (an empty gzip member) are
 			// copied where they were.
 			for ; next < p.seg; next++ {
-				n, err := copyRange(out, w.in.segs.src, segs[next-1].Offset, segs[next-1].Length+segs[next-1].Pad)
-				at += n
+				s := segs[next-1]
+				n, err := copyRange(out, w.in.segs.src, s.Offset, s.Length+s.Pad)
 				if err != nil {
 					return err
 				}
-				w.Results = append(w.Results, SegmentResult{Input: next, Offset: segs[next-1].Offset, Length: segs[next-1].Length,
-					Codec: segs[next-1].Codec, Action: "copied", Compressor: CompressorCopy})
+				w.Results = append(w.Results, copiedResult(next, s, at))
+				at += n
 			}
 			next = p.seg + 1
 		}
@@ -366,8 +404,8 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 		if err != nil {
 			return err
 		}
+		w.Results = append(w.Results, w.result(p, at, n))
 		at += n
-		w.Results = append(w.Results, w.result(p))
 		if p.seg > 0 {
 			if err := pad(segs[p.seg-1].Pad); err != nil {
 				return err
@@ -393,8 +431,10 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 	return syncDir(dir)
 }
 
-func (w *segWriter) result(p *segOut) SegmentResult {
-	r := SegmentResult{Input: p.seg, Codec: p.o.Format.Codec, Compressor: p.o.Compressor}
+// result is what became of p, written at offset off of the output in n
+// bytes.
+func (w *segWriter) result(p *segOut, off, n int64) SegmentResult {
+	r := SegmentResult{Input: p.seg, Offset: off, Length: n, Codec: p.o.Format.Codec, Compressor: p.o.Compressor}
 	switch {
 	case p.seg == 0:
 		r.Action = "added"
@@ -403,11 +443,21 @@ func (w *segWriter) result(p *segOut) SegmentResult {
 	default:
 		r.Action = "rewritten"
 	}
+	if r.Action != "copied" && p.level.Level != 0 {
+		r.Level, r.LevelGuess = p.level.Why, p.level.Guess
+	}
 	if p.seg > 0 {
 		s := w.in.Segments()[p.seg-1]
-		r.Offset, r.Length = s.Offset, s.Length
+		r.InOffset, r.InLength = s.Offset, s.Length
 	}
 	return r
+}
+
+// copiedResult is input segment k (1-based), s, copied as it was to
+// offset off of the output.
+func copiedResult(k int, s Segment, off int64) SegmentResult {
+	return SegmentResult{Input: k, InOffset: s.Offset, InLength: s.Length, Offset: off, Length: s.Length,
+		Codec: s.Codec, Action: "copied", Compressor: CompressorCopy}
 }
 
 // Abort discards every part.

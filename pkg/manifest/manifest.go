@@ -10,12 +10,15 @@ import (
 )
 
 // Version is the manifest format version; bump it on any incompatible change.
-const Version = 1
+// 2: an output segment's offset and length are the output's (they were
+// the input's), the input's are the input's segments.
+const Version = 2
 
 // Schema names the manifest's JSON Schema, docs/schema/manifest.json. Any
 // change to the manifest's fields changes it; Version changes only with an
-// incompatible one (an added optional field, as v2's segments, is not).
-const Schema = "rootfs-trim/manifest/v2"
+// incompatible one (an added optional field, as v2's segments, is not; v3's
+// output segments at the output's offsets are).
+const Schema = "rootfs-trim/manifest/v3"
 
 // Manifest is the record of one apply.
 type Manifest struct {
@@ -46,22 +49,32 @@ type Target struct {
 	// its canonical listing (see trim.TreeDigest).
 	Digest  string `json:"digest"`
 	Entries int    `json:"entries"`
-	// Segments: an initrd of several segments (the output's), each with
-	// what was done to it.
+	// Level says why the output was compressed at its level, when no
+	// --level chose it (see Segment.Level).
+	Level string `json:"level,omitempty"`
+	// Segments: an initrd of several segments, each where it is in this
+	// file; the output's also say what was done to each.
 	Segments []Segment `json:"segments,omitempty"`
 }
 
-// Segment is one segment of an initrd apply wrote.
+// Segment is one segment of an initrd.
 type Segment struct {
 	// Input is the input segment's number, 1-based; 0 for the one apply
-	// added. Offset and Length are the input segment's.
+	// added. Offset and Length are where the segment is in the file of
+	// the Target it is listed in: the input's offsets under input, the
+	// output's under output.
 	Input       int    `json:"input"`
 	Offset      int64  `json:"offset"`
 	Length      int64  `json:"length"`
 	Compression string `json:"compression"`
-	// Action: copied (its bytes as they were), rewritten, or added.
-	Action     string `json:"action"`
+	// Action: copied (its bytes as they were), rewritten, or added; only
+	// an output's segments have one.
+	Action     string `json:"action,omitempty"`
 	Compressor string `json:"compressor,omitempty"`
+	// Level says why a segment compressed anew without --level has its
+	// level: the input's (read from its header), or the default of the
+	// producer its layout and header point to.
+	Level string `json:"level,omitempty"`
 }
 
 // Rules identifies the rule set.

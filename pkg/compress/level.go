@@ -1,0 +1,174 @@
+package compress
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// LevelHint is what the header of a compressed stream says of the level
+// that wrote it: the levels, on the scale of the codec's CLI, that write
+// such a header. Lo == 0 says nothing.
+type LevelHint struct {
+	Lo, Hi int
+	// Field is the header's field that said it, for a note:
+	// "XFL 2", "dictionary 8 MiB", "window 4 MiB".
+	Field string
+	// Recorded: the field records the level (gzip's XFL, at 1 and 9).
+	// A dictionary or a window is a hint, even where one level alone
+	// writes it by default: options other than the level set it too
+	// (dracut's `xz --lzma2=dict=1MiB` is preset 6; zstd's --fast levels
+	// and --long change the window).
+	Recorded bool
+}
+
+// ReadLevelHint reads the level hint of a c stream from its first bytes
+// (HintBytes are enough). A header it cannot read says nothing.
+//
+//   - gzip: XFL is 2 only at level 9 and 4 only at level 1, in gzip(1)
+//     (deflate.c, lm_init), pigz and Go's compress/flate; 0 is any other.
+//   - xz: the LZMA2 dictionary size of the first block, which each
+//     preset sets (xz's lzma_lzma_preset); two presets share some sizes.
+//   - zstd: the frame's window size, which each level sets for a large
+//     input (zstd's ZSTD_defaultCParameters, lib/compress/clevels.h),
+//     unless the input's size was known and smaller: then the window fits
+//     the content and says nothing of the level.
+//   - lz4: nothing.
+func ReadLevelHint(c Codec, head []byte) LevelHint {
+	switch c {
+	case Gzip:
+		return gzipHint(head)
+	case Xz:
+		return xzHint(head)
+	case Zstd:
+		return zstdHint(head)
+	}
+	return LevelHint{}
+}
+
+// HintBytes is how much of a stream ReadLevelHint needs at most.
+const HintBytes = 64
+
+func gzipHint(b []byte) LevelHint {
+	if len(b) < 10 || b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 {
+		return LevelHint{}
+	}
+	switch xfl := b[8]; xfl {
+	case 2:
+		return LevelHint{9, 9, "XFL 2", true}
+	case 4:
+		return LevelHint{1, 1, "XFL 4", true}
+	case 0:
+		return LevelHint{2, 8, "XFL 0", false}
+	}
+	return LevelHint{}
+}
+
+// xzPresets are the xz presets that write a dictionary of dict bytes
+// (xzDictSizes turned round).
+func xzPresets(dict int) (lo, hi int) {
+	for l := 1; l < len(xzDictSizes); l++ {
+		if xzDictSizes[l] == dict {
+			if lo == 0 {
+				lo = l
+			}
+			hi = l
+		}
+	}
+	return lo, hi
+}
+
+func xzHint(b []byte) LevelHint {
+	// Stream header (12 bytes), then the first block's header: its size,
+	// flags, the sizes it may give (varints), then the filters, LZMA2
+	// last (xz-file-format.txt, 3.1).
+	if len(b) < 14 || string(b[:6]) != "\xfd7zXZ\x00" || b[12] == 0 {
+		return LevelHint{}
+	}
+	end := 12 + (int(b[12])+1)*4
+	if end > len(b) {
+		return LevelHint{}
+	}
+	flags, p := b[13], 14
+	varint := func() (uint64, bool) {
+		v, n := binary.Uvarint(b[p:end])
+		if n <= 0 {
+			return 0, false
+		}
+		p += n
+		return v, true
+	}
+	for _, bit := range []byte{0x40, 0x80} {
+		if flags&bit != 0 {
+			if _, ok := varint(); !ok {
+				return LevelHint{}
+			}
+		}
+	}
+	for range int(flags&3) + 1 {
+		id, ok := varint()
+		if !ok {
+			return LevelHint{}
+		}
+		size, ok := varint()
+		if !ok || uint64(end-p) < size {
+			return LevelHint{}
+		}
+		if id == 0x21 && size == 1 && b[p] < 40 {
+			bits := int(b[p])
+			dict := (2 | bits&1) << (bits/2 + 11)
+			lo, hi := xzPresets(dict)
+			if lo == 0 { // no preset's: set by hand, it says nothing
+				return LevelHint{}
+			}
+			return LevelHint{lo, hi, "dictionary " + sizeName(int64(dict)), false}
+		}
+		p += int(size)
+	}
+	return LevelHint{}
+}
+
+// zstdWindowLevels are the levels by the window log they write for an
+// input larger than 256 KiB (zstd 1.5's default table; checked against
+// the zstd tool in TestZstdHintByTool).
+var zstdWindowLevels = map[int][2]int{19: {1, 1}, 20: {2, 2}, 21: {3, 8}, 22: {9, 16}, 23: {17, 19}, 25: {20, 20}, 26: {21, 21}, 27: {22, 22}}
+
+func zstdHint(b []byte) LevelHint {
+	if len(b) < 6 || binary.LittleEndian.Uint32(b) != 0xfd2fb528 {
+		return LevelHint{}
+	}
+	fhd := b[4]
+	if fhd&0x20 != 0 { // single segment: the window is the content size
+		return LevelHint{}
+	}
+	wlog := 10 + int(b[5]>>3)
+	window := int64(1)<<wlog + (int64(1)<<wlog/8)*int64(b[5]&7)
+	// The content size, when given, follows the dictionary ID.
+	p := 6 + [4]int{0, 1, 2, 4}[fhd&3]
+	var content int64
+	switch fcs := fhd >> 6; fcs {
+	case 1:
+		if len(b) >= p+2 {
+			content = int64(binary.LittleEndian.Uint16(b[p:])) + 256
+		}
+	case 2:
+		if len(b) >= p+4 {
+			content = int64(binary.LittleEndian.Uint32(b[p:]))
+		}
+	case 3:
+		if len(b) >= p+8 {
+			content = int64(min(binary.LittleEndian.Uint64(b[p:]), 1<<62))
+		}
+	}
+	r, ok := zstdWindowLevels[wlog]
+	if !ok || b[5]&7 != 0 || (content > 0 && content <= window) {
+		return LevelHint{}
+	}
+	return LevelHint{r[0], r[1], "window " + sizeName(window), false}
+}
+
+func sizeName(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
