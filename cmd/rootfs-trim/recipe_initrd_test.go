@@ -46,7 +46,7 @@ func TestRecipeInitrdMkinitramfs(t *testing.T) {
 	}
 	r := run("recipe-initrd-audit")
 	if r.code != 1 || !regexp.MustCompile(`(?m)^-- segment 2 at offset \d+: \d+ bytes, zstd, \d+ entries$`).MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^\w+ +etc/crictl.yaml .*rule containerd-crictl \(strip\)`).MatchString(r.stdout) {
+		!regexp.MustCompile(`(?m)^\w+ +etc/crictl.yaml .*rule containerd-crictl,cri-dockerd-crictl,crio-crictl \(strip\)`).MatchString(r.stdout) {
 		t.Fatalf("the audit block: exit %d, want 1 with two segments and etc/crictl.yaml\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = run("recipe-initrd-apply")

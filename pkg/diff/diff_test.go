@@ -247,7 +247,7 @@ func TestManifestErrors(t *testing.T) {
 	}
 	good := write("good.json", `{"version": 1, "changes": [], "stale_rules": []}`)
 	for _, tc := range []struct{ name, body, want string }{
-		{"version", `{"version": 9}`, "manifest version 9, want 1"},
+		{"version", `{"version": 9}`, "manifest version 9, want 1 to 2"},
 		{"not JSON", `{"version": 1,`, "decoding the manifest"},
 		{"bad b64", `{"version": 1, "changes": [{"path": "x", "path_b64": "!"}]}`, "change 0: path_b64"},
 	} {
