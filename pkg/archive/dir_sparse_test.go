@@ -40,12 +40,7 @@ func TestDirSparse(t *testing.T) {
 			b, err := os.ReadFile(in)
 			mustDo(t, err)
 
-			tree := filepath.Join(t.TempDir(), "tree")
-			mustDo(t, os.Mkdir(tree, 0o755))
-			w, err := NewDirWriter(tree, DirWriterOptions{})
-			mustDo(t, err)
-			mustDo(t, Copy(w, NewTarReader(bytes.NewReader(b)), CopyOptions{Dest: KindDir}))
-			mustDo(t, w.Close())
+			tree := tarToTree(t, b)
 			got := filepath.Join(tree, "disk.img")
 			if n := diskBytes(t, got); n > 1<<20 {
 				t.Errorf("tar -> tree: the file takes %d bytes on disk, want its holes kept", n)

@@ -70,12 +70,7 @@ func TestXattrsTarToTreeToTar(t *testing.T) {
 			b, err := os.ReadFile(in)
 			mustDo(t, err)
 
-			tree := filepath.Join(t.TempDir(), "tree")
-			mustDo(t, os.Mkdir(tree, 0o755))
-			w, err := NewDirWriter(tree, DirWriterOptions{})
-			mustDo(t, err)
-			mustDo(t, Copy(w, NewTarReader(bytes.NewReader(b)), CopyOptions{Dest: KindDir}))
-			mustDo(t, w.Close())
+			tree := tarToTree(t, b)
 			if diff := cmp.Diff(wantTreeXattrs, treeXattrs(t, tree)); diff != "" {
 				t.Errorf("tar -> tree (-want +got):\n%s", diff)
 			}
@@ -126,4 +121,17 @@ func TestXattrsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tarToTree writes the tar archive b as a tree through DirWriter, as
+// repack and apply write a tree output, and returns the tree's path.
+func tarToTree(t *testing.T, b []byte) string {
+	t.Helper()
+	tree := filepath.Join(t.TempDir(), "tree")
+	mustDo(t, os.Mkdir(tree, 0o755))
+	w, err := NewDirWriter(tree, DirWriterOptions{})
+	mustDo(t, err)
+	mustDo(t, Copy(w, NewTarReader(bytes.NewReader(b)), CopyOptions{Dest: KindDir}))
+	mustDo(t, w.Close())
+	return tree
 }
