@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/cli"
+	"github.com/rootfs-trim/rootfs-trim/cmd/rootfs-trim/internal/cli"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/cli"
+	"github.com/rootfs-trim/rootfs-trim/cmd/rootfs-trim/internal/cli"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/cli"
+	"github.com/rootfs-trim/rootfs-trim/cmd/rootfs-trim/internal/cli"
 	"github.com/rootfs-trim/rootfs-trim/internal/docblock"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )

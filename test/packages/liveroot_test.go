@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,9 +154,17 @@ func TestKicbaseRunHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	mount(t, filepath.Join(root, "rules"), filepath.Join(tree, "tmp/rules"), "", unix.MS_BIND|unix.MS_RDONLY)
+	// The binary stays reachable after the chroot through /proc, which is
+	// mounted in the tree, as the process's open file.
+	self, err := os.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer self.Close()
 	if err := syscall.Chroot(tree); err != nil {
 		t.Fatal(err)
 	}
+	bin = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), self.Fd())
 	if err := os.Chdir("/"); err != nil {
 		t.Fatal(err)
 	}

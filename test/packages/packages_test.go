@@ -10,11 +10,12 @@ package packages
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,12 +23,32 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/cli"
 	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures' locks (check --update-lock)")
+
+// bin is rootfs-trim, built once for the package's tests: the CLI is
+// internal to cmd/rootfs-trim, so the fixtures are checked through the
+// binary a user runs.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "packages-test-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "rootfs-trim")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rootfs-trim")
+	cmd.Dir, cmd.Env = "../..", append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // handled is what the rules must make of one offending file.
 type handled struct {
@@ -437,8 +458,17 @@ func ruleNamed(t *testing.T, set *rules.Set, name string) *rules.Rule {
 func run(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
-	code := cli.Run(context.Background(), env, args)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH")}
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("rootfs-trim %s: %v", strings.Join(args, " "), err)
+		}
+		code = exit.ExitCode()
+	}
 	// A stale rule is a warning apply prints; audit and check report
 	// them, and the tests compare those with what they expect.
 	var other []string

@@ -31,7 +31,7 @@ type fn struct {
 
 func TestFunctionSizes(t *testing.T) {
 	var fns []fn
-	for _, dir := range []string{"pkg", "internal"} {
+	for _, dir := range []string{"pkg", "internal", "cmd"} {
 		found, err := functions(filepath.Join("..", "..", dir))
 		if err != nil {
 			t.Fatal(err)

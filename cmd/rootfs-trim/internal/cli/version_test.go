@@ -11,7 +11,7 @@ import (
 // The version comes from the repository's VERSION file and nowhere else:
 // `version` and the manifest print it, never a placeholder.
 func TestVersionIsTheVERSIONFile(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "VERSION"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestManifestToolVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifestPath := filepath.Join(dir, "manifest.json")
-	code, _, stderr := run(t, nil, "apply", "--rules", filepath.Join("..", "..", "rules"), "--manifest", manifestPath, target)
+	code, _, stderr := run(t, nil, "apply", "--rules", filepath.Join("..", "..", "..", "..", "rules"), "--manifest", manifestPath, target)
 	if code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, stderr)
 	}

@@ -45,13 +45,13 @@ func TestExitCodes(t *testing.T) {
 		{"bad flag", []string{"list", "--frob", "x"}, ExitError, "flag provided but not defined: --frob\n"},
 		{"bad flag value", []string{"list", "--max-size", "x", "y"}, ExitError, `invalid value "x" for flag --max-size: `},
 		{"version flag", []string{"--version"}, ExitOK, "rootfs-trim " + Version + "\n"},
-		{"version flag with rules", []string{"--version", "--rules", "../../rules"}, ExitOK, "\nrules ../../rules sha256:"},
+		{"version flag with rules", []string{"--version", "--rules", "../../../../rules"}, ExitOK, "\nrules ../../../../rules sha256:"},
 		{"missing argument", []string{"list"}, ExitError, "want exactly one ARCHIVE or DIR"},
 		{"missing file", []string{"list", filepath.Join(dir, "nope")}, ExitError, "no such file"},
 		{"garbage", []string{"list", garbage}, ExitError, "unknown archive format"},
 		{"repack one argument", []string{"repack", garbage}, ExitError, "want IN and OUT"},
 		{"apply without rules", []string{"apply", dir}, ExitError, "--rules DIR is required"},
-		{"bad SOURCE_DATE_EPOCH", []string{"apply", "--rules", "../../rules", dir}, ExitError, "SOURCE_DATE_EPOCH"},
+		{"bad SOURCE_DATE_EPOCH", []string{"apply", "--rules", "../../../../rules", dir}, ExitError, "SOURCE_DATE_EPOCH"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestVersionFromName(t *testing.T) {
 // Every flag of every command appears in README.md's command synopsis, so
 // the README cannot fall behind the tool.
 func TestREADMEListsEveryFlag(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestErrorsNameTheUsersPath(t *testing.T) {
 			"rootfs-trim repack: create " + missing + "/out.cpio: no such file or directory\n"},
 		{"tree output in a missing directory", []string{"repack", "--format", "dir", target, missing + "/tree"},
 			"rootfs-trim repack: create " + missing + "/tree: no such file or directory\n"},
-		{"manifest in a missing directory", []string{"apply", "--rules", "../../rules", "--manifest", missing + "/m.json", target},
+		{"manifest in a missing directory", []string{"apply", "--rules", "../../../../rules", "--manifest", missing + "/m.json", target},
 			"rootfs-trim apply: create " + missing + "/m.json: no such file or directory\n"},
 		{"missing rule directory", []string{"audit", "--rules", missing, target},
 			"rootfs-trim audit: rule directory: stat " + missing + ": no such file or directory\n"},
@@ -259,7 +259,7 @@ func TestColumnsHaveNoTrailingSpaces(t *testing.T) {
 	list := filepath.Join(t.TempDir(), "packages-file-list.txt")
 	os.WriteFile(list, []byte("podman,./etc/cni/net.d/87-podman-bridge.conflist\n"), 0o644)
 	code, stdout, stderr := run(t, map[string]string{"SOURCE_DATE_EPOCH": "1700000000"},
-		"apply", "--rules", "../../rules", "--packages-file-list", list, "--dry-run", target)
+		"apply", "--rules", "../../../../rules", "--packages-file-list", list, "--dry-run", target)
 	if code != ExitOK {
 		t.Fatalf("apply: exit %d:\n%s", code, stderr)
 	}
@@ -278,9 +278,9 @@ func TestColumnsHaveNoTrailingSpaces(t *testing.T) {
 // command's own, and the two at once are refused.
 func TestRenamedFlags(t *testing.T) {
 	dir := t.TempDir()
-	example := filepath.Join("..", "..", "examples", "minikube")
-	audit := []string{"audit", "--rules", "../../rules", "--packages-file-list", filepath.Join(example, "packages-file-list.txt")}
-	check := []string{"check", "--rules", "../../rules", "--lock", filepath.Join(example, "check.lock"), "--packages-file-list", filepath.Join(example, "packages-file-list.txt")}
+	example := filepath.Join("..", "..", "..", "..", "examples", "minikube")
+	audit := []string{"audit", "--rules", "../../../../rules", "--packages-file-list", filepath.Join(example, "packages-file-list.txt")}
+	check := []string{"check", "--rules", "../../../../rules", "--lock", filepath.Join(example, "check.lock"), "--packages-file-list", filepath.Join(example, "packages-file-list.txt")}
 	target := filepath.Join(example, "target")
 	for _, tc := range []struct {
 		args       []string // before the flag
@@ -295,7 +295,7 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"repack"}, "archive-format", "format", "tar", func(n int) []string {
 			return []string{target, filepath.Join(dir, fmt.Sprintf("out%d.tar", n))}
 		}, ExitOK, ""},
-		{[]string{"apply", "--rules", "../../rules", "--quiet"}, "archive-format", "format", "dir", func(n int) []string {
+		{[]string{"apply", "--rules", "../../../../rules", "--quiet"}, "archive-format", "format", "dir", func(n int) []string {
 			return []string{filepath.Join(dir, "out0.tar"), filepath.Join(dir, fmt.Sprintf("tree%d", n))}
 		}, ExitOK, ""},
 	} {

@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	exampleDir   = "../../examples/minikube"
-	exampleRules = "../../rules"
+	exampleDir   = "../../../../examples/minikube"
+	exampleRules = "../../../../rules"
 )
 
 // listDoc is list --json's document: listJSON streams it in pieces.

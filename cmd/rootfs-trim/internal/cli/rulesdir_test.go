@@ -17,7 +17,7 @@ func installedBinary(t *testing.T, rules bool) string {
 		t.Fatal(err)
 	}
 	if rules {
-		src, err := filepath.Abs(filepath.Join("..", "..", "rules"))
+		src, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "rules"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,8 +35,8 @@ func installedBinary(t *testing.T, rules bool) string {
 // binary, and version says which; an explicit --rules wins; with none
 // installed, --rules is required and the error says where it looked.
 func TestRulesFallBackToInstalled(t *testing.T) {
-	target := filepath.Join("..", "..", "examples", "minikube", "target")
-	fileList := filepath.Join("..", "..", "examples", "minikube", "packages-file-list.txt")
+	target := filepath.Join("..", "..", "..", "..", "examples", "minikube", "target")
+	fileList := filepath.Join("..", "..", "..", "..", "examples", "minikube", "packages-file-list.txt")
 	t.Run("installed", func(t *testing.T) {
 		prefix := installedBinary(t, true)
 		installed := filepath.Join(prefix, "share", "rootfs-trim", "rules")

@@ -28,7 +28,7 @@ func TestImageReadOnce(t *testing.T) {
 		}
 		return ocitest.Entry{Name: name, Data: string(b)}
 	}
-	steps := ocitest.Kicbase("../../testdata/packages")
+	steps := ocitest.Kicbase("../../../../testdata/packages")
 	for i := range steps {
 		steps[i].Entries = append(steps[i].Entries, big("opt/blob"+strconv.Itoa(i)))
 	}
@@ -56,11 +56,11 @@ func TestImageReadOnce(t *testing.T) {
 		reads float64 // the blobs' bytes read, at most, as a multiple of their size
 	}{
 		{"list", []string{"list"}, ExitOK, 1.1},
-		{"audit", []string{"audit", "--rules", "../../rules"}, ExitFindings, 1.1},
-		{"check", []string{"check", "--rules", "../../rules", "--lock", lock, "--update-lock"}, ExitOK, 1.1},
-		{"apply", []string{"apply", "--rules", "../../rules", "--quiet"}, ExitOK, 2.1},
+		{"audit", []string{"audit", "--rules", "../../../../rules"}, ExitFindings, 1.1},
+		{"check", []string{"check", "--rules", "../../../../rules", "--lock", lock, "--update-lock"}, ExitOK, 1.1},
+		{"apply", []string{"apply", "--rules", "../../../../rules", "--quiet"}, ExitOK, 2.1},
 		// A docker save tarball: owners read as the merged view goes by.
-		{"apply-tarball", []string{"apply", "--rules", "../../rules", "--quiet"}, ExitOK, 2.1},
+		{"apply-tarball", []string{"apply", "--rules", "../../../../rules", "--quiet"}, ExitOK, 2.1},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func TestDiffReadsEachInputOnce(t *testing.T) {
 	var total int64
 	for i, name := range []string{"cri-o-kubic-deb-v1.28.0", "cri-o-deb-v1.35.0"} {
 		tree := filepath.Join(dir, name)
-		if _, err := container.Rewrite(filepath.Join("../../testdata/packages/upstream", name, "root"), tree, container.RewriteOptions{Format: toTree}); err != nil {
+		if _, err := container.Rewrite(filepath.Join("../../../../testdata/packages/upstream", name, "root"), tree, container.RewriteOptions{Format: toTree}); err != nil {
 			t.Fatal(err)
 		}
 		big := make([]byte, 8<<20)
@@ -47,7 +47,7 @@ func TestDiffReadsEachInputOnce(t *testing.T) {
 		inputs, total = append(inputs, file), total+fi.Size()
 	}
 	before := bytesRead(t)
-	code, stdout, stderr := run(t, nil, "diff", "--rules", "../../rules", inputs[0], inputs[1])
+	code, stdout, stderr := run(t, nil, "diff", "--rules", "../../../../rules", inputs[0], inputs[1])
 	read := bytesRead(t) - before
 	if code != ExitFindings {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitFindings, stderr)
