@@ -62,7 +62,6 @@ type DirWriter struct {
 	links   map[HardLinkKey]linkedFile // cpio hard-link group -> its file
 	dirs    []*dirMeta                 // in order of first appearance
 	dirByNm map[string]*dirMeta
-	skipped []*Entry
 	closed  bool
 }
 
@@ -103,13 +102,10 @@ func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 	}, nil
 }
 
-// Skipped returns the entries that were not created: sockets, which cannot
-// be meaningfully created from an archive, and devices when SkipDevices is
-// set and the writer is not root.
-func (w *DirWriter) Skipped() []*Entry { return w.skipped }
-
-// WriteHeader creates the entry. TypeTrailer entries are ignored except that
-// they end the scope of cpio hard-link groups, as in the kernel.
+// WriteHeader creates the entry, except a socket, and a device when
+// SkipDevices is set and the writer is not root. TypeTrailer entries are
+// ignored except that they end the scope of cpio hard-link groups, as in
+// the kernel.
 func (w *DirWriter) WriteHeader(e *Entry) error {
 	if w.closed {
 		return fmt.Errorf("entry %q: writer is closed", e.Name)
@@ -149,12 +145,11 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	}
 	switch e.Type {
 	case TypeSocket:
-		w.skip(e)
+		// A socket cannot be meaningfully created from an archive.
 		return nil
 	case TypeChar, TypeBlock:
 		if !w.mknod {
 			if w.opts.SkipDevices {
-				w.skip(e)
 				return nil
 			}
 			return errors.New("creating a device node needs root (or skip devices)")
@@ -255,10 +250,6 @@ func (w *DirWriter) linkMember(first linkedFile, name string, t Type) error {
 // errReplaced: a later entry took the name of a hard-link group's first
 // member, so that linking to the name would reach another file.
 var errReplaced = errors.New("a later entry replaced the group's file at that name")
-
-func (w *DirWriter) skip(e *Entry) {
-	w.skipped = append(w.skipped, e.Clone())
-}
 
 // checkParent makes sure the parent of an entry exists and is a directory.
 // Stat follows symlinks, but os.Root only inside the tree: a parent that is
@@ -529,10 +520,6 @@ func fdID(fd int) (fileID, error) {
 	}
 	return fileID{uint64(st.Dev), st.Ino}, nil
 }
-
-// fchmodat2Missing is fsat's record that fchmodat2(2) is unavailable;
-// tests set it to write as on kernels before 6.6.
-var fchmodat2Missing = &fsat.NoFchmodat2
 
 func typeOfMode(m fs.FileMode) string {
 	switch {
