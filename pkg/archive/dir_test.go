@@ -524,23 +524,12 @@ func TestDirWriterSkips(t *testing.T) {
 			t.Errorf("dev holds %v", ents)
 		}
 	})
-	t.Run("devices skipped on request", func(t *testing.T) {
-		dst := t.TempDir()
-		w, err := NewDirWriter(dst, DirWriterOptions{SkipDevices: true})
-		mustDo(t, err)
-		dw := w
-		dw.mknod = false
-		emitEntries(t, w, entries, nil)
-		if ents, _ := os.ReadDir(filepath.Join(dst, "dev")); len(ents) != 0 {
-			t.Errorf("dev holds %v", ents)
-		}
-	})
 	t.Run("devices created as root", func(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("mknod needs root")
 		}
 		dst := t.TempDir()
-		w, err := NewDirWriter(dst, DirWriterOptions{SkipDevices: true})
+		w, err := NewDirWriter(dst, DirWriterOptions{})
 		mustDo(t, err)
 		emitEntries(t, w, entries, nil)
 		var st unix.Stat_t

@@ -17,13 +17,6 @@ import (
 
 // DirWriterOptions configures NewDirWriter.
 type DirWriterOptions struct {
-	// Owners applies each entry's UID and GID even when not running as
-	// root (it then fails for ids the caller may not give away). As root
-	// owners are always applied.
-	Owners bool
-	// SkipDevices skips char and block devices, recording them in Skipped,
-	// when not running as root; otherwise they are an error there.
-	SkipDevices bool
 	// CreateParents creates missing parent directories (0755, owned by the
 	// caller). By default a missing parent is an error, because the kernel
 	// silently drops such an entry when it unpacks an initramfs.
@@ -95,17 +88,16 @@ func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 		tree:    fsat.New(r, fsat.Options{}),
 		path:    root,
 		opts:    opts,
-		owners:  opts.Owners || euid == 0,
+		owners:  euid == 0, // a user cannot give files away
 		mknod:   euid == 0,
 		links:   map[HardLinkKey]linkedFile{},
 		dirByNm: map[string]*dirMeta{},
 	}, nil
 }
 
-// WriteHeader creates the entry, except a socket, and a device when
-// SkipDevices is set and the writer is not root. TypeTrailer entries are
-// ignored except that they end the scope of cpio hard-link groups, as in
-// the kernel.
+// WriteHeader creates the entry, except a socket (a device needs root).
+// TypeTrailer entries are ignored except that they end the scope of cpio
+// hard-link groups, as in the kernel.
 func (w *DirWriter) WriteHeader(e *Entry) error {
 	if w.closed {
 		return fmt.Errorf("entry %q: writer is closed", e.Name)
@@ -149,9 +141,6 @@ func (w *DirWriter) create(name string, e *Entry) error {
 		return nil
 	case TypeChar, TypeBlock:
 		if !w.mknod {
-			if w.opts.SkipDevices {
-				return nil
-			}
 			return errors.New("creating a device node needs root (or skip devices)")
 		}
 	case TypeRegular, TypeDir, TypeSymlink, TypeHardlink, TypeFifo:
