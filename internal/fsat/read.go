@@ -23,7 +23,7 @@ func (t *Tree) ReadFile(name string) ([]byte, error) {
 }
 
 // ReadFileChecked is ReadFile that hands every directory on the way and
-// the file itself to check (see WalkDir), which may refuse them.
+// the file itself to check (see walkDir), which may refuse them.
 func (t *Tree) ReadFileChecked(name string, check func(fd int, shown string) error) ([]byte, error) {
 	dir, err := t.walkDir(path.Dir(name), false, check)
 	if err != nil {

@@ -136,13 +136,9 @@ func (t *Tree) OpenDir(dir string, create bool) (int, error) {
 	return t.walkDir(dir, create, nil)
 }
 
-// WalkDir is OpenDir that also hands each directory on the way, the root
+// walkDir is OpenDir that also hands each directory on the way, the root
 // first, to check (if set) with its name from the root ("/", "/var", ...);
 // an error from check stops the walk.
-func (t *Tree) WalkDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
-	return t.walkDir(dir, create, check)
-}
-
 func (t *Tree) walkDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
 	if t.mode != NoSymlinks {
 		return -1, errors.New("fsat: a descriptor walk needs a NoSymlinks tree")

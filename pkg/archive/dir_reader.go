@@ -43,20 +43,6 @@ type DirReader struct {
 
 	// rootDev is the root's st_dev: the walk stays on that filesystem.
 	rootDev uint64
-	mu      sync.Mutex
-	// mountPoints lists the directories the walk did not enter because
-	// another filesystem is mounted there.
-	mountPoints []string
-}
-
-// MountPoints lists, sorted, the directories of the tree that another
-// filesystem is mounted on. Their own entries are listed, not what the
-// mounted filesystem holds: on a live root (`apply /` as the last RUN of a
-// Dockerfile) /proc, /sys, /dev and bind mounts are not the image.
-func (d *DirReader) MountPoints() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Sorted(slices.Values(d.mountPoints))
 }
 
 // errOtherFS is what opening a mount point for listing gives.
@@ -415,9 +401,10 @@ func (d *DirReader) openDirRoot(dir string) (dirHandle, error) {
 func (d *DirReader) readDir(dir string) ([]dirItem, []string, error) {
 	h, err := d.openDir(dir)
 	if err == errOtherFS {
-		d.mu.Lock()
-		d.mountPoints = append(d.mountPoints, dir)
-		d.mu.Unlock()
+		// Another filesystem is mounted on dir: its own entry is listed,
+		// not what the mounted filesystem holds. On a live root (`apply /`
+		// as the last RUN of a Dockerfile) /proc, /sys, /dev and bind
+		// mounts are not the image.
 		return nil, nil, nil
 	}
 	if err != nil {

@@ -17,13 +17,6 @@ import (
 
 // DirWriterOptions configures NewDirWriter.
 type DirWriterOptions struct {
-	// Owners applies each entry's UID and GID even when not running as
-	// root (it then fails for ids the caller may not give away). As root
-	// owners are always applied.
-	Owners bool
-	// SkipDevices skips char and block devices, recording them in Skipped,
-	// when not running as root; otherwise they are an error there.
-	SkipDevices bool
 	// CreateParents creates missing parent directories (0755, owned by the
 	// caller). By default a missing parent is an error, because the kernel
 	// silently drops such an entry when it unpacks an initramfs.
@@ -62,7 +55,6 @@ type DirWriter struct {
 	links   map[HardLinkKey]linkedFile // cpio hard-link group -> its file
 	dirs    []*dirMeta                 // in order of first appearance
 	dirByNm map[string]*dirMeta
-	skipped []*Entry
 	closed  bool
 }
 
@@ -96,20 +88,16 @@ func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 		tree:    fsat.New(r, fsat.Options{}),
 		path:    root,
 		opts:    opts,
-		owners:  opts.Owners || euid == 0,
+		owners:  euid == 0, // a user cannot give files away
 		mknod:   euid == 0,
 		links:   map[HardLinkKey]linkedFile{},
 		dirByNm: map[string]*dirMeta{},
 	}, nil
 }
 
-// Skipped returns the entries that were not created: sockets, which cannot
-// be meaningfully created from an archive, and devices when SkipDevices is
-// set and the writer is not root.
-func (w *DirWriter) Skipped() []*Entry { return w.skipped }
-
-// WriteHeader creates the entry. TypeTrailer entries are ignored except that
-// they end the scope of cpio hard-link groups, as in the kernel.
+// WriteHeader creates the entry, except a socket (a device needs root).
+// TypeTrailer entries are ignored except that they end the scope of cpio
+// hard-link groups, as in the kernel.
 func (w *DirWriter) WriteHeader(e *Entry) error {
 	if w.closed {
 		return fmt.Errorf("entry %q: writer is closed", e.Name)
@@ -149,14 +137,10 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	}
 	switch e.Type {
 	case TypeSocket:
-		w.skip(e)
+		// A socket cannot be meaningfully created from an archive.
 		return nil
 	case TypeChar, TypeBlock:
 		if !w.mknod {
-			if w.opts.SkipDevices {
-				w.skip(e)
-				return nil
-			}
 			return errors.New("creating a device node needs root (or skip devices)")
 		}
 	case TypeRegular, TypeDir, TypeSymlink, TypeHardlink, TypeFifo:
@@ -255,10 +239,6 @@ func (w *DirWriter) linkMember(first linkedFile, name string, t Type) error {
 // errReplaced: a later entry took the name of a hard-link group's first
 // member, so that linking to the name would reach another file.
 var errReplaced = errors.New("a later entry replaced the group's file at that name")
-
-func (w *DirWriter) skip(e *Entry) {
-	w.skipped = append(w.skipped, e.Clone())
-}
 
 // checkParent makes sure the parent of an entry exists and is a directory.
 // Stat follows symlinks, but os.Root only inside the tree: a parent that is
@@ -529,10 +509,6 @@ func fdID(fd int) (fileID, error) {
 	}
 	return fileID{uint64(st.Dev), st.Ino}, nil
 }
-
-// fchmodat2Missing is fsat's record that fchmodat2(2) is unavailable;
-// tests set it to write as on kernels before 6.6.
-var fchmodat2Missing = &fsat.NoFchmodat2
 
 func typeOfMode(m fs.FileMode) string {
 	switch {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/fsat"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
@@ -163,8 +164,8 @@ func writeEntries(w Writer, entries []*Entry, data map[string]string) error {
 // test's 6.1), where modes go through /proc/self/fd: the same protections
 // and the same tree.
 func TestDirWriterWithoutFchmodat2(t *testing.T) {
-	fchmodat2Missing.Store(true)
-	defer fchmodat2Missing.Store(false)
+	fsat.NoFchmodat2.Store(true)
+	defer fsat.NoFchmodat2.Store(false)
 	t.Run("hard-link types", TestDirWriterHardLinkTypes)
 	t.Run("round trip", TestDirRoundTrip)
 	t.Run("cpio links", TestDirWriterCpioLinks)

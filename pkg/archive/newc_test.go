@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
 
 // newcHeader builds one header by hand, independently of CpioWriter.
@@ -104,7 +105,7 @@ func TestCpioRoundTrip(t *testing.T) {
 			entries, data := sampleEntries()
 			var buf bytes.Buffer
 			writeAll(t, NewCpioWriter(&buf, v), entries, data)
-			if _, err := CheckInitramfs(bytes.NewReader(buf.Bytes())); err != nil {
+			if _, err := archivetest.CheckInitramfs(bytes.NewReader(buf.Bytes())); err != nil {
 				t.Fatalf("kernel rules: %v", err)
 			}
 			got, gotData := readAll(t, NewCpioReader(&buf))
@@ -185,7 +186,7 @@ func TestWrittenArchiveReadByTools(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
+			if _, err := archivetest.CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
 				t.Fatalf("kernel rules: %v", err)
 			}
 			for _, tool := range [][]string{{"cpio", "-itv", "--quiet"}, {"bsdtar", "-tvf", "-"}} {
@@ -226,7 +227,7 @@ func TestConcatenatedMembers(t *testing.T) {
 	if out := copyCpio(t, []byte(raw), Newc); string(out) != raw {
 		t.Errorf("concatenated archive not reproduced; first difference at %d", firstDiff([]byte(raw), out))
 	}
-	if st, err := CheckInitramfs(strings.NewReader(raw)); err != nil || st.Members != 2 {
+	if st, err := archivetest.CheckInitramfs(strings.NewReader(raw)); err != nil || st.Members != 2 {
 		t.Errorf("CheckInitramfs = %+v, %v; want 2 members", st, err)
 	}
 }

@@ -99,15 +99,6 @@ func OpenFAT(r io.ReaderAt, off, limit int64) (*FAT, error) {
 	return f, nil
 }
 
-// Size is the filesystem's size in bytes, from its boot sector.
-func (f *FAT) Size() int64 { return f.size }
-
-// Find returns every file whose base name, compared case-insensitively,
-// is one of wanted, with its content (at most max bytes in all).
-func (f *FAT) Find(wanted []string, max int64) ([]FATFile, error) {
-	return f.FindFunc(func(name string) bool { return matchName(name, wanted) }, max)
-}
-
 // FindFunc returns every file whose base name match accepts, with its
 // content (at most max bytes in all: a FAT image of many large files
 // is refused rather than held in memory).

@@ -47,7 +47,7 @@ func TestFATLongName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		found, err := fat.Find([]string{"bootx64.efi"}, 1<<20)
+		found, err := fat.FindFunc(func(name string) bool { return matchName(name, []string{"bootx64.efi"}) }, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}

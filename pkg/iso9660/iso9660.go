@@ -666,9 +666,6 @@ func (im *Image) ReadFile(f File, max int64) ([]byte, error) {
 // ReadAt reads the image itself.
 func (im *Image) ReadAt(p []byte, off int64) (int, error) { return im.r.ReadAt(p, off) }
 
-// Size is the image's size in bytes.
-func (im *Image) Size() int64 { return im.size }
-
 // idFields are the byte ranges of the primary volume descriptor's
 // identifiers (ECMA-119 8.4.5 to 8.4.11, 8.4.20 to 8.4.22): system,
 // volume, then volume set to bibliographic file.

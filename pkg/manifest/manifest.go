@@ -83,10 +83,16 @@ type Rules struct {
 	Digest string `json:"digest"`
 }
 
+// Kind is what became of a changed entry: "removed", "relocated",
+// "retargeted", "deferred", "added", "template", "created" or "dangling"
+// (docs/schema/manifest.json). It is the kind the index records, named
+// here so that a program reading manifests can name it too.
+type Kind = contract.Kind
+
 // Change is one entry the run touched.
 type Change struct {
-	Kind contract.Kind `json:"kind"`
-	Path string        `json:"path"`
+	Kind Kind   `json:"kind"`
+	Path string `json:"path"`
 	// PathB64 is Path in base64 when it is not UTF-8 (see names.B64).
 	PathB64 string `json:"path_b64,omitempty"`
 	// To is the new path of a relocated or deferred entry.

@@ -151,15 +151,6 @@ func actionNamed(name string) (actionDef, bool) {
 	return actionDef{}, false
 }
 
-// AllActions lists every action, in declaration order.
-func AllActions() []Action {
-	all := make([]Action, 0, len(actionDefs))
-	for _, d := range actionDefs {
-		all = append(all, d.action)
-	}
-	return all
-}
-
 func (a Action) String() string {
 	for _, d := range actionDefs {
 		if d.action == a {

@@ -98,9 +98,6 @@ func (m *Matcher) grow(n int) []byte {
 	return buf
 }
 
-// Footprint is the memory the Matcher holds for its input.
-func (m *Matcher) Footprint() int { return cap(m.buf) }
-
 // End records that the input stream ended.
 func (m *Matcher) End() { m.ended = true }
 
@@ -108,7 +105,8 @@ func (m *Matcher) End() { m.ended = true }
 func (m *Matcher) InputLen() int64 { return m.base + int64(len(m.buf)) }
 
 // Identical reports whether the output so far equals the input's first
-// bytes; with InputEnded and OutputLen == InputLen, the streams are equal.
+// bytes; with InputEnded and as many output bytes given to Match as InputLen,
+// the streams are equal.
 func (m *Matcher) Identical() bool { return m.identical }
 
 // Bytes returns the input's bytes [from, to) if the window still holds
@@ -122,9 +120,6 @@ func (m *Matcher) Bytes(from, to int64) ([]byte, bool) {
 
 // InputEnded reports whether End was called.
 func (m *Matcher) InputEnded() bool { return m.ended }
-
-// OutputLen is the number of output bytes given to Match.
-func (m *Matcher) OutputLen() int64 { return m.out }
 
 // Match splits output bytes p into runs and calls emit for each, in order,
 // with the input offset the run was found at, or -1 for bytes the input

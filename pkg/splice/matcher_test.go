@@ -11,18 +11,18 @@ import (
 func TestMatcherGrowsWithItsInput(t *testing.T) {
 	const window = 1 << 20
 	m := NewMatcher(window)
-	if got := m.Footprint(); got != 0 {
+	if got := cap(m.buf); got != 0 {
 		t.Errorf("new: %d bytes held", got)
 	}
 	in := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
 	m.Feed(in)
-	if got := m.Footprint(); got > 64<<10 {
+	if got := cap(m.buf); got > 64<<10 {
 		t.Errorf("fed 1 KiB: %d bytes held", got)
 	}
 	for range 5 * window / len(in) {
 		m.Feed(in)
 	}
-	if got := m.Footprint(); got > 2*window {
+	if got := cap(m.buf); got > 2*window {
 		t.Errorf("fed 5 windows: %d bytes held, over twice the window", got)
 	}
 	// What it keeps is still the input's last bytes, where they were.
@@ -31,7 +31,7 @@ func TestMatcherGrowsWithItsInput(t *testing.T) {
 		t.Errorf("last bytes: %q %v", b, ok)
 	}
 	m.Disable()
-	if got := m.Footprint(); got != 0 {
+	if got := cap(m.buf); got != 0 {
 		t.Errorf("disabled: %d bytes held", got)
 	}
 }
@@ -62,12 +62,12 @@ func FuzzMatcher(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := m.Footprint(); got > 2*w {
+			if got := cap(m.buf); got > 2*w {
 				t.Fatalf("%d bytes held, window %d", got, w)
 			}
 		}
-		if !m.Identical() || m.OutputLen() != int64(len(in)) || m.InputLen() != int64(len(in)) {
-			t.Errorf("identical %v, output %d, input %d, want %d", m.Identical(), m.OutputLen(), m.InputLen(), len(in))
+		if !m.Identical() || m.out != int64(len(in)) || m.InputLen() != int64(len(in)) {
+			t.Errorf("identical %v, output %d, input %d, want %d", m.Identical(), m.out, m.InputLen(), len(in))
 		}
 	})
 }

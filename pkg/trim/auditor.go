@@ -57,7 +57,7 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 		// An applied image: its index says which rules already did
 		// their work, so they are not stale. Audit only reads: an
 		// index it cannot decode is left unread.
-		a.Index, _ = a.d.NoteIndex(data)
+		a.Index, _ = a.d.noteIndex(data)
 		return dec, nil
 	}
 	if v := dec.Verdict; v.Offending() && v.Kept == nil {

@@ -348,10 +348,10 @@ func (c *Classifier) Stale() []*rules.Rule {
 	return stale
 }
 
-// NoteApplied counts the rules an earlier apply recorded in its index as
+// noteApplied counts the rules an earlier apply recorded in its index as
 // matched (a record of an action's kind): their files are gone or moved
 // because they worked, not because they went stale.
-func (c *Classifier) NoteApplied(ix *contract.Index) {
+func (c *Classifier) noteApplied(ix *contract.Index) {
 	for _, f := range ix.Files {
 		if specOfKind(f.Kind) == nil {
 			continue

@@ -147,14 +147,14 @@ func (d *Decider) Dangling() []Link {
 	return out
 }
 
-// NoteIndex reads an earlier apply's index from r and counts the rules it
-// records as applied (see Classifier.NoteApplied).
-func (d *Decider) NoteIndex(r io.Reader) (*contract.Index, error) {
+// noteIndex reads an earlier apply's index from r and counts the rules it
+// records as applied (see Classifier.noteApplied).
+func (d *Decider) noteIndex(r io.Reader) (*contract.Index, error) {
 	ix, err := contract.DecodeIndex(r)
 	if err != nil {
 		return nil, err
 	}
-	d.NoteApplied(ix)
+	d.noteApplied(ix)
 	d.noteTaken(ix)
 	return ix, nil
 }
@@ -223,7 +223,7 @@ func (d *Decider) takeOwn(name string, r io.Reader) (ownFile, error) {
 	if err != nil {
 		return f, err
 	}
-	f.index, err = d.NoteIndex(rd)
+	f.index, err = d.noteIndex(rd)
 	return f, err
 }
 

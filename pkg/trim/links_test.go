@@ -143,7 +143,7 @@ func TestDanglingFromIndex(t *testing.T) {
 	if err := ix.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.NoteIndex(&b); err != nil {
+	if _, err := d.noteIndex(&b); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}

@@ -183,7 +183,7 @@ rules:
 	}
 	// Put etc/x/c last, as GNU cpio would if it sorted last.
 	out, rep := applyHello(t, set, entries)
-	if _, err := archive.CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
+	if _, err := archivetest.CheckInitramfs(bytes.NewReader(out.Bytes())); err != nil {
 		t.Fatalf("kernel rules: %v", err)
 	}
 	got := map[string]string{}

@@ -1,10 +1,11 @@
-package archive
+package archivetest
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
@@ -27,8 +28,9 @@ type InitramfsStats struct {
 //     skips the entry silently);
 //   - the stream ends with a trailer, followed by zeros only.
 //
-// It deliberately shares no parsing code with CpioReader so that it checks
-// CpioWriter's output independently.
+// It lives here, apart from pkg/archive, and shares no parsing code with
+// archive.CpioReader, so that it checks archive.CpioWriter's output
+// independently. Errors name the byte offset of the header at fault.
 func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
 	c := &initramfsCheck{
 		br:   bufio.NewReaderSize(r, 64<<10),
@@ -54,7 +56,7 @@ func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
 		if err != nil {
 			return c.st, err
 		}
-		if h.name == trailerName {
+		if h.name == "TRAILER!!!" {
 			c.st.Members++
 			inMember = false
 			continue
@@ -64,6 +66,17 @@ func CheckInitramfs(r io.Reader) (InitramfsStats, error) {
 		}
 	}
 }
+
+// The kernel's view of a newc header: its length, magics and mode bits.
+const (
+	newcHeaderLen = 110
+	magicNewc     = "070701"
+	magicCRC      = "070702"
+	modeTypeMask  = 0o170000
+	modeSymlink   = 0o120000
+	modeRegular   = 0o100000
+	modeDir       = 0o040000
+)
 
 // initramfsCheck is CheckInitramfs's state: where it is in the stream, the
 // directories made so far, and what it counted.
@@ -85,7 +98,10 @@ type checkedHeader struct {
 }
 
 func (c *initramfsCheck) fail(at int64, name string, format string, args ...any) error {
-	return &FormatError{Offset: at, Entry: name, Err: fmt.Errorf(format, args...)}
+	if name != "" {
+		return fmt.Errorf("initramfs at byte %d (%s): %s", at, name, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("initramfs at byte %d: %s", at, fmt.Sprintf(format, args...))
 }
 
 // skipPadding reads the zeros before a member's first header and stops
@@ -123,15 +139,15 @@ func (c *initramfsCheck) header() (checkedHeader, error) {
 	c.off += newcHeaderLen
 	h.magic = string(hdr[:6])
 	if h.magic != magicNewc && h.magic != magicCRC {
-		return h, c.fail(h.start, "", "magic %s is not 070701 or 070702", printable(hdr[:6]))
+		return h, c.fail(h.start, "", "magic %q is not 070701 or 070702", hdr[:6])
 	}
 	var f [13]uint32
 	for i := range f {
-		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
-		if !ok {
-			return h, c.fail(h.start, "", "field %s is not hex", newcFields[i])
+		v, err := strconv.ParseUint(string(hdr[6+8*i:14+8*i]), 16, 32)
+		if err != nil {
+			return h, c.fail(h.start, "", "field %d is not hex", i)
 		}
-		f[i] = v
+		f[i] = uint32(v)
 	}
 	namesize := int64(f[11])
 	h.mode, h.size, h.check = f[1], int64(f[6]), f[12]
@@ -152,7 +168,7 @@ func (c *initramfsCheck) header() (checkedHeader, error) {
 
 // pad skips the padding to the next 4-byte boundary.
 func (c *initramfsCheck) pad(h checkedHeader, truncated string) error {
-	if n := pad4(c.off) - c.off; n > 0 {
+	if n := (c.off+3)&^3 - c.off; n > 0 {
 		if _, err := c.br.Discard(int(n)); err != nil {
 			return c.fail(h.start, h.name, "%s", truncated)
 		}
@@ -176,7 +192,9 @@ func (c *initramfsCheck) data(h checkedHeader) ([]byte, error) {
 		if err != nil {
 			return nil, c.fail(h.start, h.name, "truncated data")
 		}
-		sum = sumBytes(sum, c.buf[:k])
+		for _, b := range c.buf[:k] {
+			sum += uint32(b)
+		}
 		if isSymlink {
 			target = append(target, c.buf[:k]...)
 		}
@@ -187,7 +205,7 @@ func (c *initramfsCheck) data(h checkedHeader) ([]byte, error) {
 		return nil, err
 	}
 	if h.magic == magicCRC && h.mode&modeTypeMask == modeRegular && sum != h.check {
-		return nil, c.fail(h.start, h.name, "%v", ErrChecksum)
+		return nil, c.fail(h.start, h.name, "bad data checksum")
 	}
 	return target, nil
 }
