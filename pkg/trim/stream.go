@@ -68,15 +68,16 @@ const maxSeen = 200_000
 
 // ApplyOwnersLater runs an apply whose opt.Dpkg names its input: once, in
 // one read, the owners gathered as the input goes by, and, where that
-// fails with ErrOwnersLate, again with the owners read first (owners.Load,
-// with open), as before there was one read. Any other error, a corrupt
-// input's for one, is the first run's: a second would meet it again.
-func ApplyOwnersLater(opt Options, open container.OpenOptions, run func(Options) (*Report, error)) (*Report, error) {
+// fails with ErrOwnersLate, again with the owners read first (load: the
+// input's owners.Load), as before there was one read. Any other error, a
+// corrupt input's for one, is the first run's: a second would meet it
+// again.
+func ApplyOwnersLater(opt Options, load func() (*owners.DB, error), run func(Options) (*Report, error)) (*Report, error) {
 	rep, err := run(opt)
 	if opt.Dpkg == "" || !errors.Is(err, ErrOwnersLate) {
 		return rep, err
 	}
-	db, err := owners.Load(opt.Dpkg, open)
+	db, err := load()
 	if err != nil {
 		return nil, err
 	}

@@ -360,7 +360,8 @@ type archiveApply struct {
 // owners read first: the notes wait for the run that counts.
 func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Options) (*trim.Report, error) {
 	note := noteTo(env, "apply")
-	rep, err := trim.ApplyOwnersLater(opt, a.flags.open(), func(opt trim.Options) (*trim.Report, error) {
+	load := func() (*owners.DB, error) { return owners.Load(a.inPath, a.flags.open()) }
+	rep, err := trim.ApplyOwnersLater(opt, load, func(opt trim.Options) (*trim.Report, error) {
 		if opt.Dpkg == "" {
 			return applyOnce(ctx, env, a, opt, note)
 		}
