@@ -40,7 +40,7 @@ type Input struct {
 	FileList string
 	Version  string
 	// Image: a whole image whose owners and versions are its own dpkg
-	// database and owners lists (trim.LoadDpkg): kicbase.
+	// database and owners lists (owners.Load): kicbase.
 	Image bool
 }
 

@@ -173,7 +173,7 @@ func (e *entry) record() *Record {
 
 // readSide reads one input through audit's per-entry step, hashing each
 // entry's data in the same pass; with owners from the input's own
-// database, the entries are judged once it is in (recorded), the input
+// database, the entries are judged once it is in (trim.Recording), the input
 // still read once.
 func readSide(opt Options, in Input) (*side, error) {
 	src, err := container.Open(in.Path, opt.Open)
@@ -235,10 +235,7 @@ func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pend
 	if err != nil {
 		return nil, err
 	}
-	s.owners = owners.New()
-	if db != nil {
-		s.owners = db.Owners
-	}
+	s.owners = db.Table()
 	if in.Note != nil {
 		s.src.Owners = in.Note(db)
 	}

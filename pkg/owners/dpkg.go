@@ -58,8 +58,8 @@ const ListsDir = "usr/local/share/rootfs-trim/owners"
 // package diverts.
 type DB struct {
 	Owners   *Table
-	Packages int // distinct package names with a dpkg .list
-	Local    int // distinct package names with a list in ListsDir
+	Packages map[string]bool // the package names with a dpkg .list
+	Local    map[string]bool // the package names with a list in ListsDir
 	// Index counts the packages an applied image's index names, when the
 	// owners are its (no dpkg database, no ListsDir).
 	Index int
@@ -70,8 +70,6 @@ type DB struct {
 	// Versions are the packages' versions: dpkg's status file, then
 	// ListsDir's <package>.version files.
 	Versions map[string]string
-
-	dpkg, local map[string]bool
 }
 
 // indexDB is the ownership an applied image's index records, nil when
@@ -89,7 +87,15 @@ func indexDB(data []byte) *DB {
 	db.Owners = OfIndex(ix)
 	db.Owners.Unowned = Unknown
 	db.Index = len(ix.Owners)
-	return db.finish()
+	return db
+}
+
+// Table is db's owners; an empty table for no database (nil).
+func (db *DB) Table() *Table {
+	if db == nil {
+		return New()
+	}
+	return db.Owners
 }
 
 // Describe is the line commands print about where owners came from.
@@ -98,12 +104,12 @@ func (db *DB) Describe(input string) string {
 	switch {
 	case db.Index > 0:
 		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, packagesCount(db.Index))
-	case db.Local == 0:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(db.Packages))
-	case db.Packages == 0:
-		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, packagesCount(db.Local))
+	case len(db.Local) == 0:
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(len(db.Packages)))
+	case len(db.Packages) == 0:
+		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, packagesCount(len(db.Local)))
 	default:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(db.Packages), ListsDir, packagesCount(db.Local))
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(len(db.Packages)), ListsDir, packagesCount(len(db.Local)))
 	}
 	if db.Ignored > 0 {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
@@ -121,13 +127,7 @@ func packagesCount(n int) string {
 func newDB() *DB {
 	o := New()
 	o.Unowned = Unknown
-	return &DB{Owners: o, Versions: map[string]string{}, dpkg: map[string]bool{}, local: map[string]bool{}}
-}
-
-// finish counts the packages once everything is read.
-func (db *DB) finish() *DB {
-	db.Packages, db.Local = len(db.dpkg), len(db.local)
-	return db
+	return &DB{Owners: o, Versions: map[string]string{}, Packages: map[string]bool{}, Local: map[string]bool{}}
 }
 
 // listFile says what a file of the database is, by its clean path: a
@@ -181,9 +181,9 @@ func (db *DB) read(kind listFile, base string, regular bool, r io.Reader) error 
 	case localVersion:
 		return db.readVersion(pkg, r)
 	case localList:
-		db.local[pkg] = true
+		db.Local[pkg] = true
 	default:
-		db.dpkg[pkg] = true
+		db.Packages[pkg] = true
 	}
 	n, err := db.Owners.ParseDpkgList(r, pkg)
 	db.Ignored += n
@@ -340,12 +340,14 @@ func loadDpkgTree(dir string) (*DB, error) {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 		}
 		var f *os.File
+		var data io.Reader = archive.NoData{} // not a regular file: counted, never read
 		if fi.Mode().IsRegular() {
 			if f, err = root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err != nil {
 				return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 			}
+			data = f
 		}
-		err = db.read(kind, path.Base(rel), f != nil, fileReader(f))
+		err = db.read(kind, path.Base(rel), f != nil, data)
 		if f != nil {
 			f.Close()
 		}
@@ -353,7 +355,7 @@ func loadDpkgTree(dir string) (*DB, error) {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 		}
 	}
-	return db.finish(), nil
+	return db, nil
 }
 
 // indexOfTree is the ownership the index of an applied tree records,
@@ -396,15 +398,6 @@ func dirNames(root *os.Root, dir string) (names []string, ok bool, err error) {
 	return names, true, nil
 }
 
-// fileReader is f, or an empty reader for no file (a .list that is not a
-// regular file is counted, never read).
-func fileReader(f *os.File) io.Reader {
-	if f == nil {
-		return strings.NewReader("")
-	}
-	return f
-}
-
 func loadDpkgArchive(name string, open container.OpenOptions) (*DB, error) {
 	open.Digest = false
 	if open.ImageData == nil {
@@ -425,20 +418,12 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DB, error) {
 			return later.Done()
 		}
 		if err != nil {
-			return nil, dpkgReadError(name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if _, err := later.Entry(e, in); err != nil {
 			return nil, err
 		}
 	}
-}
-
-// dpkgReadError is an error reading the input while looking for its owners.
-// The error names the entry and offset; it says nothing of a dpkg database,
-// since the pass that looks for one reads every input, most of which (a
-// Buildroot cpio, say) have none.
-func dpkgReadError(name string, err error) error {
-	return fmt.Errorf("%s: %w", name, err)
 }
 
 // dbScan gathers an archive's or an image's dpkg database from its
@@ -517,7 +502,7 @@ func (s *dbScan) done(name string) (*DB, error) {
 		}
 	}
 	s.local = nil
-	return s.db.finish(), nil
+	return s.db, nil
 }
 
 type localFile struct {
@@ -615,7 +600,7 @@ func validVersion(v string) bool {
 func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 	files, err := img.Files(IsRecord, maxDpkgList)
 	if err != nil {
-		return nil, dpkgReadError(img.Path, err)
+		return nil, fmt.Errorf("%s: %w", img.Path, err)
 	}
 	var scan dbScan
 	for _, f := range files {

@@ -130,8 +130,8 @@ func TestLoadDpkgTree(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("owners (-want +got):\n%s", diff)
 	}
-	if db.Packages != 3 || db.Ignored != 3 {
-		t.Errorf("Packages, Ignored = %d, %d; want 3 (podman, libc6, cri-o), 3 (BAD NAME, evil, a garbage line)", db.Packages, db.Ignored)
+	if len(db.Packages) != 3 || db.Ignored != 3 {
+		t.Errorf("Packages, Ignored = %d, %d; want 3 (podman, libc6, cri-o), 3 (BAD NAME, evil, a garbage line)", len(db.Packages), db.Ignored)
 	}
 
 	none, err := Load(t.TempDir(), container.OpenOptions{})
@@ -206,8 +206,8 @@ func TestLoadOwnersDir(t *testing.T) {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
 	// Ignored: bad's version, crictl's version, evil.list.
-	if db.Packages != 1 || db.Local != 1 || db.Ignored != 3 {
-		t.Errorf("Packages, Local, Ignored = %d, %d, %d; want 1, 1, 3", db.Packages, db.Local, db.Ignored)
+	if len(db.Packages) != 1 || len(db.Local) != 1 || db.Ignored != 3 {
+		t.Errorf("Packages, Local, Ignored = %d, %d, %d; want 1, 1, 3", len(db.Packages), len(db.Local), db.Ignored)
 	}
 	if got, want := db.Describe("img"), "owners: from the dpkg database in img (1 package) and /"+ListsDir+" (1 package); 3 unreadable entries ignored, their files are owned by unknown"; got != want {
 		t.Errorf("Describe:\n got %q\nwant %q", got, want)

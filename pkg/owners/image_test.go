@@ -86,7 +86,7 @@ func TestLoadDpkgImage(t *testing.T) {
 	}
 }
 
-// ownership is what LoadDpkg found, in a form cmp compares.
+// ownership is what Load found, in a form cmp compares.
 type ownership struct {
 	Owners                      map[string][]string
 	Packages                    []string
@@ -105,7 +105,7 @@ func ownershipOf(t *testing.T, input string) ownership {
 		return ownership{}
 	}
 	o := ownership{Owners: db.Owners.byPath, Versions: db.Versions, Packages: db.Owners.Packages(),
-		Dpkg: db.Packages, Local: db.Local, Index: db.Index, Ignored: db.Ignored, Found: true}
+		Dpkg: len(db.Packages), Local: len(db.Local), Index: db.Index, Ignored: db.Ignored, Found: true}
 	slices.Sort(o.Packages)
 	return o
 }

@@ -10,16 +10,11 @@ import (
 
 // Later is how audit, diff and apply read, once, an input whose owners it
 // records itself (a dpkg database, the ListsDir lists, an applied image's
-// index): those lie after most of what they are about (var/ sorts after
-// etc/ and usr/; a later layer's list comes after them all). Entry gathers
-// the owners from the entries as they go by, Hold keeps what the caller
-// made of each entry (of kind T: a header, what apply did with it), and
-// once the input is read, Done gives the owners and Release what was held,
-// for the caller to judge each entry again with them.
-//
-// Headers are small (a Debian rootfs of 7,000 entries holds about 2 MB);
-// a caller that must bound its memory gives a limit, past which Hold fails
-// with ErrTooMany and the caller reads the owners first (Load).
+// index), after most of what they are about (var/ sorts after etc/).
+// Entry gathers the owners as the entries go by, Hold keeps what the
+// caller made of each (a header, what apply did with it), and Done and
+// Release give the owners and that, to judge each entry again. A limit
+// bounds what is held (ErrTooMany): then read the owners first (Load).
 type Later[T any] struct {
 	name  string // the input's, for errors
 	scan  dbScan
@@ -52,8 +47,7 @@ func (l *Later[T]) Entry(e *archive.Entry, data io.Reader) (io.Reader, error) {
 	return io.MultiReader(&l.read, data), nil
 }
 
-// Owners are the owners as far as the input has been read: what an entry
-// judged before Done may turn out to be judged otherwise.
+// Owners are the owners as far as the input has been read.
 func (l *Later[T]) Owners() *Table { return l.scan.db.Owners }
 
 // Hold keeps v, what the caller made of an entry, until Release.

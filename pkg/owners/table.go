@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
@@ -203,4 +205,45 @@ func OfIndex(ix *contract.Index) *Table {
 		}
 	}
 	return o
+}
+
+// ForIndex are the packages of the output's files, those kept and
+// those placed, by their paths there, for the index: the same for an
+// apply of that output (OfIndex). nil when owners are not known path by path
+// (none, or --package's one package for everything).
+func (o *Table) ForIndex(kept, placed map[string]bool) map[string]map[string][]string {
+	if o == nil || o.Fixed != "" || !o.Known() {
+		return nil
+	}
+	out := map[string]map[string][]string{}
+	add := func(p string) {
+		if !utf8.ValidString(p) {
+			return
+		}
+		dir, name := path.Split(p)
+		dir = strings.TrimSuffix(dir, "/")
+		for _, pkg := range o.Of(p) {
+			if out[pkg] == nil {
+				out[pkg] = map[string][]string{}
+			}
+			out[pkg][dir] = append(out[pkg][dir], name)
+		}
+	}
+	for p := range kept {
+		if !placed[p] {
+			add(p)
+		}
+	}
+	for p := range placed {
+		add(p)
+	}
+	for _, dirs := range out {
+		for _, ns := range dirs {
+			sort.Strings(ns)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

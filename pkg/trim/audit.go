@@ -213,22 +213,16 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 			continue
 		}
 		var db *owners.DB
+		var err error
 		if owners.ReadsFirst(in.Path) {
-			var err error
-			if db, err = owners.Load(in.Path, open); err != nil {
-				return nil, err
-			}
+			db, err = owners.Load(in.Path, open)
 		} else {
-			rec, err := record(in, wrap, open)
-			if err != nil {
-				return nil, err
-			}
-			recs[i], db = rec, rec.db
+			recs[i], db, err = record(in, wrap, open)
 		}
-		res.Databases[i], inputs[i].Owners = db, owners.New()
-		if db != nil {
-			inputs[i].Owners = db.Owners
+		if err != nil {
+			return nil, err
 		}
+		res.Databases[i], inputs[i].Owners = db, db.Table()
 	}
 	var classifiers []*Classifier
 	for i, in := range inputs {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
@@ -85,7 +84,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	}
 	p.addFiles()
 	p.addTemplates()
-	p.index.Owners = keptOwners(in.kept, p.placed(), in.owners)
+	p.index.Owners = in.owners.ForIndex(in.kept, p.placed())
 	// Deferred copies whose destination is still in the image would be
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range p.index.Files {
@@ -224,47 +223,6 @@ func (p *planner) placed() map[string]bool {
 		}
 	}
 	return m
-}
-
-// keptOwners are the packages of the output's files, those kept and
-// those placed, by their paths there, for the index: the same for an
-// apply of that output. nil when owners are not known path by path
-// (none, or --package's one package for everything).
-func keptOwners(kept, placed map[string]bool, owners *owners.Table) map[string]map[string][]string {
-	if owners == nil || owners.Fixed != "" || !owners.Known() {
-		return nil
-	}
-	out := map[string]map[string][]string{}
-	add := func(p string) {
-		if !utf8.ValidString(p) {
-			return
-		}
-		dir, name := path.Split(p)
-		dir = strings.TrimSuffix(dir, "/")
-		for _, pkg := range owners.Of(p) {
-			if out[pkg] == nil {
-				out[pkg] = map[string][]string{}
-			}
-			out[pkg][dir] = append(out[pkg][dir], name)
-		}
-	}
-	for p := range kept {
-		if !placed[p] {
-			add(p)
-		}
-	}
-	for p := range placed {
-		add(p)
-	}
-	for _, dirs := range out {
-		for _, ns := range dirs {
-			sort.Strings(ns)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // layout orders what apply adds: the first group by name with the

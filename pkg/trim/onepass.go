@@ -20,10 +20,10 @@ import (
 // owners come from the input's own dpkg database. Read errors are named
 // as owners.Load names them, which read the archive first, before the
 // audit, until there was one pass.
-func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Recording, error) {
+func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Recording, *owners.DB, error) {
 	src, r, err := openWrapped(in.Path, wrap, open)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	rec := NewRecording(in.Path, src.Format.Kind)
@@ -33,17 +33,15 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
+			return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 		if err := rec.Entry(e, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if _, err := rec.Done(); err != nil {
-		return nil, err
-	}
 	rec.placeOf = src.PlaceOf
-	return rec, nil
+	db, err := rec.Done()
+	return rec, db, err
 }
 
 // Recording is an input read once by audit, or by a caller that does more
@@ -53,7 +51,6 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 type Recording struct {
 	kind  archive.Kind
 	later *owners.Later[heldEntry]
-	db    *owners.DB
 	// placeOf is the input's container.Input.PlaceOf, for the findings.
 	placeOf func(int) *container.Place
 }
@@ -95,11 +92,7 @@ func (r *Recording) Kind() archive.Kind { return r.kind }
 
 // Done returns the input's owners once its entries are all recorded; nil
 // when it records none.
-func (r *Recording) Done() (*owners.DB, error) {
-	db, err := r.later.Done()
-	r.db = db
-	return db, err
-}
+func (r *Recording) Done() (*owners.DB, error) { return r.later.Done() }
 
 // Replay judges the recorded entries with a, in their order; each, when
 // set, is told what became of the i-th.

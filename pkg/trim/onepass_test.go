@@ -23,7 +23,7 @@ import (
 )
 
 // auditTwoPass is how audit read an input whose owners come from its own
-// dpkg database before it had one pass: LoadDpkg read the archive through
+// dpkg database before it had one pass: owners.Load read the archive through
 // for the database, then Audit read it again.
 func auditTwoPass(t *testing.T, paths ...string) (string, error) {
 	t.Helper()
@@ -451,7 +451,7 @@ func TestApplyOwnersLaterRetries(t *testing.T) {
 					t.Errorf("%s %s, want it kept (package other has no rule)", c.Kind, c.Path)
 				}
 			}
-			if rep.Dpkg == nil || rep.Dpkg.Packages != 2 {
+			if rep.Dpkg == nil || len(rep.Dpkg.Packages) != 2 {
 				t.Errorf("database %+v, want the input's (2 packages)", rep.Dpkg)
 			}
 		})

@@ -40,38 +40,29 @@ type Options struct {
 	// and cpio.
 	Input archive.Kind
 	// Dpkg, the input's name, takes the owners (in place of Owners) from
-	// the input's own records (its dpkg database) as it streams by
-	// (ApplyStream, owners.Later), in one read of the input: each entry
-	// goes to the output as the owners known so far say, and is judged
-	// again once they are all in. If that would have kept, dropped or
-	// taken one otherwise, or anything else but reading the input fails
-	// before they are in, the apply fails with ErrOwnersLate, and
-	// ApplyOwnersLater reads the owners first and applies again.
+	// the input's own records as it streams by (owners.Later): each entry
+	// is written as the owners read so far say, and judged again once
+	// they are all in (settle). Where that may differ, ErrOwnersLate.
 	Dpkg string
 }
 
-// ErrOwnersLate says that a stream apply with Options.Dpkg failed where
-// owners read after an entry may decide what becomes of it: do it again
-// with the owners read first (ApplyOwnersLater).
+// ErrOwnersLate: a stream apply with Options.Dpkg failed where an owner
+// read after an entry may decide it; ApplyOwnersLater reads them first.
 var ErrOwnersLate = errors.New("an owner read after an entry may decide what becomes of it")
 
 // errOwnersDecide: once the owners were all in, an entry would have been
 // kept, dropped or taken otherwise than it was.
 var errOwnersDecide = errors.New("an owner read after an entry decides what becomes of it")
 
-// maxSeen bounds the headers a stream apply with Options.Dpkg holds until
-// the database is in (about 0.4 KiB each): past it the apply fails with
-// owners.ErrTooMany (so ErrOwnersLate), so that memory does not grow with
-// the number of entries (TestMillionEntries). A Debian root such as
-// kicbase has a few tens of thousands.
+// maxSeen bounds the headers (about 0.4 KiB each) a stream apply with
+// Options.Dpkg holds, so that memory does not grow with the entries
+// (TestMillionEntries); kicbase has a few tens of thousands.
 const maxSeen = 200_000
 
-// ApplyOwnersLater runs an apply whose opt.Dpkg names its input: once, in
-// one read, the owners gathered as the input goes by, and, where that
-// fails with ErrOwnersLate, again with the owners read first (load: the
-// input's owners.Load), as before there was one read. Any other error, a
-// corrupt input's for one, is the first run's: a second would meet it
-// again.
+// ApplyOwnersLater runs an apply (run) with opt.Dpkg, in one read, and
+// where that fails with ErrOwnersLate, again with the owners read first
+// (load: owners.Load). Any other error, a corrupt input's, is the first
+// run's: a second would meet it again.
 func ApplyOwnersLater(opt Options, load func() (*owners.DB, error), run func(Options) (*Report, error)) (*Report, error) {
 	rep, err := run(opt)
 	if opt.Dpkg == "" || !errors.Is(err, ErrOwnersLate) {
@@ -81,15 +72,11 @@ func ApplyOwnersLater(opt Options, load func() (*owners.DB, error), run func(Opt
 	if err != nil {
 		return nil, err
 	}
-	opt.Dpkg, opt.Owners = "", owners.New()
-	if db != nil {
-		opt.Owners = db.Owners
+	opt.Dpkg, opt.Owners = "", db.Table()
+	if rep, err = run(opt); err == nil {
+		rep.Dpkg = db
 	}
-	if rep, err = run(opt); err != nil {
-		return nil, err
-	}
-	rep.Dpkg = db
-	return rep, nil
+	return rep, err
 }
 
 // Report is what an apply did.
@@ -224,8 +211,8 @@ type streamApplier struct {
 	settled bool
 }
 
-// ownersTee reads the input on to the applier while its Later gathers the
-// owners from it; failed says that reading the input failed.
+// ownersTee reads the input on to the applier through later; failed: a
+// read of the input failed.
 type ownersTee struct {
 	archive.Reader
 	later  *owners.Later[*seenEntry]
@@ -248,10 +235,8 @@ func (t *ownersTee) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// late is err, the error of a stream apply, marked ErrOwnersLate where
-// reading the owners first might have done otherwise: before they were
-// all in, unless reading the input failed (as it would again), and
-// wherever there were more entries than it holds.
+// late marks err ErrOwnersLate where reading the owners first may do
+// otherwise: before they are all in, unless reading the input failed.
 func (a *streamApplier) late(err error) error {
 	if a.tee == nil || !errors.Is(err, owners.ErrTooMany) && (a.settled || a.tee.failed) {
 		return err
@@ -365,10 +350,7 @@ func (a *streamApplier) settle() error {
 	}
 	a.db = db
 	opt := a.opt
-	opt.Owners = owners.New()
-	if a.db != nil {
-		opt.Owners = a.db.Owners
-	}
+	opt.Owners = a.db.Table()
 	c := newCollector(opt, opt.Input)
 	c.entries, c.newest = a.entries, a.newest
 	seen := a.tee.later.Release()

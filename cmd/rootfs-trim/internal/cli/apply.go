@@ -228,10 +228,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	if rep.Dpkg != nil {
-		ownersNote = rep.Dpkg.Describe(names.Quote(pos[0]))
-	} else if opt.Dpkg != "" {
-		ownersNote = own.ownersNote(pos[0], nil) // an ISO's says its owners are unknown
+	if opt.Dpkg != "" { // the database found, or none: an ISO's says its owners are unknown
+		ownersNote = own.ownersNote(pos[0], rep.Dpkg)
 	}
 	return reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath})
 }

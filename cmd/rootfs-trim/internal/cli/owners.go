@@ -26,10 +26,7 @@ func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (ta
 	if err != nil {
 		return nil, "", err
 	}
-	if db == nil {
-		return owners.New(), o.ownersNote(input, nil), nil
-	}
-	return db.Owners, o.ownersNote(input, db), nil
+	return db.Table(), o.ownersNote(input, db), nil
 }
 
 // ownersNote says where the owners of input came from: db, its dpkg
