@@ -228,7 +228,7 @@ func (c *copier) lateMember(g *linkGroup, e *Entry, act Action) error {
 func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 	complete := carrier == nil || g.seen >= carrier.Nlink
 	var size int64
-	var data io.Reader = eofReader{}
+	var data io.Reader = NoData{}
 	switch {
 	case carrier != nil && carrier.Size > 0:
 		size, data = carrier.Size, c.src
@@ -391,9 +391,10 @@ func fromTar(e *Entry) bool {
 	return tarHeaderOf(e) != nil
 }
 
-type eofReader struct{}
+// NoData is the data of an entry that has none: every Read is io.EOF.
+type NoData struct{}
 
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+func (NoData) Read([]byte) (int, error) { return 0, io.EOF }
 
 // LinkScan is what a first pass over a tar stream learns for cpio output:
 // how many kept hard links name each file, and how many subdirectories each

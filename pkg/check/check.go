@@ -12,6 +12,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -39,7 +40,7 @@ type Input struct {
 	FileList string
 	Version  string
 	// Image: a whole image whose owners and versions are its own dpkg
-	// database and owners lists (trim.LoadDpkg): kicbase.
+	// database and owners lists (owners.Load): kicbase.
 	Image bool
 }
 
@@ -241,27 +242,27 @@ func (res *Result) keepMissing(opt Options, states map[string]*pkgState) {
 // inputOwners returns who installed what in a whole target (Buildroot's
 // file list) or image (its dpkg database and owners lists, with the
 // versions they record); an empty table for one package's input.
-func inputOwners(opt Options, in Input) (*trim.Owners, map[string]string, error) {
-	owners := trim.NewOwners()
+func inputOwners(opt Options, in Input) (*owners.Table, map[string]string, error) {
+	table := owners.New()
 	switch {
 	case in.FileList != "":
-		err := owners.ReadFileList(in.FileList)
-		return owners, nil, err
+		err := table.ReadFileList(in.FileList)
+		return table, nil, err
 	case in.Image:
-		db, err := trim.LoadDpkg(in.Path, opt.Open)
+		db, err := owners.Load(in.Path, opt.Open)
 		if err != nil {
 			return nil, nil, err
 		}
 		if db == nil {
-			return nil, nil, fmt.Errorf("%s: no dpkg database (%s) and no %s in it: give --packages-file-list for a Buildroot target, or NAME=PATH for one package", in.Path, trim.DpkgInfoDir, trim.OwnersDir)
+			return nil, nil, fmt.Errorf("%s: no dpkg database (%s) and no %s in it: give --packages-file-list for a Buildroot target, or NAME=PATH for one package", in.Path, owners.DpkgInfoDir, owners.ListsDir)
 		}
 		return db.Owners, db.Versions, nil
 	}
-	return owners, nil, nil
+	return table, nil, nil
 }
 
 // scan reads one input and records every file a rule or the policy matches.
-func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) error {
+func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState) error {
 	src, err := container.Open(in.Path, opt.Open)
 	if err != nil {
 		return err

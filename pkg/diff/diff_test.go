@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -170,7 +171,7 @@ func TestImages(t *testing.T) {
 			want: []fileRow{{Change: Removed, Path: "usr/bin/a", Package: "crio-bin"}, {Change: Added, Path: "usr/bin/b", Package: "crio-bin"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			owners := trim.NewOwners()
+			owners := owners.New()
 			owners.Fixed = "crio-bin"
 			opened := map[string]int{}
 			opt := Options{Set: set, Wrap: func(r archive.Reader) archive.Reader {
@@ -228,8 +229,8 @@ func TestImagesHardLinkGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []fileRow{
-		{Change: Changed, Path: "usr/bin/a", What: []string{WhatContent}, Package: trim.Unknown},
-		{Change: Changed, Path: "usr/bin/b", What: []string{WhatContent}, Package: trim.Unknown},
+		{Change: Changed, Path: "usr/bin/a", What: []string{WhatContent}, Package: owners.Unknown},
+		{Change: Changed, Path: "usr/bin/b", What: []string{WhatContent}, Package: owners.Unknown},
 	}
 	if d := cmp.Diff(want, rows(res)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)

@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -21,7 +22,7 @@ import (
 type Input struct {
 	Path string
 	// Owners: who installed what (nil: unknown), as audit takes them.
-	Owners *trim.Owners
+	Owners *owners.Table
 	// OwnersNote says where Owners came from, "" for flags or nothing.
 	OwnersNote string
 	// Dpkg takes the owners from the input's own dpkg database (or an
@@ -29,7 +30,7 @@ type Input struct {
 	// (trim.Recording), instead of Owners; Note then says where they came
 	// from, from the database found (nil for none).
 	Dpkg bool
-	Note func(db *trim.DpkgDB) string
+	Note func(db *owners.DB) string
 }
 
 // Options configures Images.
@@ -69,7 +70,7 @@ type entry struct {
 // side is one input, read.
 type side struct {
 	src      Source
-	owners   *trim.Owners
+	owners   *owners.Table
 	entries  map[string]*entry
 	findings []trim.Finding
 	// indexRule maps a deferred copy's path to its rule, from an applied
@@ -172,7 +173,7 @@ func (e *entry) record() *Record {
 
 // readSide reads one input through audit's per-entry step, hashing each
 // entry's data in the same pass; with owners from the input's own
-// database, the entries are judged once it is in (recorded), the input
+// database, the entries are judged once it is in (trim.Recording), the input
 // still read once.
 func readSide(opt Options, in Input) (*side, error) {
 	src, err := container.Open(in.Path, opt.Open)
@@ -234,10 +235,7 @@ func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pend
 	if err != nil {
 		return nil, err
 	}
-	s.owners = trim.NewOwners()
-	if db != nil {
-		s.owners = db.Owners
-	}
+	s.owners = db.Table()
 	if in.Note != nil {
 		s.src.Owners = in.Note(db)
 	}

@@ -98,7 +98,7 @@ func (p *planned) entry() (e *archive.Entry, asRead string) {
 func (r *Reader) dataOf(k key, p *planned, e *archive.Entry, asRead string) io.Reader {
 	switch b, ok := r.img.tree.data[k]; {
 	case p.hdr != nil || e.Size <= 0:
-		return eofReader{}
+		return archive.NoData{}
 	case ok:
 		return bytes.NewReader(b)
 	}
@@ -215,10 +215,6 @@ type emitted struct {
 	node  *node
 	entry archive.Entry
 }
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // Read returns the data of the entry Next returned.
 func (r *Reader) Read(p []byte) (int, error) {

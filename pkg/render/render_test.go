@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -108,7 +109,7 @@ func appliedImageWith(t *testing.T, rulesDir string, extra map[string][2]string)
 		files[name] = od[1]
 		owner[name] = od[0]
 	}
-	owners := trim.NewOwners()
+	owners := owners.New()
 	for name, data := range files {
 		p := filepath.Join(root, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)

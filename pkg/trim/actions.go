@@ -12,6 +12,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -162,7 +163,7 @@ type planInput struct {
 	removed []manifest.Change
 	out     tree
 	epoch   time.Time
-	owners  *Owners
+	owners  *owners.Table
 	kept    map[string]bool   // the input's files the output keeps, for the index's owners
 	own     map[string]string // path -> sha256 the input has at an own path
 	old     *contract.Index

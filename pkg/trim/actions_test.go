@@ -13,6 +13,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -157,7 +158,7 @@ func TestEveryActionHandled(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rep, err = ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners(), Epoch: &mt}, false)
+			rep, err = ApplyDir(context.Background(), root, Options{Set: set, Owners: owners.New(), Epoch: &mt}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +219,7 @@ func checkReapplied(t *testing.T, set *rules.Set, spec *ActionSpec, applied []by
 	t.Helper()
 	var again bytes.Buffer
 	ow := archive.NewCpioWriter(&again, archive.Newc)
-	if _, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(bytes.NewReader(applied)), Options{Set: set, Owners: NewOwners()}, nil); err != nil {
+	if _, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(bytes.NewReader(applied)), Options{Set: set, Owners: owners.New()}, nil); err != nil {
 		t.Fatalf("re-apply: %v", err)
 	}
 	ow.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -141,7 +142,7 @@ func TestGuardResolvesTheOutput(t *testing.T) {
 	w.Close()
 	var out bytes.Buffer
 	_, err = ApplyStream(archive.NewCpioWriter(&out, archive.Newc), archive.KindCpio, archive.NewCpioReader(&in),
-		Options{Set: set, Owners: NewOwners(), Input: archive.KindCpio}, nil)
+		Options{Set: set, Owners: owners.New(), Input: archive.KindCpio}, nil)
 	if !errors.Is(err, errGuard) || !strings.Contains(err.Error(), "lands at etc/cni/net.d/00-evil.conflist (x -> etc/cni/net.d)") {
 		t.Fatalf("apply: %v", err)
 	}

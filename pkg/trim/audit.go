@@ -10,6 +10,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -79,7 +80,7 @@ const (
 //
 // Audit's exit status is not the level: it says whether the image holds
 // offending files (Offends).
-func findingFor(v *Verdict, owners *Owners) Finding {
+func findingFor(v *Verdict, owners *owners.Table) Finding {
 	f := Finding{Path: v.Path, Type: string(v.Type), Package: v.Owner(owners), Severity: rules.Error}
 	if len(v.Forbidden) > 0 {
 		f.Policy = v.Forbidden[0].Name
@@ -179,10 +180,10 @@ func (f Finding) Offends() bool {
 // AuditInput is one thing to audit.
 type AuditInput struct {
 	Path   string
-	Owners *Owners // nil: no ownership data
+	Owners *owners.Table // nil: no ownership data
 	// Dpkg takes the owners from the input's own dpkg database instead
 	// (none if it has none): a tree's is read first, an archive's in the
-	// one pass that audits it (recorded).
+	// one pass that audits it (Recording).
 	Dpkg bool
 }
 
@@ -193,7 +194,7 @@ type AuditResult struct {
 	Entries  int
 	// Databases are the dpkg databases of the Dpkg inputs, by input; nil
 	// where there is none.
-	Databases []*DpkgDB
+	Databases []*owners.DB
 }
 
 // Audit reads each input and lists what offends. It only reads, each input
@@ -204,30 +205,24 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 	if open.ImageData == nil {
 		open.ImageData = ImageData(set)
 	}
-	res := &AuditResult{Databases: make([]*DpkgDB, len(inputs))}
+	res := &AuditResult{Databases: make([]*owners.DB, len(inputs))}
 	inputs = slices.Clone(inputs)
-	recs := make([]*recorded, len(inputs))
+	recs := make([]*Recording, len(inputs))
 	for i, in := range inputs {
 		if !in.Dpkg {
 			continue
 		}
-		var db *DpkgDB
-		if ReadsDatabaseFirst(in.Path) {
-			var err error
-			if db, err = LoadDpkg(in.Path, open); err != nil {
-				return nil, err
-			}
+		var db *owners.DB
+		var err error
+		if owners.ReadsFirst(in.Path) {
+			db, err = owners.Load(in.Path, open)
 		} else {
-			rec, err := record(in, wrap, open)
-			if err != nil {
-				return nil, err
-			}
-			recs[i], db = rec, rec.db
+			recs[i], db, err = record(in, wrap, open)
 		}
-		res.Databases[i], inputs[i].Owners = db, NewOwners()
-		if db != nil {
-			inputs[i].Owners = db.Owners
+		if err != nil {
+			return nil, err
 		}
+		res.Databases[i], inputs[i].Owners = db, db.Table()
 	}
 	var classifiers []*Classifier
 	for i, in := range inputs {
@@ -242,12 +237,12 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 }
 
 // auditOne audits in: from rec when it was recorded, else as it is read.
-func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
+func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
 	var a *Auditor
 	if rec != nil {
 		a = NewAuditor(set, in, rec.kind)
 		a.placeOf = rec.placeOf
-		if err := rec.replay(a); err != nil {
+		if err := rec.Replay(a, nil); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 	}

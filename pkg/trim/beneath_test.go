@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -55,7 +56,7 @@ func TestAddedFilesComeFromLoadTime(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(target, "etc", "strip-me"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ApplyDir(context.Background(), target, Options{Set: set, Owners: NewOwners()}, false); err != nil {
+	if _, err := ApplyDir(context.Background(), target, Options{Set: set, Owners: owners.New()}, false); err != nil {
 		// Refusing is fine too; copying the host file is not.
 		if strings.Contains(err.Error(), "SECRETHASH") {
 			t.Fatalf("error quotes the host file: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -50,20 +51,11 @@ type Verdict struct {
 }
 
 // Owner is the package to name in reports.
-func (v *Verdict) Owner(o *Owners) string {
-	owners := v.Owners
-	if owners == nil {
-		owners = o.Of(v.Path)
+func (v *Verdict) Owner(o *owners.Table) string {
+	if v.Owners == nil {
+		return o.Owner(v.Path)
 	}
-	switch {
-	case len(owners) > 0:
-		return owners[len(owners)-1]
-	case o.Known() && o.Unowned != "":
-		return o.Unowned
-	case o.Known():
-		return Overlay
-	}
-	return Unknown
+	return o.Name(v.Owners)
 }
 
 // Offending reports whether the entry is something a package must not ship.
@@ -108,7 +100,7 @@ func (v *Verdict) Action() rules.Action {
 // reader yields them, so that a stripped directory takes its contents along.
 type Classifier struct {
 	Set    *rules.Set
-	Owners *Owners
+	Owners *owners.Table
 	// Strict ignores fallback rules (apply --strict): a forbidden file no
 	// other rule handles is an unhandled offender.
 	Strict bool
@@ -144,11 +136,11 @@ type strippedDir struct {
 }
 
 // NewClassifier returns a classifier for set; owners may be nil.
-func NewClassifier(set *rules.Set, owners *Owners) *Classifier {
-	if owners == nil {
-		owners = NewOwners()
+func NewClassifier(set *rules.Set, o *owners.Table) *Classifier {
+	if o == nil {
+		o = owners.New()
 	}
-	c := &Classifier{Set: set, Owners: owners, matched: map[*rules.Rule]int{}, view: archive.NewResolver(0)}
+	c := &Classifier{Set: set, Owners: o, matched: map[*rules.Rule]int{}, view: archive.NewResolver(0)}
 	c.rulePaths = map[string]bool{}
 	c.policyDirs = map[string][]*rules.Forbid{}
 	for _, f := range set.Policy {

@@ -11,6 +11,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -51,7 +52,7 @@ type Link struct {
 
 // NewDecider returns the decision step for set; owners may be nil. own
 // lists the paths whose regular files are reported as Own (nil: none).
-func NewDecider(set *rules.Set, owners *Owners, own map[string]bool) *Decider {
+func NewDecider(set *rules.Set, owners *owners.Table, own map[string]bool) *Decider {
 	return &Decider{Classifier: NewClassifier(set, owners), own: own}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/fsat"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 )
 
 // ApplyDir applies the rules to a directory tree in place, as a Buildroot
@@ -168,7 +169,7 @@ func (t *treeApply) read(ctx context.Context, opt Options) error {
 // is parsed (opt.LoadOwners), and returns opt with its owners.
 func openListing(root string, opt Options, namesOnly bool) (*archive.DirReader, Options, error) {
 	type loaded struct {
-		owners *Owners
+		owners *owners.Table
 		err    error
 	}
 	var ownersDone chan loaded

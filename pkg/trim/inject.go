@@ -8,13 +8,13 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -84,7 +84,7 @@ func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	}
 	p.addFiles()
 	p.addTemplates()
-	p.index.Owners = keptOwners(in.kept, p.placed(), in.owners)
+	p.index.Owners = in.owners.ForIndex(in.kept, p.placed())
 	// Deferred copies whose destination is still in the image would be
 	// shadowed or clobbered at boot: refuse them like templates.
 	for _, f := range p.index.Files {
@@ -141,7 +141,7 @@ func (p *planner) mayWrite(path string, data []byte, what string) bool {
 	if have == digest.Bytes(data) || have == p.ours[path] || strings.HasPrefix(path, contract.TemplateDir+"/") || path == contract.IndexPath {
 		return true
 	}
-	p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(ownerName(p.owners, path))))
+	p.problems = append(p.problems, fmt.Sprintf("%s: the image already has that file with other content; refusing to overwrite what package %s shipped", what, names.Quote(p.owners.Owner(path))))
 	return false
 }
 
@@ -152,7 +152,7 @@ func (p *planner) addFiles() {
 			continue
 		}
 		if p.out.exists(a.Path) {
-			p.problems = append(p.problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(ownerName(p.owners, a.Path))))
+			p.problems = append(p.problems, fmt.Sprintf("add %s (%s): the image already has that path; refusing to overwrite what package %s shipped", a.Path, a.Pos, names.Quote(p.owners.Owner(a.Path))))
 			continue
 		}
 		if !p.claim(a.Path, "add at "+a.Pos.String()) {
@@ -223,60 +223,6 @@ func (p *planner) placed() map[string]bool {
 		}
 	}
 	return m
-}
-
-// keptOwners are the packages of the output's files, those kept and
-// those placed, by their paths there, for the index: the same for an
-// apply of that output. nil when owners are not known path by path
-// (none, or --package's one package for everything).
-func keptOwners(kept, placed map[string]bool, owners *Owners) map[string]map[string][]string {
-	if owners == nil || owners.Fixed != "" || !owners.Known() {
-		return nil
-	}
-	out := map[string]map[string][]string{}
-	add := func(p string) {
-		if !utf8.ValidString(p) {
-			return
-		}
-		dir, name := path.Split(p)
-		dir = strings.TrimSuffix(dir, "/")
-		for _, pkg := range owners.Of(p) {
-			if out[pkg] == nil {
-				out[pkg] = map[string][]string{}
-			}
-			out[pkg][dir] = append(out[pkg][dir], name)
-		}
-	}
-	for p := range kept {
-		if !placed[p] {
-			add(p)
-		}
-	}
-	for p := range placed {
-		add(p)
-	}
-	for _, dirs := range out {
-		for _, ns := range dirs {
-			sort.Strings(ns)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// OwnersOfIndex are the owners an applied image's index records.
-func OwnersOfIndex(ix *contract.Index) *Owners {
-	o := NewOwners()
-	for pkg, dirs := range ix.Owners {
-		for dir, ns := range dirs {
-			for _, n := range ns {
-				o.Add(pkg, path.Join(dir, n))
-			}
-		}
-	}
-	return o
 }
 
 // layout orders what apply adds: the first group by name with the
@@ -404,19 +350,6 @@ func nonEmpty(s string) []string {
 	return []string{s}
 }
 
-func ownerName(o *Owners, p string) string {
-	if owners := o.Of(p); len(owners) > 0 {
-		return owners[len(owners)-1]
-	}
-	if o.Known() && o.Unowned != "" {
-		return o.Unowned
-	}
-	if o.Known() {
-		return Overlay
-	}
-	return Unknown
-}
-
 func fileInjection(name string, data []byte, mode uint32, epoch time.Time, change manifest.Change) *injection {
 	e := &archive.Entry{Name: name, Type: archive.TypeRegular, Mode: mode, ModTime: epoch, Size: int64(len(data)), Nlink: 1, Offset: -1}
 	change.Type, change.Size, change.Mode, change.SHA256 = "file", e.Size, fmt.Sprintf("%04o", mode), digest.Bytes(data)
@@ -430,7 +363,7 @@ func dirInjection(name string, epoch time.Time, change manifest.Change) *injecti
 }
 
 // changeFor describes, for the manifest, what happens to e.
-func changeFor(e *archive.Entry, v *Verdict, owners *Owners) manifest.Change {
+func changeFor(e *archive.Entry, v *Verdict, owners *owners.Table) manifest.Change {
 	c := manifest.Change{Path: v.Path, Type: e.Type.String(), Package: v.Owner(owners),
 		Size: e.Size, Mode: fmt.Sprintf("%04o", e.Mode)}
 	if v.Rule != nil {

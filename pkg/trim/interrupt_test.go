@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 )
 
 // killTarget builds, at root, the bundled example target plus files that
@@ -31,7 +32,7 @@ import (
 // Every entry gets its own mtime, all in 2025: anything a killed run
 // leaves newer, or a lost directory mtime, shows in a listing.
 // It returns the ownership data, as Buildroot's packages-file-list.txt.
-func killTarget(t *testing.T, root string, big bool) *Owners {
+func killTarget(t *testing.T, root string, big bool) *owners.Table {
 	t.Helper()
 	if err := archivetest.CopyTree(filepath.Join("..", "..", "examples", "minikube", "target"), root); err != nil {
 		t.Fatal(err)
@@ -117,15 +118,15 @@ func killTarget(t *testing.T, root string, big bool) *Owners {
 			t.Fatal(err)
 		}
 	}
-	owners := NewOwners()
-	if err := owners.ParseFileList(strings.NewReader(fileList), "packages-file-list.txt"); err != nil {
+	table := owners.New()
+	if err := table.ParseFileList(strings.NewReader(fileList), "packages-file-list.txt"); err != nil {
 		t.Fatal(err)
 	}
-	return owners
+	return table
 }
 
 // copyExact copies the tree src to dst with everything listTree shows:
-// modes, owners, mtimes (symlinks' too), fifos and hard links.
+// modes, table, mtimes (symlinks' too), fifos and hard links.
 func copyExact(t *testing.T, src, dst string) {
 	t.Helper()
 	links := map[uint64]string{}

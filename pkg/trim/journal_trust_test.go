@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -268,9 +269,9 @@ func TestJournalJailHelper(t *testing.T) {
 	}
 	before := listTree(t, "/")
 
-	owners := NewOwners()
-	owners.Fixed = "busybox"
-	rep, err := ApplyDir(context.Background(), "/", Options{Set: set, Owners: owners}, false)
+	table := owners.New()
+	table.Fixed = "busybox"
+	rep, err := ApplyDir(context.Background(), "/", Options{Set: set, Owners: table}, false)
 	t.Logf("apply /: %v", err)
 	for name, want := range map[string]string{"/canary/precious": "secret\n", "/etc/passwd": "root:x:0:0::/root:/bin/sh\n", "/usr/bin/busybox": "busybox\n"} {
 		if got, err := os.ReadFile(name); err != nil || string(got) != want {
@@ -426,9 +427,9 @@ func TestJournalBesideTreeTrusted(t *testing.T) {
 // 0600, both root's; the next run trusts it, finishes, and both go.
 func killInJail(t *testing.T, set *rules.Set) {
 	put(t, "/etc/crictl.yaml", []byte("runtime-endpoint: unix:///var/run/crio/crio.sock\n"), 0, 0o644)
-	owners := NewOwners()
-	owners.Fixed = "crio-bin"
-	opt := Options{Set: set, Owners: owners}
+	table := owners.New()
+	table.Fixed = "crio-bin"
+	opt := Options{Set: set, Owners: table}
 	if _, killed, err := applyKilled("/", opt, 1); !killed {
 		t.Fatalf("apply / was not stopped (err %v)", err)
 	}

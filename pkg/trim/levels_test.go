@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -103,7 +104,7 @@ func levelSet(t *testing.T, without ...string) *rules.Set {
 
 // auditEntries audits entries ("f NAME", "l NAME TARGET", as aliasEntry)
 // with owners and returns the findings, stale rules included.
-func auditEntries(t *testing.T, set *rules.Set, owners *Owners, entries ...string) []Finding {
+func auditEntries(t *testing.T, set *rules.Set, owners *owners.Table, entries ...string) []Finding {
 	t.Helper()
 	a := NewAuditor(set, AuditInput{Path: "img", Owners: owners}, archive.KindCpio)
 	for _, spec := range append([]string{"d etc", "d etc/cni", "d etc/cni/net.d"}, entries...) {
@@ -120,8 +121,8 @@ func auditEntries(t *testing.T, set *rules.Set, owners *Owners, entries ...strin
 // status (Offends) is whether the image holds an offending file, as
 // before: a level changed, no exit status did.
 func TestFindingLevels(t *testing.T) {
-	owners := NewOwners()
-	if err := owners.ParseFileList(strings.NewReader(strings.Join([]string{
+	table := owners.New()
+	if err := table.ParseFileList(strings.NewReader(strings.Join([]string{
 		"pkg-a,./etc/cni/net.d/10-a.conflist", "pkg-a,./etc/cni/net.d/20-w.conflist",
 		"pkg-a,./etc/cni/net.d/99-new.conflist", "pkg-a,./etc/a-link", "pkg-a,./etc/x",
 	}, "\n")), "files.txt"); err != nil {
@@ -169,7 +170,7 @@ func TestFindingLevels(t *testing.T) {
 				entries = append(entries, tc.entry)
 			}
 			var got []level
-			for _, f := range auditEntries(t, set, owners, entries...) {
+			for _, f := range auditEntries(t, set, table, entries...) {
 				if f.Path == path && (path != "" || f.Rule == tc.rule) {
 					got = append(got, level{f.Check, f.Severity.String(), f.Offends()})
 				}
@@ -181,15 +182,15 @@ func TestFindingLevels(t *testing.T) {
 	}
 }
 
-// TestJointRules (issue 38): with the owners unknown, a file the rules of
+// TestJointRules (issue 38): with the table unknown, a file the rules of
 // several packages match is not said to be the first package's (a
 // crictl.yaml naming crio.sock was containerd's "points crictl at
 // containerd.sock"): rules that do alike handle it together, each named,
 // with the policy's reason, true of them all; rules that disagree leave it
-// to the fallback, unreviewed. Known owners still pick their own rule.
+// to the fallback, unreviewed. Known table still pick their own rule.
 func TestJointRules(t *testing.T) {
-	owners := NewOwners()
-	if err := owners.ParseFileList(strings.NewReader(
+	table := owners.New()
+	if err := table.ParseFileList(strings.NewReader(
 		"pkg-b,./etc/crictl.yaml\npkg-b,./etc/cni/net.d/30-shared.conflist\n"), "files.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -197,26 +198,26 @@ func TestJointRules(t *testing.T) {
 		Package, Rule, Check, Severity, Reason string
 	}
 	tests := []struct {
-		name   string
-		path   string
-		owners *Owners
-		want   got
+		name  string
+		path  string
+		table *owners.Table
+		want  got
 	}{
-		{name: "alike, owners unknown", path: "etc/crictl.yaml",
-			want: got{Unknown, "a-crictl,b-crictl", CheckHandled, "warning",
+		{name: "alike, table unknown", path: "etc/crictl.yaml",
+			want: got{owners.Unknown, "a-crictl,b-crictl", CheckHandled, "warning",
 				"owner unknown; the rules of pkg-a, pkg-b all strip it: the boot step writes it for the chosen runtime"}},
-		{name: "alike, owner known", path: "etc/crictl.yaml", owners: owners,
+		{name: "alike, owner known", path: "etc/crictl.yaml", table: table,
 			want: got{"pkg-b", "b-crictl", CheckHandled, "warning", "points crictl at b.sock"}},
-		{name: "they disagree, owners unknown", path: "etc/cni/net.d/30-shared.conflist",
-			want: got{Unknown, "fallback", CheckUnreviewed, "error",
+		{name: "they disagree, table unknown", path: "etc/cni/net.d/30-shared.conflist",
+			want: got{owners.Unknown, "fallback", CheckUnreviewed, "error",
 				"only the fallback handles it; name it in a package rule: no package rule names it"}},
-		{name: "they disagree, owner known", path: "etc/cni/net.d/30-shared.conflist", owners: owners,
+		{name: "they disagree, owner known", path: "etc/cni/net.d/30-shared.conflist", table: table,
 			want: got{"pkg-b", "b-shared", CheckHandled, "warning", "b's bridge"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var all []got
-			for _, f := range auditEntries(t, levelSet(t), tc.owners, "f "+tc.path) {
+			for _, f := range auditEntries(t, levelSet(t), tc.table, "f "+tc.path) {
 				if f.Path == tc.path {
 					all = append(all, got{f.Package, f.Rule, f.Check, f.Severity.String(), f.Reason})
 				}

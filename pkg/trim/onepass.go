@@ -2,8 +2,8 @@ package trim
 
 import (
 	"bytes"
+	"fmt"
 	"io"
-	"os"
 	"path"
 	"strings"
 
@@ -11,51 +11,19 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
-// recorded is an archive read once, for an audit whose owners come from
-// the archive's own dpkg database, which lies after most of what it is
-// about (var/ sorts after etc/ and usr/): what each entry needs to be
-// judged, its header, is kept until the database is in, and the entries
-// are judged after (replay). Headers are small (a Debian rootfs of 7,000
-// entries keeps about 2 MB); the data is not kept, but for an applied
-// image's index, the one entry audit reads.
-type recorded struct {
-	kind    archive.Kind
-	entries []archive.Entry
-	index   map[int][]byte // entry number -> data, for the index's path
-	db      *DpkgDB
-	// placeOf is the input's container.Input.PlaceOf, for the findings.
-	placeOf func(int) *container.Place
-}
-
-// maxRecordedIndex bounds the copy of an applied image's index kept for
-// the replay: apply writes a few kilobytes; DecodeIndex refuses far less
-// than this anyway.
-const maxRecordedIndex = 64 << 20
-
-// ReadsDatabaseFirst reports whether name is a directory (a tree, whose
-// database is read first, beneath it) or an image (whose first pass over
-// its layers' headers gathers the database, ociimage.Image.DpkgLists):
-// LoadDpkg costs no read of the whole input there.
-func ReadsDatabaseFirst(name string) bool {
-	if name == container.Stdin {
-		return false
-	}
-	fi, err := os.Stat(name)
-	return err == nil && (fi.IsDir() || ociimage.IsImage(name, fi))
-}
-
-// record reads in.Path through once, keeping every entry's header and
-// gathering the dpkg database. Read errors are named as LoadDpkg names
-// them, which read the archive first, before the audit, until there was
-// one pass.
-func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*recorded, error) {
+// record reads in.Path through once, holding every entry's header and
+// gathering the owners it records (owners.Later), for an audit whose
+// owners come from the input's own dpkg database. Read errors are named
+// as owners.Load names them, which read the archive first, before the
+// audit, until there was one pass.
+func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Recording, *owners.DB, error) {
 	src, r, err := openWrapped(in.Path, wrap, open)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	rec := NewRecording(in.Path, src.Format.Kind)
@@ -65,76 +33,79 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open contai
 			break
 		}
 		if err != nil {
-			return nil, dpkgReadError(in.Path, err)
+			return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 		if err := rec.Entry(e, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if _, err := rec.Done(); err != nil {
-		return nil, err
-	}
-	rec.rec.placeOf = src.PlaceOf
-	return &rec.rec, nil
+	rec.placeOf = src.PlaceOf
+	db, err := rec.Done()
+	return rec, db, err
 }
 
-// Recording is an archive read once by a caller that does more with its
-// entries than audit does (diff hashes them), for owners from the
-// archive's own dpkg database, which lies after most of what it is
-// about: Entry keeps what the audit step needs of each entry while the
-// database is gathered, Done gives the database, and Replay judges the
-// entries with it.
+// Recording is an input read once by audit, or by a caller that does more
+// with its entries (diff hashes them), for owners from the input's own
+// records: Entry holds each entry's header (owners.Later), Done gives the
+// owners, and Replay judges the entries with them, in their order.
 type Recording struct {
-	rec  recorded
-	scan dpkgScan
-	path string
+	kind  archive.Kind
+	later *owners.Later[heldEntry]
+	// placeOf is the input's container.Input.PlaceOf, for the findings.
+	placeOf func(int) *container.Place
 }
 
-// NewRecording starts the recording of the archive at path, of kind.
+// heldEntry is what the audit step needs of an entry to judge it: its
+// header, and the data of an applied image's index, the one entry whose
+// data it reads.
+type heldEntry struct {
+	entry archive.Entry
+	index []byte
+}
+
+// NewRecording starts the recording of the input at path, of kind.
 func NewRecording(path string, kind archive.Kind) *Recording {
-	return &Recording{rec: recorded{kind: kind, index: map[int][]byte{}}, path: path}
+	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0)}
 }
 
 // Entry records e, whose data is data: it reads the data of an applied
-// image's index and of the database's files, and leaves the rest unread.
+// image's index and of the owners' records, and leaves the rest unread.
 func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
-	h := *e
-	h.Format = nil // what a writer needs, not a judge
-	h.Name, h.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
-	r.rec.entries = append(r.rec.entries, h)
-	if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
-		b, err := io.ReadAll(io.LimitReader(data, maxRecordedIndex))
-		if err != nil {
-			return dpkgReadError(r.path, err)
-		}
-		r.rec.index[len(r.rec.entries)-1] = b
-		return r.scan.entry(r.path, e, bytes.NewReader(b))
+	data, err := r.later.Entry(e, data)
+	if err != nil {
+		return err
 	}
-	return r.scan.entry(r.path, e, data)
+	h := heldEntry{entry: *e}
+	h.entry.Format = nil // what a writer needs, not a judge
+	h.entry.Name, h.entry.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
+	if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
+		// Later read it all, up to the bound: this reads no more.
+		if h.index, err = io.ReadAll(io.LimitReader(data, owners.MaxIndex)); err != nil {
+			return err
+		}
+	}
+	return r.later.Hold(h)
 }
 
 // Kind is the recorded archive's format.
-func (r *Recording) Kind() archive.Kind { return r.rec.kind }
+func (r *Recording) Kind() archive.Kind { return r.kind }
 
-// Done returns the archive's database once its entries are all
-// recorded; nil when it has none.
-func (r *Recording) Done() (*DpkgDB, error) {
-	db, err := r.scan.done(r.path)
-	r.rec.db = db
-	return db, err
-}
+// Done returns the input's owners once its entries are all recorded; nil
+// when it records none.
+func (r *Recording) Done() (*owners.DB, error) { return r.later.Done() }
 
 // Replay judges the recorded entries with a, in their order; each, when
 // set, is told what became of the i-th.
 func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec Decision) error) error {
-	for i := range r.rec.entries {
-		e := &r.rec.entries[i]
-		dec, err := a.Entry(e, bytes.NewReader(r.rec.index[i]))
+	held := r.later.Release()
+	for i := range held {
+		h := &held[i]
+		dec, err := a.Entry(&h.entry, bytes.NewReader(h.index))
 		if err != nil {
 			return err
 		}
 		if each != nil {
-			if err := each(i, e, dec); err != nil {
+			if err := each(i, &h.entry, dec); err != nil {
 				return err
 			}
 		}
@@ -142,94 +113,12 @@ func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec De
 	return nil
 }
 
-// replay judges the recorded entries, in their order, with the owners
-// the database gave.
-func (rec *recorded) replay(a *Auditor) error {
-	r := Recording{rec: *rec}
-	return r.Replay(a, nil)
-}
-
-// dpkgTee reads an apply's input on to the applier while it gathers the
-// input's dpkg database from the .list files going by, so that the input
-// is read once: the applier judges each entry with the owners known so far
-// (Classifier.speculative) and checks at the end that all of them would
-// have been judged alike (streamApplier.settle).
-type dpkgTee struct {
-	archive.Reader
-	name string
-	scan dpkgScan
-	cur  *archive.Entry // the .list whose data is going by
-	buf  bytes.Buffer   // its data, up to maxDpkgList
-}
-
-func newDpkgTee(r archive.Reader, name string) *dpkgTee {
-	return &dpkgTee{Reader: r, name: name, scan: dpkgScan{db: newDpkgDB()}}
-}
-
-// owners are the database's owners as far as it has been read.
-func (t *dpkgTee) owners() *Owners { return t.scan.db.Owners }
-
-func (t *dpkgTee) Next() (*archive.Entry, error) {
-	if err := t.endList(); err != nil {
-		return nil, err
-	}
-	e, err := t.Reader.Next()
-	if err != nil {
-		return e, err
-	}
-	if isDpkgList(e) {
-		h := *e
-		t.cur = &h
-		t.buf.Reset()
-		return e, nil
-	}
-	// Anything else in the database's directory counts now (a bad name,
-	// the directory itself); elsewhere, nothing.
-	return e, t.scan.entry(t.name, e, eofReader{})
-}
-
-func (t *dpkgTee) Read(p []byte) (int, error) {
-	n, err := t.Reader.Read(p)
-	if t.cur != nil && t.buf.Len() < maxDpkgList {
-		t.buf.Write(p[:min(n, maxDpkgList-t.buf.Len())])
-	}
-	return n, err
-}
-
-// endList parses the .list that went by, reading what the applier left
-// of it (an entry a rule drops is not read).
-func (t *dpkgTee) endList() error {
-	if t.cur == nil {
-		return nil
-	}
-	if _, err := io.Copy(io.Discard, struct{ io.Reader }{t}); err != nil {
-		return err
-	}
-	e := t.cur
-	t.cur = nil
-	return t.scan.entry(t.name, e, bytes.NewReader(t.buf.Bytes()))
-}
-
-// isDpkgList reports whether e is a file of the database dpkgScan reads
-// the data of (a .list, a .version, dpkg's status file).
-func isDpkgList(e *archive.Entry) bool {
-	clean, err := pathx.Clean(e.Name)
-	if err != nil || e.Type != archive.TypeRegular {
-		return false
-	}
-	return classifyDBPath(clean) != notDB || clean == contract.IndexPath
-}
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
-
 // ImageData says which files of an image apply, audit and check read the
 // data of (container.OpenOptions.ImageData), so that the first pass over
 // its layers keeps it and none is decompressed again: those a rule names,
 // or lie beneath a directory one names (stripped with it, hashed), those
-// the policy forbids (check hashes them), the dpkg database's files (read
-// as they go by, dpkgTee) and the paths apply writes itself (an earlier
+// the policy forbids (check hashes them), the owners' records (read as
+// they go by, owners.Later) and the paths apply writes itself (an earlier
 // apply's index, OwnPaths). It only saves time: the data of any other
 // file read is read again from its layer.
 func ImageData(set *rules.Set) func(name string) bool {
@@ -239,7 +128,7 @@ func ImageData(set *rules.Set) func(name string) bool {
 	c := NewClassifier(set, nil)
 	own := OwnPaths(set)
 	return func(name string) bool {
-		if own[name] || classifyDBPath(name) != notDB || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
+		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
 			return true
 		}
 		for n := name; n != "." && n != "/"; n = path.Dir(n) {

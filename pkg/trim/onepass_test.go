@@ -1,11 +1,15 @@
 package trim
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -14,11 +18,12 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // auditTwoPass is how audit read an input whose owners come from its own
-// dpkg database before it had one pass: LoadDpkg read the archive through
+// dpkg database before it had one pass: owners.Load read the archive through
 // for the database, then Audit read it again.
 func auditTwoPass(t *testing.T, paths ...string) (string, error) {
 	t.Helper()
@@ -26,16 +31,16 @@ func auditTwoPass(t *testing.T, paths ...string) (string, error) {
 	var inputs []AuditInput
 	var notes []string
 	for _, p := range paths {
-		db, err := LoadDpkg(p, container.OpenOptions{})
+		db, err := owners.Load(p, container.OpenOptions{})
 		if err != nil {
 			return "", err
 		}
-		owners := NewOwners()
+		table := owners.New()
 		if db != nil {
-			owners = db.Owners
+			table = db.Owners
 			notes = append(notes, db.Describe(p))
 		}
-		inputs = append(inputs, AuditInput{Path: p, Owners: owners})
+		inputs = append(inputs, AuditInput{Path: p, Owners: table})
 	}
 	res, err := Audit(set, inputs, nil, container.OpenOptions{})
 	if err != nil {
@@ -174,15 +179,15 @@ func applyOwned(t *testing.T, p string, onePass bool) ([]byte, string, error) {
 	t.Helper()
 	set := shippedRules(t)
 	opt := Options{Set: set, Input: archive.KindCpio}
-	var first *DpkgDB
+	var first *owners.DB
 	if onePass {
 		opt.Dpkg = p
 	} else {
 		var err error
-		if first, err = LoadDpkg(p, container.OpenOptions{}); err != nil {
+		if first, err = owners.Load(p, container.OpenOptions{}); err != nil {
 			return nil, "", err
 		}
-		opt.Owners = NewOwners()
+		opt.Owners = owners.New()
 		if first != nil {
 			opt.Owners = first.Owners
 		}
@@ -239,21 +244,9 @@ func TestApplyOnePass(t *testing.T) {
 	}
 }
 
-// TestApplyOwnerDecidesLate: where an owner the stream brings after an
-// entry would have it kept rather than stripped, the one pass fails with
-// ErrOwnersDecide (the CLI then reads the database first) and writes
-// nothing in place of what two passes write.
-func TestApplyOwnerDecidesLate(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
-		"rules/policy.yaml":                 "policy:\n  - name: cni-configs\n    forbid: [\"etc/cni/net.d/**\"]\n    reason: kubelet takes the first\n",
-		"rules/tool.yaml":                   "package: tool\nrules:\n  - name: tool-conf\n    match: [\"etc/tool/tool.conf\"]\n    action: strip\n    must_match: false\n    reason: tool's own\n",
-		"t/etc/tool/tool.conf":              "conf\n",
-		"t/var/lib/dpkg/info/other.list":    "/.\n/etc/tool/tool.conf\n",
-		"t/var/lib/dpkg/info/tool.list":     "/.\n/usr/bin/tool\n",
-		"t/usr/bin/tool":                    "#!/bin/sh\n",
-		"t/etc/cni/net.d/87-other.conflist": "{}\n",
-	}
+// writeFiles writes files (path: content) beneath dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -263,36 +256,224 @@ func TestApplyOwnerDecidesLate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	os.Remove(filepath.Join(dir, "t/etc/cni/net.d/87-other.conflist"))
-	in := filepath.Join(dir, "late.cpio")
-	archivetest.RunIn(t, filepath.Join(dir, "t"), nil, "sh", "-c", "find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 > "+in)
-	set, err := rules.Load(filepath.Join(dir, "rules"))
+}
+
+// lateRules: tool's rule strips etc/tool/tool.conf, which only tool's
+// package may ship; any CNI configuration is forbidden, and pkgx's rule
+// strips pkgx's.
+const lateRules = `-- policy.yaml --
+policy:
+  - name: cni-configs
+    forbid: ["etc/cni/net.d/**"]
+    reason: kubelet takes the first
+-- tool.yaml --
+package: tool
+rules:
+  - name: tool-conf
+    match: ["etc/tool/tool.conf"]
+    action: strip
+    must_match: false
+    reason: tool's own
+-- x.yaml --
+package: pkgx
+rules:
+  - name: pkgx-cni
+    match: ["etc/cni/net.d/10-x.conflist"]
+    action: strip
+    reason: pkgx's default network
+`
+
+func loadLateRules(t *testing.T) *rules.Set {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, part := range strings.Split(lateRules, "-- ")[1:] {
+		name, content, _ := strings.Cut(part, " --\n")
+		files[name] = content
+	}
+	writeFiles(t, dir, files)
+	set, err := rules.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	_, err = ApplyStream(archive.NewCpioWriter(&out, archive.Newc), archive.KindCpio, archive.NewCpioReader(bytes.NewReader(data)),
-		Options{Set: set, Input: archive.KindCpio, Dpkg: in}, nil)
-	if !errors.Is(err, ErrOwnersDecide) {
-		t.Fatalf("one pass: %v, want ErrOwnersDecide", err)
-	}
-	db, err := LoadDpkg(in, container.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	rep, err := ApplyStream(archive.NewCpioWriter(&out, archive.Newc), archive.KindCpio, archive.NewCpioReader(bytes.NewReader(data)),
-		Options{Set: set, Input: archive.KindCpio, Owners: db.Owners}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range rep.Changes {
-		if c.Path == "etc/tool/tool.conf" {
-			t.Errorf("two passes: %s %s, want it kept (package other has no rule)", c.Kind, c.Path)
+	return set
+}
+
+// writeTar writes a tar of files, in the order given (name, content; a
+// name ending in / is a directory), at p.
+func writeTar(t *testing.T, p string, files ...string) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := 0; i < len(files); i += 2 {
+		h := &tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg}
+		if strings.HasSuffix(files[i], "/") {
+			h.Mode, h.Size, h.Typeflag = 0o755, 0, tar.TypeDir
 		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// applyLater applies set to the tar at p with its own owners, as the CLI
+// does (ApplyOwnersLater), and says how many times it read the owners
+// first (a second run, or its attempt).
+func applyLater(t *testing.T, set *rules.Set, p string) (*Report, int, error) {
+	t.Helper()
+	loads := 0
+	load := func() (*owners.DB, error) {
+		loads++
+		return owners.Load(p, container.OpenOptions{})
+	}
+	rep, err := ApplyOwnersLater(Options{Set: set, Input: archive.KindTar, Dpkg: p}, load, func(opt Options) (*Report, error) {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return ApplyStream(archive.NewTarWriter(io.Discard, tar.FormatPAX), archive.KindTar, archive.NewTarReader(f), opt, nil)
+	})
+	return rep, loads, err
+}
+
+// TestOwnersArriveLater: whether the dpkg database or an owners list
+// comes before the entries it is about or after them in a tar, audit and
+// apply (each through owners.Later) name the same owner for each file:
+// pkgx's CNI configuration is stripped by pkgx's rule, tool.conf, which package
+// other shipped, is kept.
+func TestOwnersArriveLater(t *testing.T) {
+	set := loadLateRules(t)
+	entries := []string{"etc/", "", "etc/cni/", "", "etc/cni/net.d/", "", "etc/cni/net.d/10-x.conflist", "{}\n",
+		"etc/tool/", "", "etc/tool/tool.conf", "conf\n"}
+	lists := map[string][]string{
+		"dpkg": {"var/", "", "var/lib/", "", "var/lib/dpkg/", "", "var/lib/dpkg/info/", "",
+			"var/lib/dpkg/info/pkgx.list", "/.\n/etc/cni/net.d/10-x.conflist\n", "var/lib/dpkg/info/other.list", "/.\n/etc/tool/tool.conf\n"},
+		"owners list": {"usr/", "", "usr/local/", "", "usr/local/share/", "", "usr/local/share/rootfs-trim/", "", "usr/local/share/rootfs-trim/owners/", "",
+			"usr/local/share/rootfs-trim/owners/pkgx.list", "/etc/cni/net.d/10-x.conflist\n", "usr/local/share/rootfs-trim/owners/other.list", "/etc/tool/tool.conf\n"},
+	}
+	want := map[string]string{"etc/cni/net.d/10-x.conflist": "pkgx"}
+	dir := t.TempDir()
+	for kind, list := range lists {
+		for _, order := range []string{"before", "after"} {
+			t.Run(kind+" "+order, func(t *testing.T) {
+				files := append(slices.Clone(list), entries...)
+				if order == "after" {
+					files = append(slices.Clone(entries), list...)
+				}
+				p := filepath.Join(dir, strings.ReplaceAll(kind+"-"+order, " ", "-")+".tar")
+				writeTar(t, p, files...)
+
+				res, err := Audit(set, []AuditInput{{Path: p, Dpkg: true}}, nil, container.OpenOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				audited := map[string]string{}
+				for _, f := range res.Findings {
+					audited[f.Path] = f.Package
+				}
+				if diff := cmp.Diff(want, audited); diff != "" {
+					t.Errorf("audit (-want +got):\n%s", diff)
+				}
+
+				rep, _, err := applyLater(t, set, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				applied := map[string]string{}
+				for _, c := range rep.Changes {
+					if strings.HasPrefix(c.Path, "etc/") { // not what apply adds
+						applied[c.Path] = c.Package
+					}
+				}
+				if diff := cmp.Diff(want, applied); diff != "" {
+					t.Errorf("apply (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestApplyOwnersLaterRetries: ApplyOwnersLater applies again, the owners
+// read first, only where an owner read late decides an entry (tool.conf:
+// tool's rule would strip it, but the database, at the end, says package
+// other installed it) or there are more entries than it holds; a corrupt
+// input fails in the one run, with its own error.
+func TestApplyOwnersLaterRetries(t *testing.T) {
+	set := loadLateRules(t)
+	dir := t.TempDir()
+	late := filepath.Join(dir, "late.tar")
+	writeTar(t, late, "etc/", "", "etc/tool/", "", "etc/tool/tool.conf", "conf\n", "usr/", "", "usr/bin/", "", "usr/bin/tool", "#!/bin/sh\n",
+		"var/", "", "var/lib/", "", "var/lib/dpkg/", "", "var/lib/dpkg/info/", "",
+		"var/lib/dpkg/info/other.list", "/.\n/etc/tool/tool.conf\n", "var/lib/dpkg/info/tool.list", "/.\n/usr/bin/tool\n")
+	data, err := os.ReadFile(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.tar")
+	if err := os.WriteFile(cut, data[:len(data)-1536], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		in      string
+		loads   int
+		wantErr string
+	}{
+		{name: "an owner read late decides", in: late, loads: 1},
+		{name: "a corrupt input", in: cut, loads: 0, wantErr: "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, loads, err := applyLater(t, set, tc.in)
+			if loads != tc.loads {
+				t.Errorf("owners read first %d times, want %d", loads, tc.loads)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || errors.Is(err, ErrOwnersLate) {
+					t.Fatalf("error %v, want one with %q, not ErrOwnersLate", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range rep.Changes {
+				if c.Path == "etc/tool/tool.conf" {
+					t.Errorf("%s %s, want it kept (package other has no rule)", c.Kind, c.Path)
+				}
+			}
+			if rep.Dpkg == nil || len(rep.Dpkg.Packages) != 2 {
+				t.Errorf("database %+v, want the input's (2 packages)", rep.Dpkg)
+			}
+		})
+	}
+}
+
+// TestApplyTooManyToHold: past the entries it holds, a one-pass apply
+// fails with ErrOwnersLate, for ApplyOwnersLater to read the owners first.
+func TestApplyTooManyToHold(t *testing.T) {
+	var in bytes.Buffer
+	w := archive.NewCpioWriter(&in, archive.Newc)
+	for i := range maxSeen + 1 {
+		if err := w.WriteHeader(&archive.Entry{Name: fmt.Sprintf("f%06d", i), Type: archive.TypeRegular, Mode: 0o644, Inode: uint64(i + 1), Nlink: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ApplyStream(archive.NewCpioWriter(io.Discard, archive.Newc), archive.KindCpio, archive.NewCpioReader(&in),
+		Options{Set: loadLateRules(t), Input: archive.KindCpio, Dpkg: "in.cpio"}, nil)
+	if !errors.Is(err, ErrOwnersLate) || !errors.Is(err, owners.ErrTooMany) {
+		t.Fatalf("%v, want ErrOwnersLate for owners.ErrTooMany", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -86,7 +87,7 @@ func TestTwoDeferralsOfOnePath(t *testing.T) {
 
 			// A stream, then a tree, must agree.
 			var out bytes.Buffer
-			rep, err := ApplyStream(archive.NewCpioWriter(&out, archive.Newc), archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
+			rep, err := ApplyStream(archive.NewCpioWriter(&out, archive.Newc), archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: owners.New()}, nil)
 			files := map[string]string{}
 			if err == nil {
 				eachCpioEntry(t, out.Bytes(), func(e *archive.Entry, r io.Reader) {
@@ -101,7 +102,7 @@ func TestTwoDeferralsOfOnePath(t *testing.T) {
 			for _, p := range tc.order {
 				os.WriteFile(filepath.Join(root, p), []byte(p), 0o644)
 			}
-			rep, err = ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners(), Epoch: &mt}, false)
+			rep, err = ApplyDir(context.Background(), root, Options{Set: set, Owners: owners.New(), Epoch: &mt}, false)
 			files = map[string]string{}
 			filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
 				if err == nil && fi.Mode().IsRegular() {

@@ -16,13 +16,14 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 // Options configures an apply.
 type Options struct {
 	Set    *rules.Set
-	Owners *Owners
+	Owners *owners.Table
 	// Epoch is the mtime of everything apply creates (SOURCE_DATE_EPOCH).
 	// Nil means the newest mtime of the input, so that the output depends
 	// on nothing but the input and the rules.
@@ -30,7 +31,7 @@ type Options struct {
 	// LoadOwners, when set, replaces Owners by its result. ApplyDir calls
 	// it while it lists the tree, so that parsing Buildroot's file list
 	// (20,000 lines for a minikube target) takes no wall time of its own.
-	LoadOwners func() (*Owners, error)
+	LoadOwners func() (*owners.Table, error)
 	// Strict ignores fallback rules: a forbidden file no package rule
 	// handles stops the run (apply --strict).
 	Strict bool
@@ -39,31 +40,44 @@ type Options struct {
 	// and cpio.
 	Input archive.Kind
 	// Dpkg, the input's name, takes the owners (in place of Owners) from
-	// the input's own dpkg database as it streams by (ApplyStream), in one
-	// read of the input: each entry goes to the output as the owners known
-	// so far say, and is judged again once the whole database is in; if
-	// that would have kept, dropped or taken one otherwise, the apply
-	// fails with ErrOwnersDecide, and the caller reads the database first
-	// (LoadDpkg) and applies again.
+	// the input's own records as it streams by (owners.Later): each entry
+	// is written as the owners read so far say, and judged again once
+	// they are all in (settle). Where that may differ, ErrOwnersLate.
 	Dpkg string
 }
 
-// ErrOwnersDecide says that a stream apply with Options.Dpkg wrote an
-// entry as the input's whole dpkg database would not have: an owner that
-// came later in the stream decides what becomes of it.
-var ErrOwnersDecide = errors.New("an owner read after an entry decides what becomes of it")
+// ErrOwnersLate: a stream apply with Options.Dpkg failed where an owner
+// read after an entry may decide it; ApplyOwnersLater reads them first.
+var ErrOwnersLate = errors.New("an owner read after an entry may decide what becomes of it")
 
-// maxSeen bounds the headers a stream apply with Options.Dpkg holds until
-// the database is in (about 0.4 KiB each): past it the apply fails with
-// ErrTooManyToHold and the caller reads the database first, so that memory
-// does not grow with the number of entries (TestMillionEntries). A Debian
-// root such as kicbase has a few tens of thousands.
+// errOwnersDecide: once the owners were all in, an entry would have been
+// kept, dropped or taken otherwise than it was.
+var errOwnersDecide = errors.New("an owner read after an entry decides what becomes of it")
+
+// maxSeen bounds the headers (about 0.4 KiB each) a stream apply with
+// Options.Dpkg holds, so that memory does not grow with the entries
+// (TestMillionEntries); kicbase has a few tens of thousands.
 const maxSeen = 200_000
 
-// ErrTooManyToHold says that a stream apply with Options.Dpkg met more
-// entries than it holds (maxSeen); as for ErrOwnersDecide, read the
-// database first.
-var ErrTooManyToHold = errors.New("too many entries to hold until the dpkg database is read")
+// ApplyOwnersLater runs an apply (run) with opt.Dpkg, in one read, and
+// where that fails with ErrOwnersLate, again with the owners read first
+// (load: owners.Load). Any other error, a corrupt input's, is the first
+// run's: a second would meet it again.
+func ApplyOwnersLater(opt Options, load func() (*owners.DB, error), run func(Options) (*Report, error)) (*Report, error) {
+	rep, err := run(opt)
+	if opt.Dpkg == "" || !errors.Is(err, ErrOwnersLate) {
+		return rep, err
+	}
+	db, err := load()
+	if err != nil {
+		return nil, err
+	}
+	opt.Dpkg, opt.Owners = "", db.Table()
+	if rep, err = run(opt); err == nil {
+		rep.Dpkg = db
+	}
+	return rep, err
+}
 
 // Report is what an apply did.
 type Report struct {
@@ -75,7 +89,7 @@ type Report struct {
 	Resumed bool
 	// Dpkg is the database the owners came from with Options.Dpkg; nil
 	// if the input has none.
-	Dpkg *DpkgDB
+	Dpkg *owners.DB
 }
 
 // OffenderError lists policy violations that no rule handles; apply
@@ -126,15 +140,17 @@ func WithLayers(err error, img *ociimage.Image) error {
 // asks the applier about each entry and hands it the data of what it takes;
 // then come what apply adds, then that trailer (applySource).
 func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt Options, links *archive.LinkScan) (*Report, error) {
-	var tee *dpkgTee
+	var tee *ownersTee
 	if opt.Dpkg != "" {
-		tee = newDpkgTee(src, opt.Dpkg)
-		src, opt.Owners = tee, tee.owners()
+		tee = &ownersTee{Reader: src, later: owners.NewLater[*seenEntry](opt.Dpkg, maxSeen)}
+		src, opt.Owners = tee, tee.later.Owners()
 	}
-	a := &streamApplier{collector: newCollector(opt, opt.Input), dpkg: tee}
+	a := &streamApplier{collector: newCollector(opt, opt.Input), tee: tee}
 	defer func() { // settle may have put another collector in place
 		a.close()
-		closeSeen(a.seen)
+		if tee != nil {
+			closeSeen(tee.later.Release())
+		}
 	}()
 	in := &applySource{in: archive.NewTrailerReader(src), add: a.finish}
 	decide := func(e *archive.Entry) (archive.Action, error) {
@@ -146,7 +162,7 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio(), view: archive.NewResolver(dest)}
 	err := archive.Copy(guard, in, archive.CopyOptions{Decide: decide, Take: a.takeData, Dest: dest, Links: links})
 	if err != nil {
-		return nil, err
+		return nil, a.late(err)
 	}
 	if err := guard.Close(); err != nil {
 		return nil, err
@@ -186,11 +202,46 @@ type streamApplier struct {
 	// taking is the decision on the entry decide said to take: Copy hands
 	// over its data next.
 	taking Decision
-	// dpkg gathers the owners as the input goes by (Options.Dpkg); db is
-	// its database once settled.
-	dpkg *dpkgTee
-	db   *DpkgDB
-	seen []seenEntry
+	// seen is what was done with the entry decide last held (Options.Dpkg).
+	seen *seenEntry
+	// tee gathers the owners as the input goes by (Options.Dpkg) and holds
+	// what was done with each entry; db is its database once settled.
+	tee     *ownersTee
+	db      *owners.DB
+	settled bool
+}
+
+// ownersTee reads the input on to the applier through later; failed: a
+// read of the input failed.
+type ownersTee struct {
+	archive.Reader
+	later  *owners.Later[*seenEntry]
+	data   io.Reader // the current entry's
+	failed bool
+}
+
+func (t *ownersTee) Next() (*archive.Entry, error) {
+	e, err := t.Reader.Next()
+	if err == nil {
+		t.data, err = t.later.Entry(e, t.Reader)
+	}
+	t.failed = t.failed || err != nil && err != io.EOF
+	return e, err
+}
+
+func (t *ownersTee) Read(p []byte) (int, error) {
+	n, err := t.data.Read(p)
+	t.failed = t.failed || err != nil && err != io.EOF
+	return n, err
+}
+
+// late marks err ErrOwnersLate where reading the owners first may do
+// otherwise: before they are all in, unless reading the input failed.
+func (a *streamApplier) late(err error) error {
+	if a.tee == nil || !errors.Is(err, owners.ErrTooMany) && (a.settled || a.tee.failed) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrOwnersLate, err)
 }
 
 // decide is asked once for every input entry: the decision step, then
@@ -208,17 +259,17 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 		return 0, err
 	}
 	act := a.action(dec, e)
-	if a.dpkg != nil {
+	if a.tee != nil {
 		// Judged again once the owners are all known (settle).
-		if len(a.seen) >= maxSeen {
-			return 0, ErrTooManyToHold
+		a.seen = &seenEntry{entry: e.Clone(), act: act}
+		if err := a.tee.later.Hold(a.seen); err != nil {
+			return 0, err
 		}
-		a.seen = append(a.seen, seenEntry{entry: e.Clone(), act: act})
 	}
 	switch {
 	case act == archive.Take:
 		a.taking = dec
-	case a.dpkg == nil:
+	case a.tee == nil:
 		if err := a.take(dec, e, nil); err != nil {
 			return 0, err
 		}
@@ -241,14 +292,14 @@ func (c *collector) action(dec Decision, e *archive.Entry) archive.Action {
 }
 
 func (a *streamApplier) takeData(e *archive.Entry, data io.Reader) error {
-	if a.dpkg == nil {
+	if a.tee == nil {
 		return a.take(a.taking, e, data)
 	}
 	sp, err := newSpool(data)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
-	a.seen[len(a.seen)-1].data = sp
+	a.seen.data = sp
 	return nil
 }
 
@@ -266,6 +317,7 @@ func (a *streamApplier) finish() ([]*injection, error) {
 	if err := a.settle(); err != nil {
 		return nil, err
 	}
+	a.settled = true
 	if err := a.offenders(); err != nil {
 		return nil, err
 	}
@@ -287,25 +339,21 @@ func (a *streamApplier) finish() ([]*injection, error) {
 // came (Options.Dpkg), judges every entry again with the owners of the
 // whole dpkg database, in order, the data of what was taken from its
 // spool: the rules, records and findings are theirs, and where an entry
-// would have gone another way (kept, dropped or taken), ErrOwnersDecide.
+// would have gone another way (kept, dropped or taken), errOwnersDecide.
 func (a *streamApplier) settle() error {
-	if a.dpkg == nil {
+	if a.tee == nil {
 		return nil
 	}
-	db, err := a.dpkg.scan.done(a.dpkg.name)
+	db, err := a.tee.later.Done()
 	if err != nil {
 		return err
 	}
 	a.db = db
 	opt := a.opt
-	opt.Owners = NewOwners()
-	if a.db != nil {
-		opt.Owners = a.db.Owners
-	}
+	opt.Owners = a.db.Table()
 	c := newCollector(opt, opt.Input)
 	c.entries, c.newest = a.entries, a.newest
-	seen := a.seen
-	a.seen = nil
+	seen := a.tee.later.Release()
 	defer closeSeen(seen)
 	for _, s := range seen {
 		dec, err := c.decide(s.entry)
@@ -315,7 +363,7 @@ func (a *streamApplier) settle() error {
 		}
 		if c.action(dec, s.entry) != s.act {
 			c.close()
-			return ErrOwnersDecide
+			return errOwnersDecide
 		}
 		var data io.Reader
 		if s.data != nil {
@@ -334,7 +382,7 @@ func (a *streamApplier) settle() error {
 	return nil
 }
 
-func closeSeen(seen []seenEntry) {
+func closeSeen(seen []*seenEntry) {
 	for _, s := range seen {
 		if s.data != nil {
 			s.data.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -31,8 +32,8 @@ func shippedRules(t *testing.T) *rules.Set {
 
 func TestClassifyAttribution(t *testing.T) {
 	set := shippedRules(t)
-	owners := NewOwners()
-	err := owners.ParseFileList(strings.NewReader(
+	table := owners.New()
+	err := table.ParseFileList(strings.NewReader(
 		"podman,./etc/cni/net.d/87-podman-bridge.conflist\n"+
 			"cri-o,./etc/crictl.yaml\n"+
 			"crio-bin,./etc/containers/registries.conf\n"+
@@ -43,33 +44,33 @@ func TestClassifyAttribution(t *testing.T) {
 	}
 	tests := []struct {
 		path      string
-		owners    *Owners
+		table     *owners.Table
 		wantRule  string
 		wantOwner string
 		unhandled bool
 		strict    bool // apply --strict: no fallback
 	}{
-		{"etc/cni/net.d/87-podman-bridge.conflist", owners, "podman-bridge", "podman", false, false},
+		{"etc/cni/net.d/87-podman-bridge.conflist", table, "podman-bridge", "podman", false, false},
 		// cri-o is an alias of crio-bin.
-		{"etc/crictl.yaml", owners, "crio-crictl", "cri-o", false, false},
-		// Two owners: the last one wrote it.
-		{"etc/containers/registries.conf", owners, "", "podman", false, false},
+		{"etc/crictl.yaml", table, "crio-crictl", "cri-o", false, false},
+		// Two table: the last one wrote it.
+		{"etc/containers/registries.conf", table, "", "podman", false, false},
 		// Split on the first comma only, as Buildroot's size-stats does.
 		// No package rule names it: the shipped fallback strips it, or,
 		// strict, it is a new offender.
-		{"etc/cni/net.d/has,comma.conf", owners, "site-fallback-cni-and-crictl", "weird", false, false},
-		{"etc/cni/net.d/has,comma.conf", owners, "", "weird", true, true},
-		// Owned by no package although ownership data exists: an overlay.
-		{"etc/cni/net.d/10-overlay.conf", owners, "", Overlay, true, true},
+		{"etc/cni/net.d/has,comma.conf", table, "site-fallback-cni-and-crictl", "weird", false, false},
+		{"etc/cni/net.d/has,comma.conf", table, "", "weird", true, true},
+		// Owned by no package although tablehip data exists: an overlay.
+		{"etc/cni/net.d/10-overlay.conf", table, "", owners.Overlay, true, true},
 		// The fallback acts only on what the policy forbids.
-		{"etc/cni/net.d/.keep", owners, "", Overlay, false, false},
-		{"etc/cni/net.d/x.mk_disabled", owners, "mk-disabled-leftovers", Overlay, false, false},
-		// Without ownership data, any package's rule may handle a file.
-		{"etc/cni/net.d/87-podman-bridge.conflist", nil, "podman-bridge", Unknown, false, false},
-		{"etc/cni/net.d/10-containerd-net.conflist", nil, "containerd-net", Unknown, false, false},
+		{"etc/cni/net.d/.keep", table, "", owners.Overlay, false, false},
+		{"etc/cni/net.d/x.mk_disabled", table, "mk-disabled-leftovers", owners.Overlay, false, false},
+		// Without tablehip data, any package's rule may handle a file.
+		{"etc/cni/net.d/87-podman-bridge.conflist", nil, "podman-bridge", owners.Unknown, false, false},
+		{"etc/cni/net.d/10-containerd-net.conflist", nil, "containerd-net", owners.Unknown, false, false},
 	}
 	for _, tc := range tests {
-		c := NewClassifier(set, tc.owners)
+		c := NewClassifier(set, tc.table)
 		c.Strict = tc.strict
 		v, err := c.Classify(&archive.Entry{Name: "./" + tc.path, Type: archive.TypeRegular})
 		if err != nil {
@@ -85,70 +86,6 @@ func TestClassifyAttribution(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tc.path, d)
 		}
 	}
-}
-
-// TestOwnersOrder checks that owners come back in the order Buildroot
-// listed them, once each, and that paths with one owner, which share
-// their list, stay apart when one of them gains another.
-func TestOwnersOrder(t *testing.T) {
-	o := NewOwners()
-	err := o.ParseFileList(strings.NewReader(strings.Join([]string{
-		"skeleton,./etc/a", "skeleton,./etc/b", "skeleton,./etc/c",
-		"busybox,./etc/a", "skeleton,./etc/a", "cri-o,./etc/c",
-		"podman,./etc/a", "busybox,./etc/d",
-	}, "\n")), "packages-file-list.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string][]string{}
-	for _, p := range []string{"etc/a", "etc/b", "etc/c", "etc/d", "etc/e"} {
-		got[p] = o.Of(p)
-	}
-	want := map[string][]string{
-		"etc/a": {"skeleton", "busybox", "podman"},
-		"etc/b": {"skeleton"},
-		"etc/c": {"skeleton", "cri-o"},
-		"etc/d": {"busybox"},
-		"etc/e": nil,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("owners (-want +got):\n%s", diff)
-	}
-	for _, p := range []string{"skeleton", "busybox", "cri-o", "podman"} {
-		if !o.Present(p) {
-			t.Errorf("package %s not present", p)
-		}
-	}
-}
-
-func TestFileListErrors(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"podman ./etc/x\n", "files.txt:1: want <package>,./<path>"},
-		{"ok,./a\n,./etc/x\n", "files.txt:2: want <package>,./<path>"},
-		{"ok,./a\nbad pkg,./etc/x\n", `files.txt:2: bad package name "bad pkg"`},
-		{"p,./../../etc/passwd\n", "files.txt:1: unsafe path"},
-	} {
-		err := NewOwners().ParseFileList(strings.NewReader(tc.in), "files.txt")
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: err = %v, want %q", tc.in, err, tc.want)
-		}
-	}
-}
-
-func FuzzFileList(f *testing.F) {
-	f.Add("podman,./etc/cni/net.d/87-podman-bridge.conflist\ncrio-bin,./usr/bin/crio\n")
-	f.Add("a,./b,c\n\n")
-	f.Fuzz(func(t *testing.T, in string) {
-		o := NewOwners()
-		if err := o.ParseFileList(strings.NewReader(in), "f"); err != nil {
-			return
-		}
-		for _, p := range o.Packages() {
-			if p == "" || strings.ContainsAny(p, " \t/") {
-				t.Fatalf("accepted package name %q", p)
-			}
-		}
-	})
 }
 
 // A hard-link group is one unit: when the member that carries the data
@@ -228,7 +165,7 @@ func TestApplyDirEpochPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		setMtimes(t, root, mt)
-		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners(), Epoch: trees[name]}, false)
+		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: owners.New(), Epoch: trees[name]}, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -268,7 +205,7 @@ func TestApplyDirAgainWithoutEpoch(t *testing.T) {
 	setMtimes(t, root, old)
 	apply := func() *Report {
 		t.Helper()
-		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: NewOwners()}, false)
+		rep, err := ApplyDir(context.Background(), root, Options{Set: set, Owners: owners.New()}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,29 +290,6 @@ func setMtime(t *testing.T, p string, mt time.Time) {
 	}
 }
 
-// BenchmarkReadFileList loads a file list shaped like a minikube target's:
-// 20,000 paths from 200 packages, a few with a second owner.
-func BenchmarkReadFileList(b *testing.B) {
-	var sb strings.Builder
-	for i := range 20000 {
-		fmt.Fprintf(&sb, "pkg%d,./usr/lib/pkg%d/share/file-%05d.so\n", i%200, i%200, i)
-		if i%100 == 0 {
-			fmt.Fprintf(&sb, "skeleton,./usr/lib/pkg%d/share/file-%05d.so\n", i%200, i)
-		}
-	}
-	name := filepath.Join(b.TempDir(), "packages-file-list.txt")
-	if err := os.WriteFile(name, []byte(sb.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(sb.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := NewOwners().ReadFileList(name); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // applyHello applies set to a newc stream of entries, each with data
 // "hello" if it has a size, and returns the output stream.
 func applyHello(t *testing.T, set *rules.Set, entries []*archive.Entry) (*bytes.Buffer, *Report) {
@@ -391,7 +305,7 @@ func applyHello(t *testing.T, set *rules.Set, entries []*archive.Entry) (*bytes.
 	w.Close()
 	var out bytes.Buffer
 	ow := archive.NewCpioWriter(&out, archive.Newc)
-	rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: NewOwners()}, nil)
+	rep, err := ApplyStream(ow, archive.KindCpio, archive.NewCpioReader(&in), Options{Set: set, Owners: owners.New()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

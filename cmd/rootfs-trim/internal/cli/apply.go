@@ -21,6 +21,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -65,11 +66,11 @@ func (o *ownershipFlags) check() error {
 	return nil
 }
 
-func (o *ownershipFlags) load() (*trim.Owners, error) {
+func (o *ownershipFlags) load() (*owners.Table, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	owners := trim.NewOwners()
+	owners := owners.New()
 	if o.fileList != "" {
 		if err := owners.ReadFileList(o.fileList); err != nil {
 			return nil, err
@@ -185,7 +186,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
 	if len(pos) == 1 {
-		opt.LoadOwners = func() (o *trim.Owners, err error) { // while the tree is listed
+		opt.LoadOwners = func() (o *owners.Table, err error) { // while the tree is listed
 			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
 			return o, err
 		}
@@ -227,10 +228,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	if rep.Dpkg != nil {
-		ownersNote = rep.Dpkg.Describe(names.Quote(pos[0]))
-	} else if opt.Dpkg != "" {
-		ownersNote = own.ownersNote(pos[0], nil) // an ISO's says its owners are unknown
+	if opt.Dpkg != "" { // the database found, or none: an ISO's says its owners are unknown
+		ownersNote = own.ownersNote(pos[0], rep.Dpkg)
 	}
 	return reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath})
 }
@@ -354,41 +353,28 @@ type archiveApply struct {
 }
 
 // applyArchive applies the rules to the archive a.inPath, writing a.outPath.
+// With owners from the input's own records, trim.ApplyOwnersLater reads it
+// once and, should an owner read late decide an entry, again with the
+// owners read first: the notes wait for the run that counts.
 func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Options) (*trim.Report, error) {
-	if opt.Dpkg == "" {
-		rep, err := applyOnce(ctx, env, a, opt, noteTo(env, "apply"))
-		if err != nil {
-			return nil, applyError(env, err)
+	note := noteTo(env, "apply")
+	load := func() (*owners.DB, error) { return owners.Load(a.inPath, a.flags.open()) }
+	rep, err := trim.ApplyOwnersLater(opt, load, func(opt trim.Options) (*trim.Report, error) {
+		if opt.Dpkg == "" {
+			return applyOnce(ctx, env, a, opt, note)
 		}
-		return rep, nil
-	}
-	// One read: the owners from the dpkg database as it goes by. Should
-	// that fail, for whatever reason, the database is read first and the
-	// apply done again, as it was before there was one read, so that every
-	// error is what it was then; the notes wait for the run that counts.
-	var notes []string
-	rep, err := applyOnce(ctx, env, a, opt, func(s string) { notes = append(notes, s) })
-	if err == nil {
-		for _, n := range notes {
-			noteTo(env, "apply")(n)
+		var notes []string
+		rep, err := applyOnce(ctx, env, a, opt, func(s string) { notes = append(notes, s) })
+		if !errors.Is(err, trim.ErrOwnersLate) {
+			for _, n := range notes {
+				note(n)
+			}
 		}
-		return rep, nil
-	}
-	if ctx.Err() != nil {
-		return nil, applyError(env, err)
-	}
-	db, err := trim.LoadDpkg(a.inPath, a.flags.open())
+		return rep, err
+	})
 	if err != nil {
-		return nil, err
-	}
-	opt.Dpkg, opt.Owners = "", trim.NewOwners()
-	if db != nil {
-		opt.Owners = db.Owners
-	}
-	if rep, err = applyOnce(ctx, env, a, opt, noteTo(env, "apply")); err != nil {
 		return nil, applyError(env, err)
 	}
-	rep.Dpkg = db
 	return rep, nil
 }
 

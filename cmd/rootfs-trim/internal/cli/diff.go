@@ -15,6 +15,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/diff"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -88,7 +89,7 @@ type diffOwners struct {
 
 // ownersFor returns the owners of side i (0 OLD, 1 NEW); owners from the
 // flags are loaded once for both where they are the same.
-func (o *diffOwners) ownersFor(i int, path string, prev *trim.Owners, open container.OpenOptions) (*trim.Owners, string, error) {
+func (o *diffOwners) ownersFor(i int, path string, prev *owners.Table, open container.OpenOptions) (*owners.Table, string, error) {
 	switch {
 	case i == 0 && o.oldFileList != "":
 		old := ownershipFlags{fileList: o.oldFileList}
@@ -133,9 +134,9 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	}
 	var sides [2]diff.Input
 	for i, p := range []string{old, new} {
-		if own.fromInput(i) && !trim.ReadsDatabaseFirst(p) {
+		if own.fromInput(i) && !owners.ReadsFirst(p) {
 			// Its database is gathered in the pass that reads it.
-			sides[i] = diff.Input{Path: p, Dpkg: true, Note: func(db *trim.DpkgDB) string { return own.ownersNote(p, db) }}
+			sides[i] = diff.Input{Path: p, Dpkg: true, Note: func(db *owners.DB) string { return own.ownersNote(p, db) }}
 			continue
 		}
 		owners, note, err := own.ownersFor(i, p, sides[0].Owners, in.open())

@@ -15,7 +15,7 @@ import (
 // TestDiffReadsEachInputOnce (issue 29, "one read of the input for every
 // command"): diff of two archives whose owners come from their own dpkg
 // databases reads each input once, the database gathered in the pass
-// that hashes the entries (trim.Recording); it read each twice (LoadDpkg,
+// that hashes the entries (trim.Recording); it read each twice (owners.Load,
 // then the diff). The inputs are cri-o's two debs as raw cpio archives,
 // each with 8 MiB of incompressible data beside the package, so that
 // what the command reads of them dwarfs the rest (the rules, the test).

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
+	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 )
 
 // ownersFor returns who installed what in input: from the flags when
@@ -17,19 +17,16 @@ import (
 // index of an earlier apply that recorded them (a trimmed release ISO),
 // else nothing.
 // note says where the owners came from (ownersNote).
-func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (owners *trim.Owners, note string, err error) {
+func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (table *owners.Table, note string, err error) {
 	if o.fileList != "" || o.pkg != "" {
-		owners, err = o.load()
-		return owners, o.ownersNote(input, nil), err
+		table, err = o.load()
+		return table, o.ownersNote(input, nil), err
 	}
-	db, err := trim.LoadDpkg(input, open)
+	db, err := owners.Load(input, open)
 	if err != nil {
 		return nil, "", err
 	}
-	if db == nil {
-		return trim.NewOwners(), o.ownersNote(input, nil), nil
-	}
-	return db.Owners, o.ownersNote(input, db), nil
+	return db.Table(), o.ownersNote(input, db), nil
 }
 
 // ownersNote says where the owners of input came from: db, its dpkg
@@ -37,7 +34,7 @@ func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (ow
 // nothing worth saying (the flags, or no database, for an archive or a
 // tree). An ISO image always gets a note: a release ISO carries no
 // packages-file-list, so whether its owners are known is worth saying.
-func (o *ownershipFlags) ownersNote(input string, db *trim.DpkgDB) string {
+func (o *ownershipFlags) ownersNote(input string, db *owners.DB) string {
 	if db != nil {
 		return db.Describe(names.Quote(input))
 	}

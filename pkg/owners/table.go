@@ -1,4 +1,4 @@
-package trim
+package owners
 
 import (
 	"bufio"
@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
 
@@ -19,9 +23,9 @@ const Unknown = "unknown"
 // overlay files and what post-build scripts create.
 const Overlay = "(overlay or script)"
 
-// Owners maps cleaned paths to the packages that installed them, in the
+// Table maps cleaned paths to the packages that installed them, in the
 // order Buildroot listed them: the last one wrote the file's content.
-type Owners struct {
+type Table struct {
 	byPath   map[string][]string
 	packages map[string]bool
 	// alone holds, per package, the one-element owner list that the
@@ -36,18 +40,18 @@ type Owners struct {
 	Unowned string
 }
 
-// NewOwners returns an empty ownership table.
-func NewOwners() *Owners {
-	return &Owners{byPath: map[string][]string{}, packages: map[string]bool{}, alone: map[string][]string{}}
+// New returns an empty ownership table.
+func New() *Table {
+	return &Table{byPath: map[string][]string{}, packages: map[string]bool{}, alone: map[string][]string{}}
 }
 
 // Known reports whether any ownership data was loaded.
-func (o *Owners) Known() bool {
+func (o *Table) Known() bool {
 	return o != nil && (o.Fixed != "" || len(o.byPath) > 0)
 }
 
 // Of returns the packages that installed path, last writer last.
-func (o *Owners) Of(path string) []string {
+func (o *Table) Of(path string) []string {
 	if o == nil {
 		return nil
 	}
@@ -57,8 +61,26 @@ func (o *Owners) Of(path string) []string {
 	return o.byPath[path]
 }
 
+// Owner is the package to name in reports for path (Name of its owners).
+func (o *Table) Owner(path string) string { return o.Name(o.Of(path)) }
+
+// Name is the package to name in reports for a path pkgs installed (Of):
+// the last writer; for none, Unowned or Overlay where owners are known at
+// all, else Unknown.
+func (o *Table) Name(pkgs []string) string {
+	switch {
+	case len(pkgs) > 0:
+		return pkgs[len(pkgs)-1]
+	case o.Known() && o.Unowned != "":
+		return o.Unowned
+	case o.Known():
+		return Overlay
+	}
+	return Unknown
+}
+
 // Present reports whether pkg installed anything.
-func (o *Owners) Present(pkg string) bool {
+func (o *Table) Present(pkg string) bool {
 	if o == nil {
 		return false
 	}
@@ -66,7 +88,7 @@ func (o *Owners) Present(pkg string) bool {
 }
 
 // Packages lists every package that installed something.
-func (o *Owners) Packages() []string {
+func (o *Table) Packages() []string {
 	var ps []string
 	if o.Fixed != "" {
 		ps = append(ps, o.Fixed)
@@ -78,7 +100,7 @@ func (o *Owners) Packages() []string {
 }
 
 // Add records that pkg installed path.
-func (o *Owners) Add(pkg, path string) {
+func (o *Table) Add(pkg, path string) {
 	list := o.byPath[path]
 	for _, p := range list {
 		if p == pkg {
@@ -101,7 +123,7 @@ func (o *Owners) Add(pkg, path string) {
 }
 
 // ReadFileList loads Buildroot's packages-file-list.txt.
-func (o *Owners) ReadFileList(name string) error {
+func (o *Table) ReadFileList(name string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -126,7 +148,7 @@ const (
 // ParseFileList reads lines of `<package>,./<path>`. Buildroot's own
 // size-stats splits on the first comma only, since paths may hold commas;
 // so do we. Errors name file:line.
-func (o *Owners) ParseFileList(r io.Reader, name string) error {
+func (o *Table) ParseFileList(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 2*pathx.PathMax+1024)
 	// A target's list has tens of thousands of lines and a few hundred
@@ -170,4 +192,58 @@ func shorten(s string) string {
 		return s[:77] + "..."
 	}
 	return s
+}
+
+// OfIndex are the owners an applied image's index records.
+func OfIndex(ix *contract.Index) *Table {
+	o := New()
+	for pkg, dirs := range ix.Owners {
+		for dir, ns := range dirs {
+			for _, n := range ns {
+				o.Add(pkg, path.Join(dir, n))
+			}
+		}
+	}
+	return o
+}
+
+// ForIndex are the packages of the output's files, those kept and
+// those placed, by their paths there, for the index: the same for an
+// apply of that output (OfIndex). nil when owners are not known path by path
+// (none, or --package's one package for everything).
+func (o *Table) ForIndex(kept, placed map[string]bool) map[string]map[string][]string {
+	if o == nil || o.Fixed != "" || !o.Known() {
+		return nil
+	}
+	out := map[string]map[string][]string{}
+	add := func(p string) {
+		if !utf8.ValidString(p) {
+			return
+		}
+		dir, name := path.Split(p)
+		dir = strings.TrimSuffix(dir, "/")
+		for _, pkg := range o.Of(p) {
+			if out[pkg] == nil {
+				out[pkg] = map[string][]string{}
+			}
+			out[pkg][dir] = append(out[pkg][dir], name)
+		}
+	}
+	for p := range kept {
+		if !placed[p] {
+			add(p)
+		}
+	}
+	for p := range placed {
+		add(p)
+	}
+	for _, dirs := range out {
+		for _, ns := range dirs {
+			sort.Strings(ns)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package trim
+package owners
 
 import (
 	"archive/tar"
@@ -17,15 +17,15 @@ import (
 // merged view as from the tree a container of it gets, which
 // go-containerregistry's mutate.Extract makes (the oracle), whether the
 // image is a layout or a docker save tarball: dpkg's lists and status, the
-// OwnersDir lists and versions a later layer adds (the last writer), one a
+// ListsDir lists and versions a later layer adds (the last writer), one a
 // whiteout or an opaque directory hides, dpkg's status rewritten by a
 // later layer, an image with no dpkg at all.
 func TestLoadDpkgImage(t *testing.T) {
 	dir := func(name string) ocitest.Entry { return ocitest.Entry{Name: name + "/", Type: tar.TypeDir} }
 	file := func(name, data string) ocitest.Entry { return ocitest.Entry{Name: name, Data: data} }
-	owners := OwnersDir + "/"
+	owners := ListsDir + "/"
 	dpkgBase := []ocitest.Entry{
-		dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(OwnersDir),
+		dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(ListsDir),
 		file(owners+"nerdctl.list", "/usr/local/bin/nerdctl\n"),
 		file(owners+"nerdctl.version", "2.3.5\n"),
 		file(owners+"crictl.list", "/usr/local/bin/crictl\n"),
@@ -42,7 +42,7 @@ func TestLoadDpkgImage(t *testing.T) {
 		versions map[string]string
 	}{
 		{"a later layer's list, a whiteout, a status rewritten", [][]ocitest.Entry{dpkgBase, {
-			dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(OwnersDir),
+			dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(ListsDir),
 			file(owners+"buildkit.list", "/usr/local/bin/buildkitd\n/usr/bin/runc\n"),
 			file(owners+"buildkit.version", "v0.32.2\n"),
 			{Name: owners + ".wh.nerdctl.list"},
@@ -51,12 +51,12 @@ func TestLoadDpkgImage(t *testing.T) {
 				"Package: crictl\nStatus: install ok installed\nVersion: 1.0-1\n"),
 		}}, map[string]string{"containerd.io": "2.3.5-1", "crictl": "v1.35.0", "buildkit": "v0.32.2", "nerdctl": "2.3.5"}},
 		{"an opaque owners directory", [][]ocitest.Entry{dpkgBase, {
-			dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(OwnersDir),
+			dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(ListsDir),
 			{Name: owners + ".wh..wh..opq"},
 			file(owners+"cri-containerd-cni.list", "/etc/cni/net.d/10-containerd-net.conflist\n/usr/bin/runc\n"),
 		}}, map[string]string{"containerd.io": "2.3.4-1"}},
 		{"no dpkg, an owners list in a later layer", [][]ocitest.Entry{{dir("etc"), file("etc/os-release", "ID=debian\n")}, {
-			dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(OwnersDir),
+			dir("usr"), dir("usr/local"), dir("usr/local/share"), dir("usr/local/share/rootfs-trim"), dir(ListsDir),
 			file(owners+"crictl.list", "/usr/local/bin/crictl\n/etc/crictl.yaml\n"),
 			file(owners+"crictl.version", "v1.35.0\n"),
 		}}, map[string]string{"crictl": "v1.35.0"}},
@@ -86,7 +86,7 @@ func TestLoadDpkgImage(t *testing.T) {
 	}
 }
 
-// ownership is what LoadDpkg found, in a form cmp compares.
+// ownership is what Load found, in a form cmp compares.
 type ownership struct {
 	Owners                      map[string][]string
 	Packages                    []string
@@ -97,7 +97,7 @@ type ownership struct {
 
 func ownershipOf(t *testing.T, input string) ownership {
 	t.Helper()
-	db, err := LoadDpkg(input, container.OpenOptions{})
+	db, err := Load(input, container.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func ownershipOf(t *testing.T, input string) ownership {
 		return ownership{}
 	}
 	o := ownership{Owners: db.Owners.byPath, Versions: db.Versions, Packages: db.Owners.Packages(),
-		Dpkg: db.Packages, Local: db.Local, Index: db.Index, Ignored: db.Ignored, Found: true}
+		Dpkg: len(db.Packages), Local: len(db.Local), Index: db.Index, Ignored: db.Ignored, Found: true}
 	slices.Sort(o.Packages)
 	return o
 }

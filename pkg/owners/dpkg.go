@@ -1,4 +1,4 @@
-package trim
+package owners
 
 import (
 	"bufio"
@@ -20,6 +20,11 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
+// MaxIndex bounds the copy of an applied image's index that is read (and
+// that Recording keeps for the replay): apply writes a few kilobytes;
+// contract.DecodeIndex refuses far less than this anyway.
+const MaxIndex = 64 << 20
+
 // DpkgInfoDir is where dpkg records what each package installed: one
 // <package>[:<arch>].list a package, one absolute path a line (dpkg's
 // src/main/filesdb.c writes them; `dpkg -L` reads them).
@@ -36,43 +41,41 @@ const maxVersion = 128
 // (linux-image's, texlive's) are a few megabytes.
 const maxDpkgList = 64 << 20
 
-// OwnersDir is where an image records what no package manager installed:
+// ListsDir is where an image records what no package manager installed:
 // a Dockerfile's RUN step that unpacks a release tarball writes
 // <package>.list there, in dpkg's .list form (one absolute path a line),
 // and may write <package>.version, one line. It is read with the dpkg
 // database and after it, so a tarball that overwrote a packaged file is
 // that file's last writer. It lies outside /var, which a KIC node mounts
 // as a volume.
-const OwnersDir = "usr/local/share/rootfs-trim/owners"
+const ListsDir = "usr/local/share/rootfs-trim/owners"
 
-// DpkgDB is the ownership a Debian or Ubuntu root records about itself:
-// dpkg's database and the image's own OwnersDir. dpkg's diversions
+// DB is the ownership a Debian or Ubuntu root records about itself:
+// dpkg's database and the image's own ListsDir. dpkg's diversions
 // (var/lib/dpkg/diversions) are not read: a diverted file is attributed
 // to the package whose .list names the path, which for the files the
 // policy is about (CNI configurations, crictl.yaml, units) no runtime
 // package diverts.
-type DpkgDB struct {
-	Owners   *Owners
-	Packages int // distinct package names with a dpkg .list
-	Local    int // distinct package names with a list in OwnersDir
+type DB struct {
+	Owners   *Table
+	Packages map[string]bool // the package names with a dpkg .list
+	Local    map[string]bool // the package names with a list in ListsDir
 	// Index counts the packages an applied image's index names, when the
-	// owners are its (no dpkg database, no OwnersDir).
+	// owners are its (no dpkg database, no ListsDir).
 	Index int
 	// Ignored counts the lines and files that were not understood
 	// (garbage, a path without a leading /, a line over PathMax, a file
 	// name that is no package name): their files are owned by "unknown".
 	Ignored int
 	// Versions are the packages' versions: dpkg's status file, then
-	// OwnersDir's <package>.version files.
+	// ListsDir's <package>.version files.
 	Versions map[string]string
-
-	dpkg, local map[string]bool
 }
 
 // indexDB is the ownership an applied image's index records, nil when
 // it records none or cannot be read (audit only reads; apply refuses
 // such an index when it reads it).
-func indexDB(data []byte) *DpkgDB {
+func indexDB(data []byte) *DB {
 	if data == nil {
 		return nil
 	}
@@ -80,25 +83,33 @@ func indexDB(data []byte) *DpkgDB {
 	if err != nil || len(ix.Owners) == 0 {
 		return nil
 	}
-	db := newDpkgDB()
-	db.Owners = OwnersOfIndex(ix)
+	db := newDB()
+	db.Owners = OfIndex(ix)
 	db.Owners.Unowned = Unknown
 	db.Index = len(ix.Owners)
-	return db.finish()
+	return db
+}
+
+// Table is db's owners; an empty table for no database (nil).
+func (db *DB) Table() *Table {
+	if db == nil {
+		return New()
+	}
+	return db.Owners
 }
 
 // Describe is the line commands print about where owners came from.
-func (db *DpkgDB) Describe(input string) string {
+func (db *DB) Describe(input string) string {
 	var s string
 	switch {
 	case db.Index > 0:
 		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, packagesCount(db.Index))
-	case db.Local == 0:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(db.Packages))
-	case db.Packages == 0:
-		s = fmt.Sprintf("owners: from /%s in %s (%s)", OwnersDir, input, packagesCount(db.Local))
+	case len(db.Local) == 0:
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(len(db.Packages)))
+	case len(db.Packages) == 0:
+		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, packagesCount(len(db.Local)))
 	default:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(db.Packages), OwnersDir, packagesCount(db.Local))
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(len(db.Packages)), ListsDir, packagesCount(len(db.Local)))
 	}
 	if db.Ignored > 0 {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
@@ -113,20 +124,14 @@ func packagesCount(n int) string {
 	return fmt.Sprintf("%d packages", n)
 }
 
-func newDpkgDB() *DpkgDB {
-	o := NewOwners()
+func newDB() *DB {
+	o := New()
 	o.Unowned = Unknown
-	return &DpkgDB{Owners: o, Versions: map[string]string{}, dpkg: map[string]bool{}, local: map[string]bool{}}
-}
-
-// finish counts the packages once everything is read.
-func (db *DpkgDB) finish() *DpkgDB {
-	db.Packages, db.Local = len(db.dpkg), len(db.local)
-	return db
+	return &DB{Owners: o, Versions: map[string]string{}, Packages: map[string]bool{}, Local: map[string]bool{}}
 }
 
 // listFile says what a file of the database is, by its clean path: a
-// package's .list (in dpkg's info directory or OwnersDir), an OwnersDir
+// package's .list (in dpkg's info directory or ListsDir), an ListsDir
 // .version, dpkg's status file, or nothing.
 type listFile int
 
@@ -145,9 +150,9 @@ func classifyDBPath(clean string) listFile {
 		return dpkgStatus
 	case dir == DpkgInfoDir+"/" && strings.HasSuffix(base, ".list"):
 		return dpkgList
-	case dir == OwnersDir+"/" && strings.HasSuffix(base, ".list"):
+	case dir == ListsDir+"/" && strings.HasSuffix(base, ".list"):
 		return localList
-	case dir == OwnersDir+"/" && strings.HasSuffix(base, ".version"):
+	case dir == ListsDir+"/" && strings.HasSuffix(base, ".version"):
 		return localVersion
 	}
 	return notDB
@@ -155,7 +160,7 @@ func classifyDBPath(clean string) listFile {
 
 // read takes one file of the database; regular says it is a regular file
 // (anything else is ignored and counted).
-func (db *DpkgDB) read(kind listFile, base string, regular bool, r io.Reader) error {
+func (db *DB) read(kind listFile, base string, regular bool, r io.Reader) error {
 	if kind == dpkgStatus {
 		if regular {
 			return db.readStatus(r)
@@ -176,9 +181,9 @@ func (db *DpkgDB) read(kind listFile, base string, regular bool, r io.Reader) er
 	case localVersion:
 		return db.readVersion(pkg, r)
 	case localList:
-		db.local[pkg] = true
+		db.Local[pkg] = true
 	default:
-		db.dpkg[pkg] = true
+		db.Packages[pkg] = true
 	}
 	n, err := db.Owners.ParseDpkgList(r, pkg)
 	db.Ignored += n
@@ -215,7 +220,7 @@ func DpkgPackage(base string) (string, bool) {
 // returns how many lines it could not take. Bad content is never an error:
 // a line that is not an absolute path within the limits is skipped, and
 // the file it meant is owned by "unknown". Only a read error is returned.
-func (o *Owners) ParseDpkgList(r io.Reader, pkg string) (ignored int, err error) {
+func (o *Table) ParseDpkgList(r io.Reader, pkg string) (ignored int, err error) {
 	o.packages[pkg] = true // a package with an empty list is still present
 	br := bufio.NewReaderSize(io.LimitReader(r, maxDpkgList), pathx.PathMax+2)
 	for {
@@ -246,7 +251,7 @@ func (o *Owners) ParseDpkgList(r io.Reader, pkg string) (ignored int, err error)
 	}
 }
 
-func (o *Owners) addDpkgLine(pkg, line string) bool {
+func (o *Table) addDpkgLine(pkg, line string) bool {
 	if line == "" {
 		return true
 	}
@@ -265,9 +270,9 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 	return true
 }
 
-// LoadDpkg reads the dpkg database of the input at name, a tree, an
+// Load reads the dpkg database of the input at name, a tree, an
 // archive or an image; nil when it has none (no var/lib/dpkg/info, no
-// OwnersDir, no index of an earlier apply). A tree's files are read
+// ListsDir, no index of an earlier apply). A tree's files are read
 // beneath it through os.Root, never following a symlink out. An image's
 // are those of its merged view, which the first pass over its layers kept
 // (dpkgOfImage). An archive is read once through for its .list files
@@ -275,8 +280,8 @@ func (o *Owners) addDpkgLine(pkg, line string) bool {
 // input is a file and is opened, and decompressed, again by the caller.
 // Reading it twice costs a second decompression, not disk space or memory
 // as a spool of the archive would. Audit does not call it for an archive:
-// it reads the database in its one pass (AuditInput.Dpkg).
-func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
+// it reads the database in its one pass (trim.AuditInput.Dpkg).
+func Load(name string, open container.OpenOptions) (*DB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
@@ -287,7 +292,19 @@ func LoadDpkg(name string, open container.OpenOptions) (*DpkgDB, error) {
 	return loadDpkgArchive(name, open)
 }
 
-func loadDpkgTree(dir string) (*DpkgDB, error) {
+// ReadsFirst reports whether name is a directory (a tree, whose records
+// are read first, beneath it) or an image (whose first pass over its
+// layers' headers keeps them, ociimage.Image.Files): Load costs no read
+// of the whole input there.
+func ReadsFirst(name string) bool {
+	if name == container.Stdin {
+		return false
+	}
+	fi, err := os.Stat(name)
+	return err == nil && (fi.IsDir() || ociimage.IsImage(name, fi))
+}
+
+func loadDpkgTree(dir string) (*DB, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -295,7 +312,7 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 	defer root.Close()
 	var files []string
 	found := false
-	for _, d := range []string{DpkgInfoDir, OwnersDir} {
+	for _, d := range []string{DpkgInfoDir, ListsDir} {
 		names, ok, err := dirNames(root, d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, d), err)
@@ -309,7 +326,7 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 	// The status file, dpkg's lists, then the image's own: the last
 	// writer last.
 	files = append([]string{DpkgStatus}, files...)
-	db := newDpkgDB()
+	db := newDB()
 	for _, rel := range files {
 		kind := classifyDBPath(rel)
 		if kind == notDB {
@@ -323,12 +340,14 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 		}
 		var f *os.File
+		var data io.Reader = archive.NoData{} // not a regular file: counted, never read
 		if fi.Mode().IsRegular() {
 			if f, err = root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err != nil {
 				return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 			}
+			data = f
 		}
-		err = db.read(kind, path.Base(rel), f != nil, fileReader(f))
+		err = db.read(kind, path.Base(rel), f != nil, data)
 		if f != nil {
 			f.Close()
 		}
@@ -336,12 +355,12 @@ func loadDpkgTree(dir string) (*DpkgDB, error) {
 			return nil, fmt.Errorf("%s: %w", path.Join(dir, rel), err)
 		}
 	}
-	return db.finish(), nil
+	return db, nil
 }
 
 // indexOfTree is the ownership the index of an applied tree records,
 // read beneath root; nil when there is none.
-func indexOfTree(root *os.Root) (*DpkgDB, error) {
+func indexOfTree(root *os.Root) (*DB, error) {
 	f, err := root.OpenFile(contract.IndexPath, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, nil // no index, or no regular file: no owners from it
@@ -350,7 +369,7 @@ func indexOfTree(root *os.Root) (*DpkgDB, error) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRecordedIndex))
+	data, err := io.ReadAll(io.LimitReader(f, MaxIndex))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", contract.IndexPath, err)
 	}
@@ -379,19 +398,10 @@ func dirNames(root *os.Root, dir string) (names []string, ok bool, err error) {
 	return names, true, nil
 }
 
-// fileReader is f, or an empty reader for no file (a .list that is not a
-// regular file is counted, never read).
-func fileReader(f *os.File) io.Reader {
-	if f == nil {
-		return strings.NewReader("")
-	}
-	return f
-}
-
-func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
+func loadDpkgArchive(name string, open container.OpenOptions) (*DB, error) {
 	open.Digest = false
 	if open.ImageData == nil {
-		open.ImageData = isRecord // an image's first pass keeps them
+		open.ImageData = IsRecord // an image's first pass keeps them
 	}
 	in, err := container.Open(name, open)
 	if err != nil {
@@ -401,40 +411,31 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DpkgDB, error) {
 	if img := in.Image(); img != nil {
 		return dpkgOfImage(img)
 	}
-	var scan dpkgScan
+	later := NewLater[struct{}](name, 0)
 	for {
 		e, err := in.Next()
 		if err == io.EOF {
-			break
+			return later.Done()
 		}
 		if err != nil {
-			return nil, dpkgReadError(name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if err := scan.entry(name, e, in); err != nil {
+		if _, err := later.Entry(e, in); err != nil {
 			return nil, err
 		}
 	}
-	return scan.done(name)
 }
 
-// dpkgReadError is an error reading the input while looking for its owners.
-// The error names the entry and offset; it says nothing of a dpkg database,
-// since the pass that looks for one reads every input, most of which (a
-// Buildroot cpio, say) have none.
-func dpkgReadError(name string, err error) error {
-	return fmt.Errorf("%s: %w", name, err)
-}
-
-// dpkgScan gathers an archive's or an image's dpkg database from its
+// dbScan gathers an archive's or an image's dpkg database from its
 // entries as they are read, in one pass with whatever else reads them
-// (Audit, apply's dpkgTee, dpkgOfImage): dpkg's status file and lists,
-// and OwnersDir's lists and versions, which are held back and read last,
-// as a tree's are (in an archive OwnersDir, under usr/, comes before
+// (Later, dpkgOfImage): dpkg's status file and lists,
+// and ListsDir's lists and versions, which are held back and read last,
+// as a tree's are (in an archive ListsDir, under usr/, comes before
 // var/lib/dpkg; in an image a later layer's list comes after them all),
 // all of them within one list's bound.
-type dpkgScan struct {
-	db    *DpkgDB // made when needed, or beforehand (dpkgTee)
-	found bool    // a directory or file of the database was seen
+type dbScan struct {
+	db    *DB  // made when needed, or beforehand (Later)
+	found bool // a directory or file of the database was seen
 	local []localFile
 	held  int64
 	// index is an applied image's index, whose owners count when the
@@ -444,7 +445,7 @@ type dpkgScan struct {
 
 // entry looks at e, whose data is data; it reads the data only of a file
 // of the database. name is the input's, for errors.
-func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
+func (s *dbScan) entry(name string, e *archive.Entry, data io.Reader) error {
 	clean, err := pathx.Clean(e.Name)
 	if err != nil {
 		return nil // the real pass reports it
@@ -452,18 +453,18 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 	if clean == contract.IndexPath {
 		s.index = nil
 		if e.Type == archive.TypeRegular {
-			if s.index, err = io.ReadAll(io.LimitReader(data, maxRecordedIndex)); err != nil {
+			if s.index, err = io.ReadAll(io.LimitReader(data, MaxIndex)); err != nil {
 				return fmt.Errorf("%s: %s: %w", name, clean, err)
 			}
 		}
 		return nil
 	}
 	kind := classifyDBPath(clean)
-	if kind == notDB && clean != DpkgInfoDir && clean != OwnersDir {
+	if kind == notDB && clean != DpkgInfoDir && clean != ListsDir {
 		return nil
 	}
 	if s.db == nil {
-		s.db = newDpkgDB()
+		s.db = newDB()
 	}
 	s.found = true
 	if kind == notDB {
@@ -489,19 +490,19 @@ func (s *dpkgScan) entry(name string, e *archive.Entry, data io.Reader) error {
 	return nil
 }
 
-// done reads the held-back OwnersDir lists and returns the database, nil
+// done reads the held-back ListsDir lists and returns the database, nil
 // if the archive has none.
-func (s *dpkgScan) done(name string) (*DpkgDB, error) {
+func (s *dbScan) done(name string) (*DB, error) {
 	if !s.found {
 		return indexDB(s.index), nil
 	}
 	for _, lf := range s.local {
 		if err := s.db.read(lf.kind, lf.base, true, bytes.NewReader(lf.data)); err != nil {
-			return nil, fmt.Errorf("%s: %s/%s: %w", name, OwnersDir, lf.base, err)
+			return nil, fmt.Errorf("%s: %s/%s: %w", name, ListsDir, lf.base, err)
 		}
 	}
 	s.local = nil
-	return s.db.finish(), nil
+	return s.db, nil
 }
 
 type localFile struct {
@@ -514,7 +515,7 @@ type localFile struct {
 // Package: and Version:, for a package whose Status: says installed. A
 // stanza without them, or with a version that is not one, is skipped and
 // counted; only a read error is returned.
-func (db *DpkgDB) readStatus(r io.Reader) error {
+func (db *DB) readStatus(r io.Reader) error {
 	br := bufio.NewReader(io.LimitReader(r, maxDpkgList))
 	var pkg, version, status string
 	flush := func() {
@@ -557,8 +558,8 @@ func (db *DpkgDB) readStatus(r io.Reader) error {
 	}
 }
 
-// readVersion takes OwnersDir's <pkg>.version: one line, the version.
-func (db *DpkgDB) readVersion(pkg string, r io.Reader) error {
+// readVersion takes ListsDir's <pkg>.version: one line, the version.
+func (db *DB) readVersion(pkg string, r io.Reader) error {
 	data, err := io.ReadAll(io.LimitReader(r, maxVersion+2))
 	if err != nil {
 		return err
@@ -592,16 +593,16 @@ func validVersion(v string) bool {
 
 // dpkgOfImage is the ownership an image records about itself, read from
 // its merged view (whiteouts applied: what a container of it sees, and what
-// a tree extracted from it holds) by the same dpkgScan as an archive's:
-// dpkg's status and lists, the OwnersDir lists and versions, an earlier
-// apply's index. The first pass kept their data (ImageData, or isRecord
+// a tree extracted from it holds) by the same dbScan as an archive's:
+// dpkg's status and lists, the ListsDir lists and versions, an earlier
+// apply's index. The first pass kept their data (ImageData, or IsRecord
 // here): the layers are not read again.
-func dpkgOfImage(img *ociimage.Image) (*DpkgDB, error) {
-	files, err := img.Files(isRecord, maxDpkgList)
+func dpkgOfImage(img *ociimage.Image) (*DB, error) {
+	files, err := img.Files(IsRecord, maxDpkgList)
 	if err != nil {
-		return nil, dpkgReadError(img.Path, err)
+		return nil, fmt.Errorf("%s: %w", img.Path, err)
 	}
-	var scan dpkgScan
+	var scan dbScan
 	for _, f := range files {
 		if err := scan.entry(img.Path, f.Entry, bytes.NewReader(f.Data)); err != nil {
 			return nil, err
@@ -610,9 +611,9 @@ func dpkgOfImage(img *ociimage.Image) (*DpkgDB, error) {
 	return scan.done(img.Path)
 }
 
-// isRecord says whether a clean path is one dpkgScan looks at: a file of
-// the database or OwnersDir, those directories, or an earlier apply's
+// IsRecord says whether a clean path is one dbScan looks at: a file of
+// the database or ListsDir, those directories, or an earlier apply's
 // index.
-func isRecord(clean string) bool {
-	return classifyDBPath(clean) != notDB || clean == DpkgInfoDir || clean == OwnersDir || clean == contract.IndexPath
+func IsRecord(clean string) bool {
+	return classifyDBPath(clean) != notDB || clean == DpkgInfoDir || clean == ListsDir || clean == contract.IndexPath
 }

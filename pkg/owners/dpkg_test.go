@@ -1,4 +1,4 @@
-package trim
+package owners
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func TestParseDpkgList(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOwners()
+			o := New()
 			ignored, err := o.ParseDpkgList(strings.NewReader(tc.list), "podman")
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +110,7 @@ func TestLoadDpkgTree(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(info, "evil.list")); err != nil {
 		t.Fatal(err)
 	}
-	db, err := LoadDpkg(root, container.OpenOptions{})
+	db, err := Load(root, container.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,7 @@ func TestLoadDpkgTree(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, p := range []string{"etc/cni/net.d/87-podman-bridge.conflist", "lib/x86_64-linux-gnu/libc.so.6", "etc/crictl.yaml", "etc/shadow"} {
-		v := &Verdict{Path: p}
-		got[p] = v.Owner(db.Owners)
+		got[p] = db.Owners.Owner(p)
 	}
 	want := map[string]string{
 		"etc/cni/net.d/87-podman-bridge.conflist": "podman",
@@ -131,11 +130,11 @@ func TestLoadDpkgTree(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("owners (-want +got):\n%s", diff)
 	}
-	if db.Packages != 3 || db.Ignored != 3 {
-		t.Errorf("Packages, Ignored = %d, %d; want 3 (podman, libc6, cri-o), 3 (BAD NAME, evil, a garbage line)", db.Packages, db.Ignored)
+	if len(db.Packages) != 3 || db.Ignored != 3 {
+		t.Errorf("Packages, Ignored = %d, %d; want 3 (podman, libc6, cri-o), 3 (BAD NAME, evil, a garbage line)", len(db.Packages), db.Ignored)
 	}
 
-	none, err := LoadDpkg(t.TempDir(), container.OpenOptions{})
+	none, err := Load(t.TempDir(), container.OpenOptions{})
 	if err != nil || none != nil {
 		t.Errorf("a tree without var/lib/dpkg/info: %v, %v; want nil, nil", none, err)
 	}
@@ -148,7 +147,7 @@ func FuzzDpkgList(f *testing.F) {
 	f.Add([]byte("etc/no-slash\n/../../x\n/a//b/./c\n\x00\xff\n"))
 	f.Add(bytes.Repeat([]byte("/"), 5000))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o := NewOwners()
+		o := New()
 		if _, err := o.ParseDpkgList(bytes.NewReader(data), "pkg"); err != nil {
 			t.Fatalf("error on in-memory input: %v", err)
 		}
@@ -160,7 +159,7 @@ func FuzzDpkgList(f *testing.F) {
 	})
 }
 
-// TestLoadOwnersDir: an image's own lists (OwnersDir) are read after
+// TestLoadOwnersDir: an image's own lists (ListsDir) are read after
 // dpkg's, so a tarball's file that overwrote a packaged one is the
 // tarball's; versions come from dpkg's status file and the .version
 // files; a list that is a symlink, a bad name or a bad version is counted.
@@ -179,20 +178,20 @@ func TestLoadOwnersDir(t *testing.T) {
 	write(DpkgInfoDir+"/containerd.io.list", "/.\n/usr/bin/runc\n/usr/bin/containerd\n")
 	write(DpkgStatus, "Package: containerd.io\nStatus: install ok installed\nVersion: 2.3.4-1\nDescription: x\n more: text\n\n"+
 		"Package: gone\nStatus: deinstall ok config-files\nVersion: 1.0\n\nPackage: bad\nStatus: install ok installed\nVersion: 1 2\n")
-	write(OwnersDir+"/buildkit.list", "/usr/local/bin/buildkitd\n/usr/bin/runc\n")
-	write(OwnersDir+"/buildkit.version", "v0.32.2\n")
-	write(OwnersDir+"/crictl.version", "$(id)\n")
-	write(OwnersDir+"/README", "not a list\n")
-	if err := os.Symlink("/etc/passwd", filepath.Join(root, OwnersDir, "evil.list")); err != nil {
+	write(ListsDir+"/buildkit.list", "/usr/local/bin/buildkitd\n/usr/bin/runc\n")
+	write(ListsDir+"/buildkit.version", "v0.32.2\n")
+	write(ListsDir+"/crictl.version", "$(id)\n")
+	write(ListsDir+"/README", "not a list\n")
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, ListsDir, "evil.list")); err != nil {
 		t.Fatal(err)
 	}
-	db, err := LoadDpkg(root, container.OpenOptions{})
+	db, err := Load(root, container.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, p := range []string{"usr/bin/containerd", "usr/bin/runc", "usr/local/bin/buildkitd", "etc/passwd"} {
-		got[p] = (&Verdict{Path: p}).Owner(db.Owners)
+		got[p] = db.Owners.Owner(p)
 	}
 	want := map[string]string{
 		"usr/bin/containerd":      "containerd.io",
@@ -207,10 +206,10 @@ func TestLoadOwnersDir(t *testing.T) {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
 	// Ignored: bad's version, crictl's version, evil.list.
-	if db.Packages != 1 || db.Local != 1 || db.Ignored != 3 {
-		t.Errorf("Packages, Local, Ignored = %d, %d, %d; want 1, 1, 3", db.Packages, db.Local, db.Ignored)
+	if len(db.Packages) != 1 || len(db.Local) != 1 || db.Ignored != 3 {
+		t.Errorf("Packages, Local, Ignored = %d, %d, %d; want 1, 1, 3", len(db.Packages), len(db.Local), db.Ignored)
 	}
-	if got, want := db.Describe("img"), "owners: from the dpkg database in img (1 package) and /"+OwnersDir+" (1 package); 3 unreadable entries ignored, their files are owned by unknown"; got != want {
+	if got, want := db.Describe("img"), "owners: from the dpkg database in img (1 package) and /"+ListsDir+" (1 package); 3 unreadable entries ignored, their files are owned by unknown"; got != want {
 		t.Errorf("Describe:\n got %q\nwant %q", got, want)
 	}
 }
@@ -222,7 +221,7 @@ func FuzzDpkgStatus(f *testing.F) {
 	f.Add([]byte("Package: a\r\nVersion: 1\r\nStatus: install ok installed\r\n"))
 	f.Add([]byte("Package:\nVersion:\nStatus: installed\n\n\n Package: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		db := newDpkgDB()
+		db := newDB()
 		if err := db.readStatus(bytes.NewReader(data)); err != nil {
 			t.Fatalf("error on in-memory input: %v", err)
 		}
