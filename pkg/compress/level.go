@@ -3,6 +3,8 @@ package compress
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
+	"strings"
 )
 
 // LevelHint is what the header of a compressed stream says of the level
@@ -34,13 +36,8 @@ type LevelHint struct {
 //     the content and says nothing of the level.
 //   - lz4: nothing.
 func ReadLevelHint(c Codec, head []byte) LevelHint {
-	switch c {
-	case Gzip:
-		return gzipHint(head)
-	case Xz:
-		return xzHint(head)
-	case Zstd:
-		return zstdHint(head)
+	if hint := spec(c).Hint; hint != nil {
+		return hint(head)
 	}
 	return LevelHint{}
 }
@@ -171,4 +168,118 @@ func sizeName(n int64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// producer is a tool that writes compressed initrds or root file system
+// archives, each codec at the level of its column in the codec table
+// (Levels; the table's comment says where they were read). Debian's and
+// dracut's layout (an early cpio, then one compressed) comes first for an
+// initrd of several segments, Buildroot's for a lone stream.
+type producer int
+
+const (
+	buildroot producer = iota
+	initramfsTools
+	dracut
+)
+
+var producers = []producer{buildroot, initramfsTools, dracut}
+
+func (p producer) String() string {
+	return [...]string{"Buildroot", "initramfs-tools", "dracut"}[p]
+}
+
+// level is the level p compresses c at by default.
+func (p producer) level(c Codec) int {
+	l := spec(c).Levels
+	return [...]int{l.Buildroot, l.InitramfsTools, l.Dracut}[p]
+}
+
+// LevelChoice is the level a stream compressed anew without --level gets,
+// and why, for the note and the manifest.
+type LevelChoice struct {
+	Level int
+	Why   string
+	// Guess: the input does not say it; a note says what was chosen.
+	Guess bool
+}
+
+// ChooseLevel chooses the level of a c stream compressed anew in place of
+// the input's, whose first bytes are head: the input's level where its
+// header says it exactly; else the default of the likeliest producer
+// (segmented: initramfs-tools, dracut; else Buildroot) that writes such a
+// header; else the lowest level that does.
+func ChooseLevel(c Codec, head []byte, segmented bool) LevelChoice {
+	if !c.CanWrite() || c == None {
+		return LevelChoice{}
+	}
+	hint := ReadLevelHint(c, head)
+	if hint.Recorded {
+		return LevelChoice{Level: hint.Lo, Why: fmt.Sprintf("the input's: its %s", hint.Field)}
+	}
+	likely := []producer{buildroot, initramfsTools, dracut}
+	if segmented {
+		likely = []producer{initramfsTools, dracut, buildroot}
+	}
+	if all := levelsOf(c); len(all) == 1 {
+		return LevelChoice{Level: likely[0].level(c), Why: fmt.Sprintf("what %s all write", producerNames(producers))}
+	}
+	says := "the input does not record its level"
+	if hint.Lo > 0 {
+		says = fmt.Sprintf("the input's %s is written at levels %d-%d", hint.Field, hint.Lo, hint.Hi)
+		if hint.Lo == hint.Hi {
+			says = fmt.Sprintf("the input's %s is written at level %d", hint.Field, hint.Lo)
+		}
+	}
+	for i, p := range likely {
+		l := p.level(c)
+		if hint.Lo == 0 && i > 0 {
+			break
+		}
+		if hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
+			return LevelChoice{Level: l, Why: fmt.Sprintf("%s default; %s", possessive(p.String()), says), Guess: true}
+		}
+	}
+	// One level writes such a header by default: no surprise to note.
+	return LevelChoice{Level: hint.Lo, Why: says, Guess: hint.Lo != hint.Hi}
+}
+
+// possessive is name's: Buildroot's, initramfs-tools'.
+func possessive(name string) string {
+	if strings.HasSuffix(name, "s") {
+		return name + "'"
+	}
+	return name + "'s"
+}
+
+// levelsOf is the set of the producers' default levels for c.
+func levelsOf(c Codec) map[int]bool {
+	m := map[int]bool{}
+	for _, p := range producers {
+		m[p.level(c)] = true
+	}
+	return m
+}
+
+func producerNames(ps []producer) string {
+	s := ""
+	for i, p := range ps {
+		switch {
+		case i == 0:
+		case i == len(ps)-1:
+			s += " and "
+		default:
+			s += ", "
+		}
+		s += p.String()
+	}
+	return s
+}
+
+// StreamHead reads the first bytes of the stream at off of r, as many as
+// ChooseLevel reads.
+func StreamHead(r io.ReaderAt, off int64) []byte {
+	b := make([]byte, HintBytes)
+	n, _ := r.ReadAt(b, off)
+	return b[:n]
 }
