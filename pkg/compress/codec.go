@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -92,13 +93,7 @@ func spec(c Codec) *Spec {
 var Codecs = singleStream()
 
 func singleStream() []Codec {
-	var out []Codec
-	for c := range table {
-		if table[c].Decode != nil {
-			out = append(out, Codec(c))
-		}
-	}
-	return out
+	return slices.DeleteFunc(All(), func(c Codec) bool { return table[c].Decode == nil })
 }
 
 // All is every codec of the table, in its order.

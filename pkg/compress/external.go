@@ -156,12 +156,9 @@ func toolSettings(c Codec, opt WriterOptions) (level, threads int) {
 // then writes to it directly instead of through a pipe back into this
 // process (make bench: apply-gzip, 4% of the wall time).
 func RunsTool(c Codec, opt WriterOptions) bool {
-	if opt.Backend == PureGo || c == None || !c.CanWrite() {
-		return false
-	}
 	level, threads := toolSettings(c, opt)
 	_, _, ok := compressCommand(c, level, threads, opt.SingleBlock)
-	return ok
+	return ok && opt.Backend != PureGo
 }
 
 // extWriter feeds an external compressor.

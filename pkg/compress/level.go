@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // LevelHint is what the header of a compressed stream says of the level
@@ -171,29 +170,20 @@ func sizeName(n int64) string {
 }
 
 // producer is a tool that writes compressed initrds or root file system
-// archives, each codec at the level of its column in the codec table
-// (Levels; the table's comment says where they were read). Debian's and
-// dracut's layout (an early cpio, then one compressed) comes first for an
-// initrd of several segments, Buildroot's for a lone stream.
-type producer int
+// archives, each codec at the level of its column of Levels (the table's
+// comment says where they were read). Debian's and dracut's layout (an
+// early cpio, then one compressed) comes first for an initrd of several
+// segments, Buildroot's for a lone stream.
+type producer struct {
+	owner string // the name's possessive: "Buildroot's"
+	level func(Levels) int
+}
 
-const (
-	buildroot producer = iota
-	initramfsTools
-	dracut
+var (
+	buildroot      = producer{"Buildroot's", func(l Levels) int { return l.Buildroot }}
+	initramfsTools = producer{"initramfs-tools'", func(l Levels) int { return l.InitramfsTools }}
+	dracut         = producer{"dracut's", func(l Levels) int { return l.Dracut }}
 )
-
-var producers = []producer{buildroot, initramfsTools, dracut}
-
-func (p producer) String() string {
-	return [...]string{"Buildroot", "initramfs-tools", "dracut"}[p]
-}
-
-// level is the level p compresses c at by default.
-func (p producer) level(c Codec) int {
-	l := spec(c).Levels
-	return [...]int{l.Buildroot, l.InitramfsTools, l.Dracut}[p]
-}
 
 // LevelChoice is the level a stream compressed anew without --level gets,
 // and why, for the note and the manifest.
@@ -221,8 +211,8 @@ func ChooseLevel(c Codec, head []byte, segmented bool) LevelChoice {
 	if segmented {
 		likely = []producer{initramfsTools, dracut, buildroot}
 	}
-	if all := levelsOf(c); len(all) == 1 {
-		return LevelChoice{Level: likely[0].level(c), Why: fmt.Sprintf("what %s all write", producerNames(producers))}
+	if l := spec(c).Levels; l.Buildroot == l.InitramfsTools && l.Buildroot == l.Dracut {
+		return LevelChoice{Level: l.Buildroot, Why: "what Buildroot, initramfs-tools and dracut all write"}
 	}
 	says := "the input does not record its level"
 	if hint.Lo > 0 {
@@ -232,48 +222,16 @@ func ChooseLevel(c Codec, head []byte, segmented bool) LevelChoice {
 		}
 	}
 	for i, p := range likely {
-		l := p.level(c)
+		l := p.level(spec(c).Levels)
 		if hint.Lo == 0 && i > 0 {
 			break
 		}
 		if hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
-			return LevelChoice{Level: l, Why: fmt.Sprintf("%s default; %s", possessive(p.String()), says), Guess: true}
+			return LevelChoice{Level: l, Why: fmt.Sprintf("%s default; %s", p.owner, says), Guess: true}
 		}
 	}
 	// One level writes such a header by default: no surprise to note.
 	return LevelChoice{Level: hint.Lo, Why: says, Guess: hint.Lo != hint.Hi}
-}
-
-// possessive is name's: Buildroot's, initramfs-tools'.
-func possessive(name string) string {
-	if strings.HasSuffix(name, "s") {
-		return name + "'"
-	}
-	return name + "'s"
-}
-
-// levelsOf is the set of the producers' default levels for c.
-func levelsOf(c Codec) map[int]bool {
-	m := map[int]bool{}
-	for _, p := range producers {
-		m[p.level(c)] = true
-	}
-	return m
-}
-
-func producerNames(ps []producer) string {
-	s := ""
-	for i, p := range ps {
-		switch {
-		case i == 0:
-		case i == len(ps)-1:
-			s += " and "
-		default:
-			s += ", "
-		}
-		s += p.String()
-	}
-	return s
 }
 
 // StreamHead reads the first bytes of the stream at off of r, as many as

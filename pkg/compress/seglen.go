@@ -25,16 +25,15 @@ func zstdLen(r io.ReaderAt, size int64) (int64, error) {
 		if _, err := r.ReadAt(m[:], at); err != nil {
 			return 0, err
 		}
-		v := binary.LittleEndian.Uint32(m[:])
 		switch {
-		case v&0xfffffff0 == 0x184d2a50:
+		case isSkippable(m[:]):
 			var n [4]byte
 			if _, err := r.ReadAt(n[:], at+4); err != nil {
 				return 0, fmt.Errorf("zstd: skippable frame at %d: %w", at, io.ErrUnexpectedEOF)
 			}
 			at += 8 + int64(binary.LittleEndian.Uint32(n[:]))
 			continue
-		case v != 0xfd2fb528:
+		case !bytes.Equal(m[:], magicZstd):
 			return at, nil
 		}
 		n, err := zstdFrameLen(r, at, size)

@@ -16,16 +16,9 @@ import (
 // fs/common.mk produces: `gzip -9 -n`, `xz -9 -C crc32`, `lz4 -l -9`,
 // `zstd -19`.
 type WriterOptions struct {
-	// Level is the codec's compression level, on the scale of its CLI;
-	// 0 selects Buildroot's choice. Accepted ranges:
-	//   gzip 1-9 (default 9)
-	//   xz   1-9 (default 9): the dictionary size of `xz -N`, since
-	//        ulikunitz/xz has one match finder and no other knob
-	//   lz4  1-12 (default 9): 1-2 use the fast compressor, 3-9 the
-	//        high-compression one at that depth; 10-12 are treated as 9,
-	//        as pierrec/lz4 has no optimal parser
-	//   zstd 1-22 (default 19), mapped onto klauspost's four encoder
-	//        levels: 1-2 fastest, 3-5 default, 6-9 better, 10+ best
+	// Level is the codec's compression level, on the scale of its CLI,
+	// 1 to its Levels.Max (the table); 0 selects Buildroot's choice. Each
+	// Go encoder (encodeXz, encodeLz4, encodeZstd) says how it takes it.
 	Level int
 
 	// Threads is the number of goroutines compressing; 0 means 1.
@@ -108,6 +101,8 @@ func encodeGzip(w io.Writer, level, _ int) (io.WriteCloser, error) {
 	return gzip.NewWriterLevel(w, level)
 }
 
+// encodeXz takes the level for the dictionary size of `xz -N`, since
+// ulikunitz/xz has one match finder and no other knob.
 func encodeXz(w io.Writer, level, _ int) (io.WriteCloser, error) {
 	cfg := xz.WriterConfig{
 		// The kernel's decoder (lib/xz) supports no CRC64 or SHA-256.
@@ -117,6 +112,9 @@ func encodeXz(w io.Writer, level, _ int) (io.WriteCloser, error) {
 	return cfg.NewWriter(w)
 }
 
+// encodeLz4 compresses at levels 1-2 with the fast compressor, 3-9 with
+// the high-compression one at that depth; 10-12 are treated as 9, as
+// pierrec/lz4 has no optimal parser.
 func encodeLz4(legacy bool) func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 	return func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 		l := lz4.NewWriter(w)
@@ -138,6 +136,8 @@ func encodeLz4(legacy bool) func(w io.Writer, level, threads int) (io.WriteClose
 	}
 }
 
+// encodeZstd maps the level onto klauspost's four encoder levels: 1-2
+// fastest, 3-5 default, 6-9 better, 10+ best.
 func encodeZstd(w io.Writer, level, threads int) (io.WriteCloser, error) {
 	return zstd.NewWriter(w,
 		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
