@@ -1,12 +1,15 @@
 package compress
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 )
 
-// Codec identifies a compression format.
+// Codec identifies a compression format: its row in the codec table.
 type Codec uint8
 
 // The codecs that Buildroot can wrap a rootfs archive in and that the
@@ -19,73 +22,151 @@ const (
 	Lz4Frame               // lz4 frame format (`lz4`), not readable by the kernel
 	Zstd                   // Zstandard frames
 	Bzip2                  // bzip2, read only
-	// Lzma and Lzo are read only as segments of an initrd (NewStreamReader,
-	// NewLzoReader): Sniff reports them unsupported in a single stream, as
-	// before, and they are not in Codecs, which are the single-stream
-	// codecs.
+	// Lzma and Lzo are read only as segments of an initrd (SegmentLen,
+	// NewSegmentReader, NewStreamReader): they have no Decode, so Sniff
+	// reports them unsupported in a single stream and they are not in
+	// Codecs, which are the single-stream codecs.
 	Lzma // lzma-alone (`lzma`), the kernel's "lzma"
 	Lzo  // lzop's format, the kernel's "lzo"
 )
 
-// Codecs lists every codec, in declaration order.
-var Codecs = []Codec{None, Gzip, Xz, Lz4Legacy, Lz4Frame, Zstd, Bzip2}
-
-var codecNames = [...]string{
-	None:      "none",
-	Gzip:      "gzip",
-	Xz:        "xz",
-	Lz4Legacy: "lz4-legacy",
-	Lz4Frame:  "lz4",
-	Zstd:      "zstd",
-	Bzip2:     "bzip2",
-	Lzma:      "lzma",
-	Lzo:       "lzo",
+// Spec is one codec, end to end: its row in the codec table (table.go),
+// which Sniff, KernelMagic, NewReader, NewStreamReader, SegmentLen,
+// NewSegmentReader, NewWriter, the tools and the levels read. A codec is
+// one row (Register) and the code of its columns; only its splicer is
+// elsewhere (pkg/container). TestEveryCodecHandled walks the table.
+type Spec struct {
+	Name    string   // Codec.String, ParseCodec
+	Aliases []string // ParseCodec's other names: the usual suffixes
+	Suffix  string   // what an output's name ends with to say it (NamedCodec)
+	// Magic: b (4 to 13 bytes) starts a stream of it (Sniff), which
+	// Sniff refuses as Format ("lzop") where it has no Decode.
+	Magic  func(b []byte) bool
+	Format string
+	// KernelMagic starts a segment of it as the kernel's
+	// decompress_method (lib/decompress.c) matches it; KernelName is the
+	// kernel's name for it.
+	KernelMagic []byte
+	KernelName  string
+	// Decode reads a stream of it (concatenated streams as one) from br,
+	// which buffers src; close, if set, releases the decoder. nil: only
+	// read as a segment (not in Codecs). ReadAhead: on another core.
+	Decode    func(br *bufio.Reader, src io.Reader) (r io.Reader, close func() error, err error)
+	ReadAhead bool
+	// DecodeOne reads one stream and nothing after, for a segment whose
+	// end only decoding finds (NewStreamReader); over may be nil.
+	DecodeOne func(br *bufio.Reader) (r io.ReadCloser, over func() int64, err error)
+	// SegmentLen is a segment's length read from its structure.
+	SegmentLen func(r io.ReaderAt, size int64) (int64, error)
+	// Encode writes it in process (CanWrite), at a level of Levels.
+	Encode func(w io.Writer, level, threads int) (io.WriteCloser, error)
+	Levels Levels
+	// Hint is what a stream's first bytes say of its level (ReadLevelHint).
+	Hint func(head []byte) LevelHint
+	// Tool writes a stream of it from stdin to stdout, and with -d reads
+	// one: the table test's reference.
+	Tool []string
+	// Compressors run in place of Encode, the first on PATH.
+	Compressors func(level, threads int, single bool) [][]string
+	// Decompressor reads it with --backend external, and with auto where
+	// ToolFaster (make bench, list-*); NewSegmentReader without Decode.
+	Decompressor func(threads int) []string
+	ToolFaster   bool
+	Layer        bool // an image's new layer may be compressed with it
 }
 
-// Aliases that ParseCodec accepts besides the canonical names; they are the
-// usual file suffixes, so that configuration can say "zst" like the file does.
-var codecAliases = map[string]Codec{
-	"gz":  Gzip,
-	"zst": Zstd,
-	"bz2": Bzip2,
+// Levels are a codec's levels, 1 to Max on the scale of its CLI (none has
+// none), and each producer's default (level.go), Buildroot's NewWriter's.
+type Levels struct {
+	Max, Buildroot, InitramfsTools, Dracut int
 }
+
+// spec is c's row; an unknown codec has an empty one.
+func spec(c Codec) *Spec {
+	if int(c) < len(table) {
+		return &table[c]
+	}
+	return &Spec{}
+}
+
+// Codecs are the single-stream codecs (with Decode), in the table's order.
+var Codecs = singleStream()
+
+func singleStream() []Codec {
+	return slices.DeleteFunc(All(), func(c Codec) bool { return table[c].Decode == nil })
+}
+
+// All is every codec of the table, in its order.
+func All() []Codec {
+	out := make([]Codec, len(table))
+	for c := range table {
+		out[c] = Codec(c)
+	}
+	return out
+}
+
+// Register adds a codec to the table. Like image.RegisterFormat, it is
+// for init time: the table is read without a lock.
+func Register(s Spec) Codec {
+	table = append(table, s)
+	Codecs = singleStream()
+	return Codec(len(table) - 1)
+}
+
+// SpecOf returns c's row, a copy.
+func SpecOf(c Codec) Spec { return *spec(c) }
 
 func (c Codec) String() string {
-	if int(c) < len(codecNames) {
-		return codecNames[c]
+	if int(c) < len(table) {
+		return table[c].Name
 	}
 	return fmt.Sprintf("codec(%d)", uint8(c))
 }
 
 // CanWrite reports whether NewWriter supports c.
-func (c Codec) CanWrite() bool {
-	switch c {
-	case None, Gzip, Xz, Lz4Legacy, Lz4Frame, Zstd:
-		return true
-	}
-	return false
-}
+func (c Codec) CanWrite() bool { return spec(c).Encode != nil }
 
-// ParseCodec returns the codec called s. Names are those of Codec.String
-// plus the aliases "gz", "zst" and "bz2"; case is ignored. Note that "lz4"
-// is the frame format: the kernel needs "lz4-legacy".
-func ParseCodec(s string) (Codec, error) {
-	name := strings.ToLower(strings.TrimSpace(s))
-	for c, n := range codecNames[:Lzma] {
-		if n == name {
-			return Codec(c), nil
+// IsLayer reports whether an image's new layer may be compressed with c.
+func (c Codec) IsLayer() bool { return spec(c).Layer }
+
+// LayerCodecs are the codecs a new layer may be compressed with, none
+// aside: "gzip, zstd".
+func LayerCodecs() string {
+	var names []string
+	for c := range table {
+		if Codec(c) != None && table[c].Layer {
+			names = append(names, table[c].Name)
 		}
 	}
-	if c, ok := codecAliases[name]; ok {
-		return c, nil
+	return strings.Join(names, ", ")
+}
+
+// ParseCodec returns the codec called s: the name of one of Codecs or
+// one of its aliases ("gz", "zst", "bz2"); case is ignored. Note that
+// "lz4" is the frame format: the kernel needs "lz4-legacy".
+func ParseCodec(s string) (Codec, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	for _, c := range Codecs {
+		if table[c].Name == name {
+			return c, nil
+		}
 	}
-	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(codecNames[:Lzma], ", "))
+	var names []string
+	for _, c := range Codecs {
+		for _, a := range table[c].Aliases {
+			if a == name {
+				return c, nil
+			}
+		}
+		names = append(names, table[c].Name)
+	}
+	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 // MarshalText implements encoding.TextMarshaler so that codecs can appear in
 // configuration files and flags by name.
 func (c Codec) MarshalText() ([]byte, error) {
-	if int(c) >= len(codecNames) {
+	if int(c) >= len(table) {
 		return nil, fmt.Errorf("compress: invalid codec %d", uint8(c))
 	}
 	return []byte(c.String()), nil
@@ -147,23 +228,15 @@ func wrapErr(c Codec, err error) error {
 	return &Error{Codec: c, Err: err}
 }
 
-// suffixCodecs are the file-name suffixes that say a compression. .lz4 is
-// lz4-legacy: Buildroot's rootfs.cpio.lz4 is the frame the kernel reads, so
-// an lz4 frame under that name is an image the kernel cannot unpack.
-var suffixCodecs = []struct {
-	suffix string
-	codec  Codec
-}{{".gz", Gzip}, {".xz", Xz}, {".zst", Zstd}, {".lz4", Lz4Legacy}, {".bz2", Bzip2}}
-
-// NamedCodec returns the codec the suffix of a file name says (case
-// ignored) and that suffix; ok is false for a name with none of them.
+// NamedCodec returns the codec the suffix of a file name says (Spec.Suffix,
+// case ignored) and that suffix; ok is false for a name with none of them.
 // Only output names are judged by it: what is read is always detected
 // from its content.
 func NamedCodec(name string) (c Codec, suffix string, ok bool) {
 	lower := strings.ToLower(name)
-	for _, s := range suffixCodecs {
-		if strings.HasSuffix(lower, s.suffix) {
-			return s.codec, name[len(name)-len(s.suffix):], true
+	for c := range table {
+		if s := table[c].Suffix; s != "" && strings.HasSuffix(lower, s) {
+			return Codec(c), name[len(name)-len(s):], true
 		}
 	}
 	return None, "", false

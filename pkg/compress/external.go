@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -61,40 +60,14 @@ func ParseBackend(s string) (Backend, error) {
 // lookPath is exec.LookPath, replaceable in tests.
 var lookPath = exec.LookPath
 
-// compressCommand is the external command that writes codec c, chosen so
-// that the output depends only on the level, never on the thread count:
-// pigz's blocks are primed with the previous block and do not depend on -p;
-// xz in multi-threaded mode (-T+N, "+" keeps it even for one thread) cuts
-// blocks at a size fixed by the level; zstd -T1 and -TN agree.
-// With single, xz runs single-threaded and writes one block.
+// compressCommand is the external command that writes codec c: the
+// first of its Compressors on PATH (the table says why those).
 func compressCommand(c Codec, level, threads int, single bool) (string, []string, bool) {
-	l := "-" + strconv.Itoa(level)
-	t := strconv.Itoa(threads)
-	var candidates [][]string
-	switch c {
-	case Gzip:
-		candidates = [][]string{
-			{"pigz", l, "-n", "-c", "-p", t},
-			{"gzip", l, "-n", "-c"},
-		}
-	case Xz:
-		if single {
-			candidates = [][]string{{"xz", l, "-C", "crc32", "-T1", "-c"}}
-		} else {
-			candidates = [][]string{{"xz", l, "-C", "crc32", "-T+" + t, "-c"}}
-		}
-	case Zstd:
-		if level > 19 {
-			candidates = [][]string{{"zstd", "--ultra", l, "-T" + t, "-q", "-c"}}
-		} else {
-			candidates = [][]string{{"zstd", l, "-T" + t, "-q", "-c"}}
-		}
-	case Lz4Legacy:
-		candidates = [][]string{{"lz4", "-l", l, "-q", "-c"}}
-	case Lz4Frame:
-		candidates = [][]string{{"lz4", l, "-q", "-c"}}
+	s := spec(c)
+	if s.Compressors == nil {
+		return "", nil, false
 	}
-	for _, cand := range candidates {
+	for _, cand := range s.Compressors(level, threads, single) {
 		if p, err := lookPath(cand[0]); err == nil {
 			return p, cand[1:], true
 		}
@@ -103,44 +76,18 @@ func compressCommand(c Codec, level, threads int, single bool) (string, []string
 }
 
 // decompressCommand is the external decompressor to run for codec c:
-// with Auto, only where the Go decoder is clearly slower (measured by make
-// bench, list-*); with External, wherever a tool exists.
-//
-// Auto keeps zstd and lz4 in process: behind a pipe every byte costs two
-// more copies and the tool's wake-ups, while klauspost's zstd decoder keeps
-// pace with the zstd tool and the legacy lz4 decoder runs its independent
-// blocks on every core (docs/performance.md has the figures).
+// with Auto, only where the Go decoder is clearly slower (ToolFaster);
+// with External, wherever a tool exists.
 func decompressCommand(c Codec, threads int, b Backend) (string, []string, bool) {
-	switch c {
-	case Xz:
-		if p, err := lookPath("xz"); err == nil {
-			return p, []string{"-d", "-c", "-q", "-T" + strconv.Itoa(threads)}, true
-		}
-	case Zstd:
-		if p, err := lookPath("zstd"); err == nil && b == External {
-			// The same window cap as our decoder and the CLI's default.
-			return p, []string{"-d", "-c", "-q", "--memory=128MB"}, true
-		}
-	case Lz4Legacy, Lz4Frame:
-		if p, err := lookPath("lz4"); err == nil && b == External {
-			return p, []string{"-d", "-c", "-q"}, true
-		}
+	s := spec(c)
+	if s.Decompressor == nil || (b != External && !s.ToolFaster) {
+		return "", nil, false
 	}
-	// Not gzip: plain gzip is slower than the Go decoder, and pigz -d
-	// silently ignores trailing garbage after the last member, which the
-	// kernel refuses ("junk at the end of compressed archive").
+	argv := s.Decompressor(threads)
+	if p, err := lookPath(argv[0]); err == nil {
+		return p, argv[1:], true
+	}
 	return "", nil, false
-}
-
-// hasExternalDecoder reports whether --backend external reads c with a
-// tool. gzip and bzip2 are always read in Go: pigz -d ignores trailing
-// garbage (see decompressCommand), and bzip2 input is rare enough.
-func hasExternalDecoder(c Codec) bool {
-	switch c {
-	case Xz, Zstd, Lz4Legacy, Lz4Frame:
-		return true
-	}
-	return false
 }
 
 // Threads is the default number of compression threads: every core, since
@@ -195,7 +142,7 @@ func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, string,
 func toolSettings(c Codec, opt WriterOptions) (level, threads int) {
 	level = opt.Level
 	if level == 0 {
-		level = map[Codec]int{Gzip: defaultGzipLevel, Xz: defaultXzLevel, Zstd: defaultZstdLevel, Lz4Legacy: defaultLz4Level, Lz4Frame: defaultLz4Level}[c]
+		level = spec(c).Levels.Buildroot
 	}
 	threads = opt.Threads
 	if threads <= 0 {
@@ -209,12 +156,9 @@ func toolSettings(c Codec, opt WriterOptions) (level, threads int) {
 // then writes to it directly instead of through a pipe back into this
 // process (make bench: apply-gzip, 4% of the wall time).
 func RunsTool(c Codec, opt WriterOptions) bool {
-	if opt.Backend == PureGo || c == None || !c.CanWrite() {
-		return false
-	}
 	level, threads := toolSettings(c, opt)
 	_, _, ok := compressCommand(c, level, threads, opt.SingleBlock)
-	return ok
+	return ok && opt.Backend != PureGo
 }
 
 // extWriter feeds an external compressor.
@@ -520,7 +464,7 @@ func (cw *chunkedWriter) drainOne() error {
 	}
 	data := r.data
 	if cw.wrote {
-		if len(data) < 4 || !bytes.Equal(data[:4], lz4LegacyMagic) {
+		if len(data) < 4 || !bytes.Equal(data[:4], magicLz4Legacy) {
 			cw.err = wrapErr(cw.codec, fmt.Errorf("%s: unexpected output for a chunk", cw.path))
 			return cw.err
 		}
@@ -533,8 +477,6 @@ func (cw *chunkedWriter) drainOne() error {
 	recycle(cw.outBufs, r.data[:0])
 	return cw.err
 }
-
-var lz4LegacyMagic = []byte{0x02, 0x21, 0x4c, 0x18}
 
 func (cw *chunkedWriter) Close() error {
 	if cw.closed {
@@ -564,7 +506,7 @@ func Lz4LegacyBlockTool(level int, b Backend) (func(src []byte) ([]byte, error),
 		return nil, false, nil
 	}
 	if level == 0 {
-		level = defaultLz4Level
+		level = spec(Lz4Legacy).Levels.Buildroot
 	}
 	path, args, ok := compressCommand(Lz4Legacy, level, 1, false)
 	if !ok {
@@ -587,7 +529,7 @@ func Lz4LegacyBlockTool(level int, b Backend) (func(src []byte) ([]byte, error),
 		data := out.Bytes()
 		// The magic, then exactly one block: anything else is not what a
 		// splice can put between two copied blocks.
-		if len(data) < 9 || !bytes.Equal(data[:4], lz4LegacyMagic) ||
+		if len(data) < 9 || !bytes.Equal(data[:4], magicLz4Legacy) ||
 			int(binary.LittleEndian.Uint32(data[4:8])) != len(data)-8 {
 			return nil, wrapErr(Lz4Legacy, fmt.Errorf("%s: unexpected output for a block of %d bytes", path, len(src)))
 		}

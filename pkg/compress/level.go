@@ -3,6 +3,7 @@ package compress
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 )
 
 // LevelHint is what the header of a compressed stream says of the level
@@ -34,13 +35,8 @@ type LevelHint struct {
 //     the content and says nothing of the level.
 //   - lz4: nothing.
 func ReadLevelHint(c Codec, head []byte) LevelHint {
-	switch c {
-	case Gzip:
-		return gzipHint(head)
-	case Xz:
-		return xzHint(head)
-	case Zstd:
-		return zstdHint(head)
+	if hint := spec(c).Hint; hint != nil {
+		return hint(head)
 	}
 	return LevelHint{}
 }
@@ -171,4 +167,77 @@ func sizeName(n int64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// producer is a tool that writes compressed initrds or root file system
+// archives, each codec at the level of its column of Levels (the table's
+// comment says where they were read). Debian's and dracut's layout (an
+// early cpio, then one compressed) comes first for an initrd of several
+// segments, Buildroot's for a lone stream.
+type producer struct {
+	owner string // the name's possessive: "Buildroot's"
+	level func(Levels) int
+}
+
+var (
+	buildroot      = producer{"Buildroot's", func(l Levels) int { return l.Buildroot }}
+	initramfsTools = producer{"initramfs-tools'", func(l Levels) int { return l.InitramfsTools }}
+	dracut         = producer{"dracut's", func(l Levels) int { return l.Dracut }}
+)
+
+// LevelChoice is the level a stream compressed anew without --level gets,
+// and why, for the note and the manifest.
+type LevelChoice struct {
+	Level int
+	Why   string
+	// Guess: the input does not say it; a note says what was chosen.
+	Guess bool
+}
+
+// ChooseLevel chooses the level of a c stream compressed anew in place of
+// the input's, whose first bytes are head: the input's level where its
+// header says it exactly; else the default of the likeliest producer
+// (segmented: initramfs-tools, dracut; else Buildroot) that writes such a
+// header; else the lowest level that does.
+func ChooseLevel(c Codec, head []byte, segmented bool) LevelChoice {
+	if !c.CanWrite() || c == None {
+		return LevelChoice{}
+	}
+	hint := ReadLevelHint(c, head)
+	if hint.Recorded {
+		return LevelChoice{Level: hint.Lo, Why: fmt.Sprintf("the input's: its %s", hint.Field)}
+	}
+	likely := []producer{buildroot, initramfsTools, dracut}
+	if segmented {
+		likely = []producer{initramfsTools, dracut, buildroot}
+	}
+	if l := spec(c).Levels; l.Buildroot == l.InitramfsTools && l.Buildroot == l.Dracut {
+		return LevelChoice{Level: l.Buildroot, Why: "what Buildroot, initramfs-tools and dracut all write"}
+	}
+	says := "the input does not record its level"
+	if hint.Lo > 0 {
+		says = fmt.Sprintf("the input's %s is written at levels %d-%d", hint.Field, hint.Lo, hint.Hi)
+		if hint.Lo == hint.Hi {
+			says = fmt.Sprintf("the input's %s is written at level %d", hint.Field, hint.Lo)
+		}
+	}
+	for i, p := range likely {
+		l := p.level(spec(c).Levels)
+		if hint.Lo == 0 && i > 0 {
+			break
+		}
+		if hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
+			return LevelChoice{Level: l, Why: fmt.Sprintf("%s default; %s", p.owner, says), Guess: true}
+		}
+	}
+	// One level writes such a header by default: no surprise to note.
+	return LevelChoice{Level: hint.Lo, Why: says, Guess: hint.Lo != hint.Hi}
+}
+
+// StreamHead reads the first bytes of the stream at off of r, as many as
+// ChooseLevel reads.
+func StreamHead(r io.ReaderAt, off int64) []byte {
+	b := make([]byte, HintBytes)
+	n, _ := r.ReadAt(b, off)
+	return b[:n]
 }

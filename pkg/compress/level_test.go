@@ -83,3 +83,45 @@ func FuzzReadLevelHint(f *testing.F) {
 		}
 	})
 }
+
+func TestChooseLevel(t *testing.T) {
+	gzipXFL := func(xfl byte) []byte { return []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 3} }
+	zstdWindow := func(wd byte) []byte { return []byte{0x28, 0xb5, 0x2f, 0xfd, 0x04, wd} }
+	tests := []struct {
+		name      string
+		c         Codec
+		head      []byte
+		segmented bool
+		want      LevelChoice
+	}{
+		{"gzip -1", Gzip, gzipXFL(4), true, LevelChoice{1, "the input's: its XFL 4", false}},
+		{"gzip -9", Gzip, gzipXFL(2), false, LevelChoice{9, "the input's: its XFL 2", false}},
+		{"gzip default, segmented", Gzip, gzipXFL(0), true,
+			LevelChoice{6, "initramfs-tools' default; the input's XFL 0 is written at levels 2-8", true}},
+		{"gzip default, lone", Gzip, gzipXFL(0), false,
+			LevelChoice{6, "initramfs-tools' default; the input's XFL 0 is written at levels 2-8", true}},
+		{"zstd -9 or -15, segmented", Zstd, zstdWindow(0x60), true,
+			LevelChoice{9, "initramfs-tools' default; the input's window 4 MiB is written at levels 9-16", true}},
+		{"zstd -19, segmented", Zstd, zstdWindow(0x68), true,
+			LevelChoice{19, "Buildroot's default; the input's window 8 MiB is written at levels 17-19", true}},
+		{"zstd -3", Zstd, zstdWindow(0x58), true,
+			LevelChoice{3, "the input's window 2 MiB is written at levels 3-8", true}},
+		{"zstd -1", Zstd, zstdWindow(0x48), false, LevelChoice{1, "the input's window 512 KiB is written at level 1", false}},
+		{"zstd, no window, segmented", Zstd, []byte{0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x10}, true,
+			LevelChoice{9, "initramfs-tools' default; the input does not record its level", true}},
+		{"zstd, no window, lone", Zstd, []byte{0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x10}, false,
+			LevelChoice{19, "Buildroot's default; the input does not record its level", true}},
+		{"xz -1 or dracut's", Xz, []byte("\xfd7zXZ\x00\x00\x01\x69\x22\xde\x36\x02\x00\x21\x01\x10\x00\x00\x00\x00\x00\x00\x00"), true,
+			LevelChoice{1, "the input's dictionary 1 MiB is written at level 1", false}},
+		{"xz -6, lone", Xz, []byte("\xfd7zXZ\x00\x00\x01\x69\x22\xde\x36\x02\x00\x21\x01\x16\x00\x00\x00\x00\x00\x00\x00"), false,
+			LevelChoice{6, "initramfs-tools' default; the input's dictionary 8 MiB is written at levels 5-6", true}},
+		{"lz4", Lz4Legacy, []byte{0x02, 0x21, 0x4c, 0x18}, true,
+			LevelChoice{9, "what Buildroot, initramfs-tools and dracut all write", false}},
+		{"bzip2 is not written", Bzip2, []byte("BZh9"), true, LevelChoice{}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, ChooseLevel(tt.c, tt.head, tt.segmented)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

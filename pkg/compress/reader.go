@@ -2,7 +2,6 @@ package compress
 
 import (
 	"bufio"
-	"compress/bzip2"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -71,7 +70,7 @@ func NewReader(r io.Reader, opt ReaderOptions) (io.ReadCloser, Codec, error) {
 			rc, err := startDecompressor(in, c, path, args)
 			return rc, c, err
 		}
-		if opt.Backend == External && hasExternalDecoder(c) {
+		if opt.Backend == External && spec(c).Decompressor != nil {
 			return nil, c, fmt.Errorf("%v: no external decompressor on PATH (--backend external)", c)
 		}
 	}
@@ -99,12 +98,7 @@ func goDecoder(c Codec, br *bufio.Reader, src io.Reader) (io.ReadCloser, error) 
 	if err != nil {
 		return nil, wrapErr(c, err)
 	}
-	switch c {
-	case None, Lz4Legacy, Zstd:
-		// Nothing to overlap; legacy lz4 decodes on every core already.
-		// zstd was measured faster without (make bench, list-zstd): its
-		// decoder is quick enough that the extra copy of every byte costs
-		// more than the parsing it would overlap.
+	if !spec(c).ReadAhead {
 		return d, nil
 	}
 	return newReadahead(d, d.Close, wrapErr(c, errReadClosed)), nil
@@ -118,76 +112,81 @@ func newDecoder(c Codec, br *bufio.Reader, src io.Reader) (d *decoder, err error
 			d, err = nil, fmt.Errorf("%w: %v", ErrDecoderPanic, v)
 		}
 	}()
-	d = &decoder{codec: c}
-	switch c {
-	case None:
-		d.r = br
-	case Gzip:
-		// klauspost's reader is multistream by default, like gzip -d.
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, err
-		}
-		d.r = zr
-		d.close = func() error {
-			// gzip's Close only repeats the error Read already returned;
-			// Close is about resources, not about the data.
-			_ = zr.Close()
-			return nil
-		}
-	case Xz:
-		// Multistream and stream padding are the defaults; every check
-		// type (none, CRC32, CRC64, SHA-256) is verified. The tail is
-		// tracked below a buffer because the decoder reads a byte at a
-		// time; by the time it reports EOF it has drained the input, so
-		// the tail of what was buffered is the tail of what it read.
-		tail := &tailReader{r: br}
-		zr, err := xz.ReaderConfig{}.NewReader(bufio.NewReader(tail))
-		if err != nil {
-			return nil, err
-		}
-		d.r = &xzReader{zr: zr, tail: tail}
-	case Lz4Legacy:
-		inPlace, _ := src.(InPlaceReader)
-		lr := newLz4LegacyReader(br, inPlace)
-		d.r, d.close = lr, lr.Close
-	case Lz4Frame:
-		// Concurrency 1 keeps decoding in the caller's goroutine, where a
-		// panic can be recovered. (Legacy streams, with their independent
-		// blocks, get a parallel decoder of our own above.)
-		zr := lz4.NewReader(br)
-		if err := zr.Apply(lz4.ConcurrencyOption(1)); err != nil {
-			return nil, err
-		}
-		d.r = zr
-		d.close = func() error {
-			zr.Reset(nil) // hands the block buffers back to the pool
-			return nil
-		}
-	case Zstd:
-		// Concurrency 1 decodes in the caller's goroutine, for the same
-		// reason as lz4, and leaves no goroutines behind if a caller
-		// forgets Close.
-		zr, err := zstd.NewReader(br,
-			zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxWindow(ZstdMaxWindow),
-			zstd.WithDecoderLowmem(true),
-		)
-		if err != nil {
-			return nil, err
-		}
-		d.r = zr
-		d.close = func() error {
-			zr.Close()
-			return nil
-		}
-	case Bzip2:
-		// The standard library reads concatenated streams (pbzip2 output).
-		d.r = bzip2.NewReader(br)
-	default:
+	decode := spec(c).Decode
+	if decode == nil {
 		return nil, fmt.Errorf("no reader for codec %d", uint8(c))
 	}
+	d = &decoder{codec: c}
+	if d.r, d.close, err = decode(br, src); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// The Decode of each codec. None, legacy lz4 and zstd do not read ahead:
+// nothing to overlap; legacy lz4 decodes on every core already; zstd was
+// measured faster without (make bench, list-zstd): its decoder is quick
+// enough that the extra copy of every byte costs more than the parsing it
+// would overlap.
+
+func decodeGzip(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) {
+	// klauspost's reader is multistream by default, like gzip -d.
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	// gzip's Close only repeats the error Read already returned; Close
+	// is about resources, not about the data.
+	return zr, func() error { _ = zr.Close(); return nil }, nil
+}
+
+func decodeXz(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) {
+	// Multistream and stream padding are the defaults; every check type
+	// (none, CRC32, CRC64, SHA-256) is verified. The tail is tracked
+	// below a buffer because the decoder reads a byte at a time; by the
+	// time it reports EOF it has drained the input, so the tail of what
+	// was buffered is the tail of what it read.
+	tail := &tailReader{r: br}
+	zr, err := xz.ReaderConfig{}.NewReader(bufio.NewReader(tail))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &xzReader{zr: zr, tail: tail}, nil, nil
+}
+
+func decodeLz4Legacy(br *bufio.Reader, src io.Reader) (io.Reader, func() error, error) {
+	inPlace, _ := src.(InPlaceReader)
+	lr := newLz4LegacyReader(br, inPlace)
+	return lr, lr.Close, nil
+}
+
+func decodeLz4Frame(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) {
+	// Concurrency 1 keeps decoding in the caller's goroutine, where a
+	// panic can be recovered. (Legacy streams, with their independent
+	// blocks, get a parallel decoder of our own.)
+	zr := lz4.NewReader(br)
+	if err := zr.Apply(lz4.ConcurrencyOption(1)); err != nil {
+		return nil, nil, err
+	}
+	return zr, func() error {
+		zr.Reset(nil) // hands the block buffers back to the pool
+		return nil
+	}, nil
+}
+
+func decodeZstd(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) {
+	// Concurrency 1 decodes in the caller's goroutine, for the same
+	// reason as lz4, and leaves no goroutines behind if a caller forgets
+	// Close.
+	zr, err := zstd.NewReader(br,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(ZstdMaxWindow),
+		zstd.WithDecoderLowmem(true),
+	)
+	if err != nil {
+		return nil, nil, err
+	}
+	return zr, func() error { zr.Close(); return nil }, nil
 }
 
 // discardSkippable consumes leading skippable frames, which may be of any

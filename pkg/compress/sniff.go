@@ -43,8 +43,9 @@ func isSkippable(b []byte) bool {
 //
 // Data that matches no signature, including anything shorter than four
 // bytes, is None: whether it is a valid archive is for the caller to decide.
-// Formats that Buildroot can produce but this package cannot read (lzma,
-// lzo) are reported with an error wrapping ErrUnsupported.
+// Formats that Buildroot can produce but this package cannot read as a
+// single stream (lzma, lzo) are reported with an error wrapping
+// ErrUnsupported.
 func Sniff(br *bufio.Reader) (Codec, error) {
 	off := 0
 	for {
@@ -83,32 +84,25 @@ func peek(br *bufio.Reader, n int) ([]byte, error) {
 	return b, nil
 }
 
-// sniffBytes matches the signatures against the start of b.
+// sniffBytes matches the signatures of the table's rows, in its order,
+// against the start of b.
 func sniffBytes(b []byte) (Codec, error) {
-	switch {
-	case len(b) < 4:
+	if len(b) < 4 {
 		return None, nil
-	case isGzip(b):
-		return Gzip, nil
-	case bytes.HasPrefix(b, magicXz):
-		return Xz, nil
-	case bytes.HasPrefix(b, magicLz4Legacy):
-		return Lz4Legacy, nil
-	case bytes.HasPrefix(b, magicLz4Frame):
-		return Lz4Frame, nil
-	case bytes.HasPrefix(b, magicZstd):
-		return Zstd, nil
-	case isBzip2(b):
-		return Bzip2, nil
-	case isSkippable(b):
-		// Only skippable frames up to the end of the input: an empty
-		// LZ4 or Zstandard stream, which is no more than empty data.
-		return None, nil
-	case bytes.HasPrefix(b, magicLzop):
-		return None, fmt.Errorf("compress: lzo (lzop) input: %w", ErrUnsupported)
-	case isLzmaAlone(b):
-		return None, fmt.Errorf("compress: lzma (lzma-alone) input: %w", ErrUnsupported)
 	}
+	for c := range table {
+		s := &table[c]
+		switch {
+		case s.Magic == nil || !s.Magic(b):
+		case s.Decode == nil:
+			return None, fmt.Errorf("compress: %s (%s) input: %w", s.Name, s.Format, ErrUnsupported)
+		default:
+			return Codec(c), nil
+		}
+	}
+	// Only skippable frames up to the end of the input are left (Sniff
+	// looks behind the others): an empty LZ4 or Zstandard stream, which
+	// is no more than empty data.
 	return None, nil
 }
 

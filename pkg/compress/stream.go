@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,62 +14,92 @@ import (
 
 // KernelMagic is the codec whose magic starts b, as the kernel's
 // decompress_method (lib/decompress.c) matches it at the start of an
-// initrd's compressed segment: gzip (1f 8b; 1f 9e, the old form, is named
-// but has no decoder here), bzip2, lzma, xz, lzo, lz4 legacy and zstd.
-// name is the kernel's name for a magic it knows that no codec here reads
-// ("gzip" for 1f 9e); ok is false for a magic the kernel does not know.
+// initrd's compressed segment: the table's KernelMagic, and 1f 9e, the old
+// form of gzip, which the kernel names but no codec here reads. name is
+// the kernel's name for the magic ("gzip (1f 9e)" for that one, with
+// None); ok is false for a magic the kernel does not know.
 func KernelMagic(b []byte) (c Codec, name string, ok bool) {
-	switch {
-	case len(b) < 2:
-		return None, "", false
-	case b[0] == 0x1f && b[1] == 0x8b:
-		return Gzip, "gzip", true
-	case b[0] == 0x1f && b[1] == 0x9e:
+	for c := range table {
+		if m := table[c].KernelMagic; m != nil && bytes.HasPrefix(b, m) {
+			return Codec(c), table[c].KernelName, true
+		}
+	}
+	if bytes.HasPrefix(b, []byte{0x1f, 0x9e}) {
 		return None, "gzip (1f 9e)", true
-	case b[0] == 'B' && b[1] == 'Z':
-		return Bzip2, "bzip2", true
-	case b[0] == 0x5d && b[1] == 0x00:
-		return Lzma, "lzma", true
-	case b[0] == 0xfd && b[1] == '7':
-		return Xz, "xz", true
-	case b[0] == 0x89 && b[1] == 'L':
-		return Lzo, "lzo", true
-	case b[0] == 0x02 && b[1] == 0x21:
-		return Lz4Legacy, "lz4", true
-	case b[0] == 0x28 && b[1] == 0xb5:
-		return Zstd, "zstd", true
 	}
 	return None, "", false
 }
 
+// SegmentLen is the length of the c segment at the start of r, for the
+// codecs whose structure says it (cut: read it cut to that length, with
+// NewSegmentReader); the others are decoded to their end
+// (NewStreamReader).
+func SegmentLen(c Codec, r io.ReaderAt, size int64) (n int64, cut bool, err error) {
+	segLen := spec(c).SegmentLen
+	if segLen == nil {
+		return 0, false, nil
+	}
+	n, err = segLen(r, size)
+	return n, err == nil, err
+}
+
+// NewSegmentReader reads a c segment cut to its length (SegmentLen): with
+// NewReader, or for a codec with no Go decoder (lzo) with its tool.
+func NewSegmentReader(c Codec, r io.Reader, opt ReaderOptions) (io.ReadCloser, error) {
+	s := spec(c)
+	if s.Decode != nil {
+		rc, _, err := NewReader(r, opt)
+		return rc, err
+	}
+	argv := s.Decompressor(Threads())
+	path, err := lookPath(argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("compress: %s: no Go decoder, and no %s on PATH to read it (Debian: apt-get install %s): %w", c, argv[0], argv[0], ErrUnsupported)
+	}
+	return startDecompressor(r, c, path, argv[1:])
+}
+
 // NewStreamReader decodes one stream of c (gzip: one member; bzip2: one
 // stream; lzma) from br and nothing after it, for the codecs whose end
-// is only found by decoding. Once Read has returned io.EOF, the stream
-// ended over() bytes before what br has delivered to the decoder (bzip2
-// reads two bytes past its end to look for a next stream). Every other
-// codec's segment is cut to its length first and read with NewReader.
+// is only found by decoding (DecodeOne). Once Read has returned io.EOF,
+// the stream ended over() bytes before what br has delivered to the
+// decoder (bzip2 reads two bytes past its end to look for a next stream).
+// Every other codec's segment is cut to its length first and read with
+// NewSegmentReader.
 func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() int64, err error) {
-	none := func() int64 { return 0 }
-	switch c {
-	case Gzip:
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, nil, wrapErr(c, err)
-		}
-		zr.Multistream(false)
-		d := &decoder{codec: c, r: zr, close: func() error { _ = zr.Close(); return nil }}
-		return newReadahead(d, d.Close, wrapErr(c, errReadClosed)), none, nil
-	case Bzip2:
-		b := &bzip2Stream{r: bzip2.NewReader(br)}
-		return &decoder{codec: c, r: b}, func() int64 { return b.over }, nil
-	case Lzma:
-		zr, err := lzma.NewReader(br)
-		if err != nil {
-			return nil, nil, wrapErr(c, err)
-		}
-		return &decoder{codec: c, r: zr}, none, nil
+	decodeOne := spec(c).DecodeOne
+	if decodeOne == nil {
+		return nil, nil, fmt.Errorf("compress: %s: its segments are cut to length, not decoded to their end", c)
 	}
-	return nil, nil, fmt.Errorf("compress: %s: its segments are cut to length, not decoded to their end", c)
+	if r, over, err = decodeOne(br); err != nil {
+		return nil, nil, wrapErr(c, err)
+	}
+	return r, over, nil
+}
+
+func noOver() int64 { return 0 }
+
+func gzipMember(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	zr.Multistream(false)
+	d := &decoder{codec: Gzip, r: zr, close: func() error { _ = zr.Close(); return nil }}
+	return newReadahead(d, d.Close, wrapErr(Gzip, errReadClosed)), noOver, nil
+}
+
+func bzip2One(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
+	b := &bzip2Stream{r: bzip2.NewReader(br)}
+	return &decoder{codec: Bzip2, r: b}, func() int64 { return b.over }, nil
+}
+
+func lzmaOne(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
+	zr, err := lzma.NewReader(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &decoder{codec: Lzma, r: zr}, noOver, nil
 }
 
 // WrapStreamDecoder gives r, one stream of c decoded by a reader made
@@ -105,122 +134,4 @@ func (b *bzip2Stream) Read(p []byte) (int, error) {
 		return n, io.EOF
 	}
 	return n, err
-}
-
-// Lzo segments are read by Debian's lzop (no Go decoder of lzop's format
-// is maintained); LzoLen finds where one ends without decoding it.
-
-// lzop's header flags (lzop's conf.h) that say which fields follow.
-const (
-	lzoAdler32D = 0x1
-	lzoAdler32C = 0x2
-	lzoExtra    = 0x40
-	lzoCRC32D   = 0x100
-	lzoCRC32C   = 0x200
-	lzoFilter   = 0x800
-)
-
-// LzoLen returns the length of the lzop stream at the start of r: its
-// header, then blocks (uncompressed and compressed size, checksums as the
-// flags say, the data) up to the block of uncompressed size 0.
-func LzoLen(r io.ReaderAt, size int64) (int64, error) {
-	at := int64(0)
-	read := func(n int) ([]byte, error) {
-		if at+int64(n) > size {
-			return nil, fmt.Errorf("compress: lzo: cut short at byte %d: %w", at, io.ErrUnexpectedEOF)
-		}
-		b := make([]byte, n)
-		if _, err := r.ReadAt(b, at); err != nil {
-			return nil, err
-		}
-		at += int64(n)
-		return b, nil
-	}
-	h, err := read(9 + 2 + 2)
-	if err != nil {
-		return 0, err
-	}
-	if !bytes.Equal(h[:9], magicLzop) {
-		return 0, errors.New("compress: lzo: bad magic")
-	}
-	version := binary.BigEndian.Uint16(h[9:])
-	fixed := 1 + 4 + 4 + 4 // method, flags, mode, mtime
-	if version >= 0x0940 {
-		fixed += 2 + 1 + 4 // version needed, level, mtime high
-	}
-	f, err := read(fixed)
-	if err != nil {
-		return 0, err
-	}
-	flagsAt := 1
-	if version >= 0x0940 {
-		flagsAt = 2 + 1 + 1
-	}
-	flags := binary.BigEndian.Uint32(f[flagsAt:])
-	if flags&lzoFilter != 0 {
-		if _, err := read(4); err != nil {
-			return 0, err
-		}
-	}
-	nl, err := read(1)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := read(int(nl[0]) + 4); err != nil { // name, header checksum
-		return 0, err
-	}
-	if flags&lzoExtra != 0 {
-		l, err := read(4)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := read(int(binary.BigEndian.Uint32(l)) + 4); err != nil {
-			return 0, err
-		}
-	}
-	for {
-		b, err := read(4)
-		if err != nil {
-			return 0, err
-		}
-		dst := binary.BigEndian.Uint32(b)
-		if dst == 0 {
-			return at, nil
-		}
-		b, err = read(4)
-		if err != nil {
-			return 0, err
-		}
-		src := binary.BigEndian.Uint32(b)
-		sums := 0
-		for _, bit := range []uint32{lzoAdler32D, lzoCRC32D} {
-			if flags&bit != 0 {
-				sums += 4
-			}
-		}
-		if src < dst {
-			for _, bit := range []uint32{lzoAdler32C, lzoCRC32C} {
-				if flags&bit != 0 {
-					sums += 4
-				}
-			}
-		}
-		if src > dst || dst > 64<<20 {
-			return 0, fmt.Errorf("compress: lzo: block at byte %d: %d bytes for %d", at-8, src, dst)
-		}
-		at += int64(sums) + int64(src)
-		if at > size {
-			return 0, fmt.Errorf("compress: lzo: cut short: %w", io.ErrUnexpectedEOF)
-		}
-	}
-}
-
-// NewLzoReader decodes the lzop stream in r (cut to its length, LzoLen)
-// with Debian's lzop, the reference tool; without one on PATH it says so.
-func NewLzoReader(r io.Reader) (io.ReadCloser, error) {
-	path, err := lookPath("lzop")
-	if err != nil {
-		return nil, fmt.Errorf("compress: lzo: no Go decoder, and no lzop on PATH to read it (Debian: apt-get install lzop): %w", ErrUnsupported)
-	}
-	return startDecompressor(r, Lzo, path, []string{"-d", "-c", "-q"})
 }

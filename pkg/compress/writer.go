@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -15,16 +16,9 @@ import (
 // fs/common.mk produces: `gzip -9 -n`, `xz -9 -C crc32`, `lz4 -l -9`,
 // `zstd -19`.
 type WriterOptions struct {
-	// Level is the codec's compression level, on the scale of its CLI;
-	// 0 selects Buildroot's choice. Accepted ranges:
-	//   gzip 1-9 (default 9)
-	//   xz   1-9 (default 9): the dictionary size of `xz -N`, since
-	//        ulikunitz/xz has one match finder and no other knob
-	//   lz4  1-12 (default 9): 1-2 use the fast compressor, 3-9 the
-	//        high-compression one at that depth; 10-12 are treated as 9,
-	//        as pierrec/lz4 has no optimal parser
-	//   zstd 1-22 (default 19), mapped onto klauspost's four encoder
-	//        levels: 1-2 fastest, 3-5 default, 6-9 better, 10+ best
+	// Level is the codec's compression level, on the scale of its CLI,
+	// 1 to its Levels.Max (the table); 0 selects Buildroot's choice. Each
+	// Go encoder (encodeXz, encodeLz4, encodeZstd) says how it takes it.
 	Level int
 
 	// Threads is the number of goroutines compressing; 0 means 1.
@@ -55,14 +49,6 @@ var lz4Levels = [...]lz4.CompressionLevel{
 	10: lz4.Level9, 11: lz4.Level9, 12: lz4.Level9,
 }
 
-// Default levels, those of Buildroot.
-const (
-	defaultGzipLevel = 9
-	defaultXzLevel   = 9
-	defaultLz4Level  = 9
-	defaultZstdLevel = 19
-)
-
 // newGoWriter is NewWriter's in-process compressor, used with PureGo and
 // where no tool is on PATH.
 func newGoWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error) {
@@ -73,58 +59,70 @@ func newGoWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error
 	case threads == 0:
 		threads = 1
 	}
-	level := func(def, hi int) (int, error) {
-		switch {
-		case opt.Level == 0:
-			return def, nil
-		case opt.Level < 1 || opt.Level > hi:
-			return 0, fmt.Errorf("%v: level %d out of range 1-%d", c, opt.Level, hi)
-		}
-		return opt.Level, nil
+	s := spec(c)
+	switch {
+	case int(c) >= len(table):
+		return nil, fmt.Errorf("compress: no writer for %v", c)
+	case s.Encode == nil:
+		return nil, fmt.Errorf("%v: writing is %w (no Go encoder; use %s)", c, ErrUnsupported, kernelWritable())
 	}
+	level := opt.Level
+	switch {
+	case s.Levels.Max == 0:
+	case level == 0:
+		level = s.Levels.Buildroot
+	case level < 1 || level > s.Levels.Max:
+		return nil, fmt.Errorf("%v: level %d out of range 1-%d", c, level, s.Levels.Max)
+	}
+	zw, err := s.Encode(w, level, threads)
+	if err != nil {
+		return nil, wrapErr(c, err)
+	}
+	return &encoder{codec: c, w: zw}, nil
+}
 
-	var zw io.WriteCloser
-	switch c {
-	case None:
-		return &encoder{codec: c, w: nopWriteCloser{w}}, nil
-	case Gzip:
-		lvl, err := level(defaultGzipLevel, 9)
-		if err != nil {
-			return nil, err
+// kernelWritable names the codecs that are written and that the kernel
+// reads: "gzip, xz, lz4-legacy or zstd".
+func kernelWritable() string {
+	var names []string
+	for c := range table {
+		if table[c].Encode != nil && table[c].KernelMagic != nil {
+			names = append(names, table[c].Name)
 		}
-		g, err := gzip.NewWriterLevel(w, lvl)
-		if err != nil {
-			return nil, wrapErr(c, err)
-		}
-		// The zero Header already means no name and mtime 0, as `gzip -n`;
-		// nothing to set, but nothing may be added either.
-		zw = g
-	case Xz:
-		lvl, err := level(defaultXzLevel, 9)
-		if err != nil {
-			return nil, err
-		}
-		cfg := xz.WriterConfig{
-			// The kernel's decoder (lib/xz) supports no CRC64 or SHA-256.
-			CheckSum: xz.CRC32,
-			DictCap:  xzDictSizes[lvl],
-		}
-		x, err := cfg.NewWriter(w)
-		if err != nil {
-			return nil, wrapErr(c, err)
-		}
-		zw = x
-	case Lz4Legacy, Lz4Frame:
-		lvl, err := level(defaultLz4Level, 12)
-		if err != nil {
-			return nil, err
-		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// The Encode of each codec.
+
+func encodeGzip(w io.Writer, level, _ int) (io.WriteCloser, error) {
+	// The zero Header already means no name and mtime 0, as `gzip -n`;
+	// nothing to set, but nothing may be added either.
+	return gzip.NewWriterLevel(w, level)
+}
+
+// encodeXz takes the level for the dictionary size of `xz -N`, since
+// ulikunitz/xz has one match finder and no other knob.
+func encodeXz(w io.Writer, level, _ int) (io.WriteCloser, error) {
+	cfg := xz.WriterConfig{
+		// The kernel's decoder (lib/xz) supports no CRC64 or SHA-256.
+		CheckSum: xz.CRC32,
+		DictCap:  xzDictSizes[level],
+	}
+	return cfg.NewWriter(w)
+}
+
+// encodeLz4 compresses at levels 1-2 with the fast compressor, 3-9 with
+// the high-compression one at that depth; 10-12 are treated as 9, as
+// pierrec/lz4 has no optimal parser.
+func encodeLz4(legacy bool) func(w io.Writer, level, threads int) (io.WriteCloser, error) {
+	return func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 		l := lz4.NewWriter(w)
 		opts := []lz4.Option{
-			lz4.CompressionLevelOption(lz4Levels[lvl]),
+			lz4.CompressionLevelOption(lz4Levels[level]),
 			lz4.ConcurrencyOption(threads),
 		}
-		if c == Lz4Legacy {
+		if legacy {
 			opts = append(opts, lz4.LegacyOption(true))
 		} else {
 			// What `lz4` writes by default: 4 MiB independent blocks
@@ -132,35 +130,26 @@ func newGoWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error
 			opts = append(opts, lz4.BlockSizeOption(lz4.Block4Mb), lz4.ChecksumOption(true))
 		}
 		if err := l.Apply(opts...); err != nil {
-			return nil, wrapErr(c, err)
-		}
-		zw = l
-	case Zstd:
-		lvl, err := level(defaultZstdLevel, 22)
-		if err != nil {
 			return nil, err
 		}
-		z, err := zstd.NewWriter(w,
-			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(lvl)),
-			zstd.WithEncoderConcurrency(threads),
-			// Split the input into sections for the threads; with a
-			// single thread this has no effect and the output is the
-			// plain sequential one.
-			zstd.WithConcurrentBlocks(threads > 1),
-			zstd.WithEncoderCRC(true),
-			// An empty archive must still be a valid .zst file.
-			zstd.WithZeroFrames(true),
-		)
-		if err != nil {
-			return nil, wrapErr(c, err)
-		}
-		zw = z
-	case Bzip2:
-		return nil, fmt.Errorf("bzip2: writing is %w (no Go encoder; use gzip, xz, lz4-legacy or zstd)", ErrUnsupported)
-	default:
-		return nil, fmt.Errorf("compress: no writer for %v", c)
+		return l, nil
 	}
-	return &encoder{codec: c, w: zw}, nil
+}
+
+// encodeZstd maps the level onto klauspost's four encoder levels: 1-2
+// fastest, 3-5 default, 6-9 better, 10+ best.
+func encodeZstd(w io.Writer, level, threads int) (io.WriteCloser, error) {
+	return zstd.NewWriter(w,
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+		zstd.WithEncoderConcurrency(threads),
+		// Split the input into sections for the threads; with a single
+		// thread this has no effect and the output is the plain
+		// sequential one.
+		zstd.WithConcurrentBlocks(threads > 1),
+		zstd.WithEncoderCRC(true),
+		// An empty archive must still be a valid .zst file.
+		zstd.WithZeroFrames(true),
+	)
 }
 
 var errWriteClosed = errors.New("write after close")

@@ -248,11 +248,12 @@ func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Its compression is its top layer's, which a layer apply adds takes:
-	// none, zstd, else gzip (what every consumer reads).
+	// Its compression is its top layer's, which a layer apply adds takes
+	// where a new layer may have it (Codec.IsLayer), else gzip (what
+	// every consumer reads).
 	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip, Image: img.Kind.String()}
 	if n := len(img.Layers); n > 0 {
-		if c := img.Layers[n-1].Codec(); c == compress.None || c == compress.Zstd {
+		if c := img.Layers[n-1].Codec(); c.IsLayer() {
 			f.Codec = c
 		}
 	}

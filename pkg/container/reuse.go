@@ -168,7 +168,7 @@ func (r *reuseWriter) start() error {
 			return err
 		}
 	}
-	start := codecOf(r.in.Codec).Splice
+	start := splicers[r.in.Codec]
 	if start == nil || r.o.Format.Codec != r.in.Codec {
 		return r.startFull()
 	}

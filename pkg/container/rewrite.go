@@ -185,18 +185,18 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 
 // loneLevel chooses the level of a lone compressed stream written in
 // place of the input's, in its codec, when no --level is given
-// (chooseLevel; a lone stream is likeliest Buildroot's); the zero choice,
+// (compress.ChooseLevel; a lone stream is likeliest Buildroot's); the zero choice,
 // Buildroot's default, for another codec, an image or an ISO.
-func loneLevel(in *Input, out archive.Format, opt RewriteOptions) levelChoice {
+func loneLevel(in *Input, out archive.Format, opt RewriteOptions) compress.LevelChoice {
 	if opt.Level != 0 || out.Codec != in.Format.Codec || in.Format.Container != "" || in.Format.Image != "" || out.Image != "" || in.Format.Kind == archive.KindDir {
-		return levelChoice{}
+		return compress.LevelChoice{}
 	}
 	f, err := os.Open(in.Path)
 	if err != nil {
-		return levelChoice{}
+		return compress.LevelChoice{}
 	}
 	defer f.Close()
-	return chooseLevel(out.Codec, streamHead(f, 0), false)
+	return compress.ChooseLevel(out.Codec, compress.StreamHead(f, 0), false)
 }
 
 // rewriteSegments writes an initrd of segments segment by segment

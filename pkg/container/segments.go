@@ -216,7 +216,7 @@ func (s *segReader) find() (seg Segment, cut, found bool, err error) {
 		return seg, false, false, fmt.Errorf("%s: %s: no decoder for this method here", where, name)
 	}
 	seg.Codec = c
-	seg.Length, cut, err = segmentLen(c, rest, s.size-at)
+	seg.Length, cut, err = compress.SegmentLen(c, rest, s.size-at)
 	if err != nil {
 		return seg, false, false, fmt.Errorf("segment %d (%s at offset %d): %w", k, c, at, err)
 	}
@@ -254,11 +254,7 @@ func (s *segReader) decode(seg Segment, cut, mapped bool) (*segPart, error) {
 	var err error
 	if cut {
 		section := io.NewSectionReader(s.src, seg.Offset, seg.Length)
-		if seg.Codec == compress.Lzo {
-			p.dec, err = compress.NewLzoReader(section)
-		} else {
-			p.dec, _, err = compress.NewReader(section, compress.ReaderOptions{Backend: s.opt.Backend})
-		}
+		p.dec, err = compress.NewSegmentReader(seg.Codec, section, compress.ReaderOptions{Backend: s.opt.Backend})
 	} else {
 		p.src = &countingReader{r: io.NewSectionReader(s.src, seg.Offset, s.size-seg.Offset)}
 		p.br = bufio.NewReaderSize(p.src, 64<<10)
@@ -272,25 +268,6 @@ func (s *segReader) decode(seg Segment, cut, mapped bool) (*segPart, error) {
 		return nil, fmt.Errorf("segment %d (%s at offset %d): %w", len(s.segs)+1, seg.Codec, seg.Offset, err)
 	}
 	return p, nil
-}
-
-// segmentLen is the length of the compressed segment at the start of r,
-// for the codecs whose structure says it (cut: read it cut to that
-// length); the others are decoded to their end.
-func segmentLen(c compress.Codec, r io.ReaderAt, size int64) (n int64, cut bool, err error) {
-	switch c {
-	case compress.Zstd:
-		n, err = zstdLen(r, size)
-	case compress.Xz:
-		n, err = xzLen(r, size)
-	case compress.Lz4Legacy:
-		n, err = lz4LegacyLen(r, size)
-	case compress.Lzo:
-		n, err = compress.LzoLen(r, size)
-	default:
-		return 0, false, nil
-	}
-	return n, err == nil, err
 }
 
 // open sets up the cpio reader of the segment just found.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 )
@@ -99,59 +98,6 @@ func readSegments(t *testing.T, file []byte) ([]string, []segRow, error) {
 func pad(b []byte, n int) []byte { return append(b, make([]byte, n)...) }
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-
-// TestSegmentsAsTheKernelReads: initrds of several segments, each raw or
-// compressed by every method the kernel knows, with and without padding
-// and trailers, read as init/initramfs.c unpack_to_rootfs reads them.
-func TestSegmentsAsTheKernelReads(t *testing.T) {
-	early := cpioOf(t, "kernel/", "kernel/x86/", "kernel/x86/microcode/", "kernel/x86/microcode/GenuineIntel.bin")
-	main := cpioOf(t, "etc/", "etc/crictl.yaml")
-	bare := main[:bytes.LastIndex(main, []byte("070701"))]
-	eN, mN := len(early), []string{"etc", "etc/crictl.yaml", "TRAILER!!!"}
-	earlyNames := []string{"kernel", "kernel/x86", "kernel/x86/microcode", "kernel/x86/microcode/GenuineIntel.bin", "TRAILER!!!"}
-	tools := map[string][]string{
-		"gzip":       {"gzip", "-9", "-n", "-c"},
-		"bzip2":      {"bzip2", "-9", "-c"},
-		"lzma":       {"lzma", "-9", "-c"},
-		"xz":         {"xz", "--check=crc32", "-c"},
-		"lzo":        {"lzop", "-9", "-c"},
-		"lz4-legacy": {"lz4", "-l", "-q", "-c"},
-		"zstd":       {"zstd", "-q", "-c"},
-	}
-	for name, tool := range tools {
-		t.Run("early+"+name, func(t *testing.T) {
-			z := squeeze(t, main, tool...)
-			names, segs, err := readSegments(t, cat(early, z))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := []segRow{{0, int64(eN), 0, "none", 5}, {int64(eN), int64(len(z)), 0, name, 3}}
-			if diff := cmp.Diff(want, segs); diff != "" {
-				t.Errorf("segments (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(append(append([]string{}, earlyNames...), mN...), names); diff != "" {
-				t.Errorf("entries (-want +got):\n%s", diff)
-			}
-		})
-		t.Run(name+"+pad+raw", func(t *testing.T) {
-			// Compressed, zero padding to a multiple of 4 and some, then a
-			// raw cpio (the red team's case), the trailer left out.
-			z := squeeze(t, bare, tool...)
-			n := 8 - len(z)%4
-			names, segs, err := readSegments(t, cat(pad(z, n), early))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := []segRow{{0, int64(len(z)), int64(n), name, 2}, {int64(len(z) + n), int64(eN), 0, "none", 5}}
-			if diff := cmp.Diff(want, segs); diff != "" {
-				t.Errorf("segments (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(append([]string{"etc", "etc/crictl.yaml"}, earlyNames...), names); diff != "" {
-				t.Errorf("entries (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 // TestSegmentEnds: what ends a segment, and what the kernel refuses.
 func TestSegmentEnds(t *testing.T) {

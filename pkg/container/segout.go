@@ -74,7 +74,7 @@ type segOut struct {
 	seg   int // input segment, 1-based; 0 for the added one
 	o     *Output
 	codec compress.Codec
-	level levelChoice // chosen without --level; zero when asked or another codec
+	level compress.LevelChoice // chosen without --level; zero when asked or another codec
 	// tmp is the finished part, once finish has run; the segWriter
 	// removes it, as Output.Abort no longer does once it is finished.
 	tmp string
@@ -287,13 +287,13 @@ func (w *segWriter) addedPart() (*segOut, error) {
 }
 
 // level chooses the level of a part in codec, in place of input segment
-// seg, when no --level is given: chooseLevel's, from seg's header, when
+// seg, when no --level is given: compress.ChooseLevel's, from seg's header, when
 // codec is seg's; the zero choice (Buildroot's default) for another.
-func (w *segWriter) level(codec compress.Codec, seg Segment) levelChoice {
+func (w *segWriter) level(codec compress.Codec, seg Segment) compress.LevelChoice {
 	if w.opt.Level != 0 || codec != seg.Codec {
-		return levelChoice{}
+		return compress.LevelChoice{}
 	}
-	return chooseLevel(codec, streamHead(w.in.segs.src, seg.Offset), len(w.in.Segments()) > 1)
+	return compress.ChooseLevel(codec, compress.StreamHead(w.in.segs.src, seg.Offset), len(w.in.Segments()) > 1)
 }
 
 // levelNotes says, of each segment compressed anew at a level the input

@@ -86,8 +86,8 @@ func (lw *layerWriter) abort() {
 }
 
 func checkCodec(c compress.Codec) error {
-	if c != compress.Gzip && c != compress.Zstd && c != compress.None {
-		return fmt.Errorf("a new layer is written with gzip, zstd or no compression, not %s", c)
+	if !c.IsLayer() {
+		return fmt.Errorf("a new layer is written with %s or no compression, not %s", compress.LayerCodecs(), c)
 	}
 	return nil
 }

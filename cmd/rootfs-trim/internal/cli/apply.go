@@ -490,8 +490,8 @@ func outputFormat(in archive.Format, format, codec, outPath string, strictDir bo
 	}
 	if out.Image != "" {
 		// An image's layer is written gzip, zstd or raw, whatever OUT's name.
-		if out.Codec != compress.Gzip && out.Codec != compress.Zstd && out.Codec != compress.None {
-			return out, usagef("--compress %s: an image's new layer is gzip, zstd or none", out.Codec)
+		if !out.Codec.IsLayer() {
+			return out, usagef("--compress %s: an image's new layer is %s or none", out.Codec, compress.LayerCodecs())
 		}
 		return out, nil
 	}

@@ -1,4 +1,4 @@
-package container
+package compress
 
 import (
 	"bytes"
@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
-// The lengths of the compressed segments whose end their structure says,
-// found without decoding them: an initrd's segment is read by the codec's
-// usual reader (the xz tool, the parallel lz4 decoder) once cut to it.
+// The SegmentLen of each codec whose end its structure says, found without
+// decoding it: an initrd's segment is read by the codec's usual reader
+// (the xz tool, the parallel lz4 decoder) once cut to it.
 
 // zstdLen walks the skippable frames and the one Zstandard frame (RFC
 // 8878, 3.1) at the start of r: frame headers and block headers, never the
@@ -27,16 +25,15 @@ func zstdLen(r io.ReaderAt, size int64) (int64, error) {
 		if _, err := r.ReadAt(m[:], at); err != nil {
 			return 0, err
 		}
-		v := binary.LittleEndian.Uint32(m[:])
 		switch {
-		case v&0xfffffff0 == 0x184d2a50:
+		case isSkippable(m[:]):
 			var n [4]byte
 			if _, err := r.ReadAt(n[:], at+4); err != nil {
 				return 0, fmt.Errorf("zstd: skippable frame at %d: %w", at, io.ErrUnexpectedEOF)
 			}
 			at += 8 + int64(binary.LittleEndian.Uint32(n[:]))
 			continue
-		case v != 0xfd2fb528:
+		case !bytes.Equal(m[:], magicZstd):
 			return at, nil
 		}
 		n, err := zstdFrameLen(r, at, size)
@@ -97,10 +94,6 @@ func zstdFrameLen(r io.ReaderAt, at, size int64) (int64, error) {
 	return n, nil
 }
 
-// lz4LegacyMagic starts a legacy lz4 stream; a block size equal to it
-// starts a concatenated one.
-const lz4LegacyMagic = 0x184c2102
-
 // lz4LegacyLen walks the blocks of the legacy lz4 stream at the start of
 // r. It ends at the end of the input, at a block size of 0 (which the
 // kernel's unlz4 takes for the end: the zeros are then padding), and at
@@ -114,14 +107,14 @@ func lz4LegacyLen(r io.ReaderAt, size int64) (int64, error) {
 		}
 		n := binary.LittleEndian.Uint32(b[:])
 		switch {
-		case n == lz4LegacyMagic:
+		case n == lz4LegacyMagic32: // a concatenated stream
 			at += 4
 			continue
 		case n == 0:
 			return at, nil
 		case at+4 == size:
 			return size, nil // the size trailer
-		case int64(n) > lz4LegacyBound:
+		case int64(n) > int64(lz4LegacyBound):
 			// unlz4's "chunk length is longer than allowed".
 			return 0, fmt.Errorf("lz4: block at %d: chunk length is longer than allowed (%d bytes)", at, n)
 		case at+4+int64(n) > size:
@@ -132,12 +125,9 @@ func lz4LegacyLen(r io.ReaderAt, size int64) (int64, error) {
 	return at, nil
 }
 
-// lz4LegacyBound is LZ4_compressBound of the 8 MiB legacy block.
-const lz4LegacyBound = 8<<20 + 8<<20/255 + 16
-
 // xzLen finds the end of the xz stream at the start of r. Where r is only
 // xz streams, as a rootfs.cpio.xz is, their footers and indexes, read from
-// the end, say where the first ends (compress.XzStreams, as `xz --list`
+// the end, say where the first ends (XzStreams, as `xz --list`
 // reads them). Otherwise it is found by xzLenScan. Both give the same end
 // unless an index and footer that check are crafted to span the first
 // stream's; xz then refuses the file, as the kernel does (TestXzLenAgrees,
@@ -145,7 +135,7 @@ const lz4LegacyBound = 8<<20 + 8<<20/255 + 16
 // file before decoding starts: the bench's 139 MB xz started its first
 // block's xz 65-94 ms after exec with the scan, 22-24 ms without.
 func xzLen(r io.ReaderAt, size int64) (int64, error) {
-	if streams, err := compress.XzStreams(r, 0, size); err == nil {
+	if streams, err := XzStreams(r, 0, size); err == nil {
 		return streams[0].End, nil
 	}
 	return xzLenScan(r, size)
@@ -211,4 +201,109 @@ func xzFooterOK(r io.ReaderAt, h [12]byte, end int64) bool {
 		return false
 	}
 	return idx[0] == 0 && crc32.ChecksumIEEE(idx[:isize-4]) == binary.LittleEndian.Uint32(idx[isize-4:])
+}
+
+// lzop's header flags (lzop's conf.h) that say which fields follow.
+const (
+	lzoAdler32D = 0x1
+	lzoAdler32C = 0x2
+	lzoExtra    = 0x40
+	lzoCRC32D   = 0x100
+	lzoCRC32C   = 0x200
+	lzoFilter   = 0x800
+)
+
+// lzoLen returns the length of the lzop stream at the start of r: its
+// header, then blocks (uncompressed and compressed size, checksums as the
+// flags say, the data) up to the block of uncompressed size 0.
+func lzoLen(r io.ReaderAt, size int64) (int64, error) {
+	at := int64(0)
+	read := func(n int) ([]byte, error) {
+		if at+int64(n) > size {
+			return nil, fmt.Errorf("compress: lzo: cut short at byte %d: %w", at, io.ErrUnexpectedEOF)
+		}
+		b := make([]byte, n)
+		if _, err := r.ReadAt(b, at); err != nil {
+			return nil, err
+		}
+		at += int64(n)
+		return b, nil
+	}
+	h, err := read(9 + 2 + 2)
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.Equal(h[:9], magicLzop) {
+		return 0, errors.New("compress: lzo: bad magic")
+	}
+	version := binary.BigEndian.Uint16(h[9:])
+	fixed := 1 + 4 + 4 + 4 // method, flags, mode, mtime
+	if version >= 0x0940 {
+		fixed += 2 + 1 + 4 // version needed, level, mtime high
+	}
+	f, err := read(fixed)
+	if err != nil {
+		return 0, err
+	}
+	flagsAt := 1
+	if version >= 0x0940 {
+		flagsAt = 2 + 1 + 1
+	}
+	flags := binary.BigEndian.Uint32(f[flagsAt:])
+	if flags&lzoFilter != 0 {
+		if _, err := read(4); err != nil {
+			return 0, err
+		}
+	}
+	nl, err := read(1)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := read(int(nl[0]) + 4); err != nil { // name, header checksum
+		return 0, err
+	}
+	if flags&lzoExtra != 0 {
+		l, err := read(4)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := read(int(binary.BigEndian.Uint32(l)) + 4); err != nil {
+			return 0, err
+		}
+	}
+	for {
+		b, err := read(4)
+		if err != nil {
+			return 0, err
+		}
+		dst := binary.BigEndian.Uint32(b)
+		if dst == 0 {
+			return at, nil
+		}
+		b, err = read(4)
+		if err != nil {
+			return 0, err
+		}
+		src := binary.BigEndian.Uint32(b)
+		sums := 0
+		for _, bit := range []uint32{lzoAdler32D, lzoCRC32D} {
+			if flags&bit != 0 {
+				sums += 4
+			}
+		}
+		if src < dst {
+			for _, bit := range []uint32{lzoAdler32C, lzoCRC32C} {
+				if flags&bit != 0 {
+					sums += 4
+				}
+			}
+		}
+		if src > dst || dst > 64<<20 {
+			return 0, fmt.Errorf("compress: lzo: block at byte %d: %d bytes for %d", at-8, src, dst)
+		}
+		at += int64(sums) + int64(src)
+		if at > size {
+			return 0, fmt.Errorf("compress: lzo: cut short: %w", io.ErrUnexpectedEOF)
+		}
+	}
 }
