@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
@@ -62,7 +61,8 @@ func openISO(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in.Path, in.file, in.wholeDigest = path, f, opt.Digest
+	in.Path, in.file = path, f
+	in.src = isoSource{in.src, f, fi.Size()}
 	if in.info, err = f.Stat(); err != nil {
 		in.Close()
 		return nil, err
@@ -125,15 +125,17 @@ func openInitrd(f *os.File, parts []Part, readers []io.Reader, opt OpenOptions) 
 	return openStream(io.MultiReader(readers...), nil, opt, false)
 }
 
-// digestFile is the sha256 of the whole input file, for an input whose
-// stream is only a part of it.
-func (in *Input) digestFile() (string, error) {
-	h := digest.New()
-	if _, err := io.Copy(h, io.NewSectionReader(in.file, 0, in.info.Size())); err != nil {
-		return "", err
-	}
-	return "sha256:" + digest.Sum(h), nil
+// isoSource is an ISO image's: its initrd's source, but the digest of
+// the whole image, not of the initrd the entries come from.
+type isoSource struct {
+	initrd source
+	file   *os.File
+	size   int64
 }
+
+func (s isoSource) consumed() int64         { return s.initrd.consumed() }
+func (s isoSource) digest() (string, error) { return fileDigest(s.file, s.size) }
+func (s isoSource) close() error            { return s.initrd.close() }
 
 // createISO starts o, an ISO image: the input's, with its initrd replaced
 // by what is written to o. The initrd goes through createStream (and the

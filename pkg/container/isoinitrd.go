@@ -169,7 +169,7 @@ func rewriteISOSegments(in *Input, target string, res Result, e Entries, opt Rew
 	f := res.Out
 	f.Container = ""
 	w := &segWriter{in: in, final: filepath.Join(work, "initrd"), format: f, asked: f.Codec != in.Format.Codec, opt: opt, matchers: matchers,
-		files: in.segs.view.files}
+		files: in.segs().view.files}
 	defer w.Abort()
 	if err := transform(in, w, e, opt); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
@@ -293,7 +293,7 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		p := byIn[k+n+1]
 		if p == nil { // no entry came from it (an empty gzip member): its bytes
 			w.Results = append(w.Results, copiedResult(k+n+1, s, j.base+j.at))
-			m, err := copyRange(j.out, w.in.segs.src, s.Offset, s.Length)
+			m, err := copyRange(j.out, w.in.segs().src, s.Offset, s.Length)
 			j.at += m
 			if err != nil {
 				return false, n, err

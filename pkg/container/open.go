@@ -31,70 +31,63 @@ type Input struct {
 	// ISO is the image, for an archive read from an ISO image.
 	ISO *ISO
 
-	file    *os.File
-	info    os.FileInfo        // file's, as opened
-	dir     *archive.DirReader // a tree's: holds an os.Root until closed
-	counter *countingReader
-	decomp  io.Closer
-	// wholeDigest: Digest is file's, the whole container's.
-	wholeDigest bool
-	image       *ociimage.Image
-	segs        *segReader // an initrd read as segments
+	file *os.File    // the input file, nil for a tree, an image or standard input
+	info os.FileInfo // file's, as opened
+	src  source      // what its container holds open besides the file
+}
+
+// source is what an input holds open besides its file, one type per way
+// of reading a container: a stream (streamSource), a tree (treeSource), an
+// image (imageSource), an initrd of segments (segReader), an ISO image
+// around either (isoSource).
+type source interface {
+	// digest is "sha256:<hex>" of the input (Input.Digest).
+	digest() (string, error)
+	// consumed is how far into the file on disk the reading has come.
+	consumed() int64
+	close() error
 }
 
 // Segments returns the initrd segments read so far (all of them once the
 // entries are read to the end), nil when the input is not read as
 // segments: a tree, a tar, or one stream of a codec read whole.
 func (in *Input) Segments() []Segment {
-	if in.segs == nil {
-		return nil
+	if s := in.segs(); s != nil {
+		return s.Segments()
 	}
-	return in.segs.Segments()
+	return nil
+}
+
+// segs is the segment reader of an initrd read as segments, nil otherwise.
+func (in *Input) segs() *segReader {
+	s, _ := in.Reader.(*segReader)
+	return s
 }
 
 // Image is the image the input is, nil for an archive or a tree.
-func (in *Input) Image() *ociimage.Image { return in.image }
+func (in *Input) Image() *ociimage.Image {
+	if s, ok := in.src.(imageSource); ok {
+		return s.img
+	}
+	return nil
+}
 
 // FileInfo is the input file's, as it was opened; nil for a tree.
 func (in *Input) FileInfo() os.FileInfo { return in.info }
 
 // Consumed reports how many bytes of the file on disk have been read, for
 // progress reporting.
-func (in *Input) Consumed() int64 {
-	if in.segs != nil {
-		return in.segs.next
-	}
-	if in.counter == nil {
-		return 0
-	}
-	return in.counter.consumed()
-}
+func (in *Input) Consumed() int64 { return in.src.consumed() }
+
+// Digest returns "sha256:<hex>" of the whole input file. Decompressors may
+// stop short of the end (trailing padding after the last frame), so the
+// rest of the file is read first. For a tree it returns "", for an image
+// its config's digest (its ID).
+func (in *Input) Digest() (string, error) { return in.src.digest() }
 
 // Close releases the input.
 func (in *Input) Close() error {
-	if in.counter != nil && in.counter.h != nil && !in.counter.h.closed {
-		in.counter.h.Sum() // stops the hashing goroutine
-	}
-	var err error
-	if in.segs != nil {
-		in.segs.close()
-	}
-	if in.dir != nil {
-		err = in.dir.Close()
-	}
-	if in.image != nil {
-		if r, ok := in.Reader.(*ociimage.Reader); ok {
-			r.Close()
-		}
-		err = in.image.Close()
-	}
-	if in.decomp != nil {
-		err = in.decomp.Close()
-	}
-	if in.counter != nil {
-		in.counter.unmap() // after the decoder, which may read the mapping until closed
-		in.counter.closeTool()
-	}
+	err := in.src.close()
 	if in.file != nil {
 		if cerr := in.file.Close(); err == nil {
 			err = cerr
@@ -238,7 +231,7 @@ func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
+	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, src: treeSource{r}}, nil
 }
 
 // openImage opens an image: its parts are its layers, read as the merged
@@ -256,7 +249,8 @@ func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
 			f.Codec = c
 		}
 	}
-	return &Input{Reader: img.Reader(), Path: path, Format: f, image: img}, nil
+	r := img.Reader()
+	return &Input{Reader: r, Path: path, Format: f, src: imageSource{img, r}}, nil
 }
 
 // openFile opens a single stream: its one part is the whole file.
@@ -325,7 +319,7 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 		return nil, err
 	}
 	format.Codec = codec
-	in := &Input{Format: format, counter: counter, decomp: dr}
+	in := &Input{Format: format, src: &streamSource{counter: counter, decomp: dr}}
 	in.Reader = archive.NewReaderFor(br, format, lim)
 	if format.Kind == archive.KindTar && (file == nil || codec != compress.None) {
 		in.Reader = &streamImageGuard{Reader: in.Reader}
@@ -417,28 +411,50 @@ func (a *asyncHash) Sum() []byte {
 	return a.sum
 }
 
-// Digest returns "sha256:<hex>" of the whole input file. Decompressors may
-// stop short of the end (trailing padding after the last frame), so the
-// rest of the file is read first. For a tree it returns "", for an image
-// its config's digest (its ID).
-func (in *Input) Digest() (string, error) {
-	if in.wholeDigest {
-		return in.digestFile()
-	}
-	if in.image != nil {
-		return in.image.ID(), nil
-	}
-	if in.segs != nil {
-		return fileDigest(in.file, in.Size)
-	}
-	if in.counter == nil {
-		return "", nil
-	}
-	if in.counter.h == nil {
+// streamSource is a stream's: the counted file (or pipe) and its decoder.
+type streamSource struct {
+	counter *countingReader
+	decomp  io.Closer
+}
+
+func (s *streamSource) consumed() int64 { return s.counter.consumed() }
+
+func (s *streamSource) digest() (string, error) {
+	if s.counter.h == nil {
 		return "", errors.New("input opened without OpenOptions.Digest")
 	}
-	if _, err := io.Copy(io.Discard, in.counter); err != nil {
+	if _, err := io.Copy(io.Discard, s.counter); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(in.counter.h.Sum()), nil
+	return "sha256:" + hex.EncodeToString(s.counter.h.Sum()), nil
+}
+
+func (s *streamSource) close() error {
+	if s.counter.h != nil && !s.counter.h.closed {
+		s.counter.h.Sum() // stops the hashing goroutine
+	}
+	err := s.decomp.Close()
+	s.counter.unmap() // after the decoder, which may read the mapping until closed
+	s.counter.closeTool()
+	return err
+}
+
+// treeSource is a tree's: its reader holds an os.Root until closed.
+type treeSource struct{ r *archive.DirReader }
+
+func (treeSource) consumed() int64         { return 0 }
+func (treeSource) digest() (string, error) { return "", nil }
+func (s treeSource) close() error          { return s.r.Close() }
+
+// imageSource is an image's: its digest is its config's (its ID).
+type imageSource struct {
+	img *ociimage.Image
+	r   *ociimage.Reader
+}
+
+func (imageSource) consumed() int64           { return 0 }
+func (s imageSource) digest() (string, error) { return s.img.ID(), nil }
+func (s imageSource) close() error {
+	s.r.Close()
+	return s.img.Close()
 }

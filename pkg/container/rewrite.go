@@ -136,10 +136,10 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if opt.DryRun {
 		target = outPath + ".dry-run"
 	}
-	if in.segs != nil && in.segs.view != nil && isISO(res.Out) {
+	if in.segs() != nil && in.segs().view != nil && isISO(res.Out) {
 		return rewriteISOSegments(in, target, res, e, opt, matchers)
 	}
-	if in.segs != nil && res.Out.Kind == in.Format.Kind && res.Out.Container == "" && res.Out.Image == "" {
+	if in.segs() != nil && res.Out.Kind == in.Format.Kind && res.Out.Container == "" && res.Out.Image == "" {
 		return rewriteSegments(in, target, res, e, opt, matchers)
 	}
 	img := opt.Image

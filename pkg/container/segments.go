@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -107,7 +106,7 @@ func openSegments(f io.ReaderAt, size int64, opt OpenOptions) (in *Input, ok boo
 	if bytes.HasPrefix(head, []byte("070702")) {
 		format.Kind = archive.KindCpioCRC
 	}
-	return &Input{Reader: s, Format: format, segs: s}, true, nil
+	return &Input{Reader: s, Format: format, src: s}, true, nil
 }
 
 // probe returns the first bytes of the segment's payload, decoded apart
@@ -417,7 +416,15 @@ func (s *segReader) closePart() {
 	s.cur = nil
 }
 
-func (s *segReader) close() { s.closePart() }
+// consumed, digest and close make the segment reader an input's source:
+// its digest is the whole file's, read again, as its bytes are read by
+// several readers, none of which sees them all.
+func (s *segReader) consumed() int64         { return s.next }
+func (s *segReader) digest() (string, error) { return fileDigest(s.src, s.size) }
+func (s *segReader) close() error {
+	s.closePart()
+	return nil
+}
 
 // Segments returns the segments read so far; all of them once the entries
 // are read to the end.
@@ -479,9 +486,8 @@ func hex8(b []byte) (int64, bool) {
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
-// fileDigest is "sha256:<hex>" of the whole file, read again: a segmented
-// input's bytes are read by several readers, none of which sees them all.
-func fileDigest(f *os.File, size int64) (string, error) {
+// fileDigest is "sha256:<hex>" of the whole file, read again.
+func fileDigest(f io.ReaderAt, size int64) (string, error) {
 	h := digest.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
 		return "", err

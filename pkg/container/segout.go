@@ -227,7 +227,7 @@ func (p *segOut) wrap(err error) error {
 func (w *segWriter) part(k int) (*segOut, error) {
 	seg := w.in.Segments()[k-1]
 	codec := seg.Codec
-	if w.asked && (codec != compress.None || w.in.segs.wholeFile(seg)) {
+	if w.asked && (codec != compress.None || w.in.segs().wholeFile(seg)) {
 		// A raw segment stays raw (the kernel takes the microcode from a
 		// raw one only), unless it is the whole file.
 		codec = w.format.Codec
@@ -239,7 +239,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 	var reuse *Reuse
 	if m := w.matchers[k-1]; m != nil {
 		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
-			segs := w.in.segs
+			segs := w.in.segs()
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
 				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1),
@@ -293,7 +293,7 @@ func (w *segWriter) level(codec compress.Codec, seg Segment) levelChoice {
 	if w.opt.Level != 0 || codec != seg.Codec {
 		return levelChoice{}
 	}
-	return chooseLevel(codec, streamHead(w.in.segs.src, seg.Offset), len(w.in.Segments()) > 1)
+	return chooseLevel(codec, streamHead(w.in.segs().src, seg.Offset), len(w.in.Segments()) > 1)
 }
 
 // levelNotes says, of each segment compressed anew at a level the input
@@ -381,7 +381,7 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			// copied where they were.
 			for ; next < p.seg; next++ {
 				s := segs[next-1]
-				n, err := copyRange(out, w.in.segs.src, s.Offset, s.Length+s.Pad)
+				n, err := copyRange(out, w.in.segs().src, s.Offset, s.Length+s.Pad)
 				if err != nil {
 					return err
 				}
