@@ -35,7 +35,7 @@ const CompressorXorriso = "xorriso"
 // the initrd is the input's (no change gives the input's bytes), else the
 // input's image with the initrd's changed files replaced, written by
 // xorriso and checked.
-func (x *isoOutput) finish(o *Output) error {
+func (x *isoOutput) finish(o *isoOut) error {
 	if x.inner != nil {
 		if err := x.inner.finish(); err != nil {
 			return err
@@ -63,7 +63,7 @@ func (x *isoOutput) finish(o *Output) error {
 	if err := os.Chmod(x.out, 0o644); err != nil {
 		return err
 	}
-	if o.opt.Digest {
+	if o.digest {
 		f, err := os.Open(x.out)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (x *isoOutput) finish(o *Output) error {
 		if _, err := io.Copy(h, f); err != nil {
 			return err
 		}
-		o.directSum = h.Sum(nil)
+		o.sum = h.Sum(nil)
 	}
 	return nil
 }

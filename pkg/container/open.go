@@ -15,13 +15,15 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
 
 // Input is an open archive or tree.
 type Input struct {
 	archive.Reader
-	Path   string
-	Format archive.Format
+	Path string
+	// Format is what the input is: its container and its archive.
+	Format Shape
 	// Size is the size of the file on disk (compressed), 0 for a tree;
 	// for an archive in a container, the size of its parts.
 	Size int64
@@ -46,6 +48,8 @@ type source interface {
 	// consumed is how far into the file on disk the reading has come.
 	consumed() int64
 	close() error
+	// describe is Input.Describe's.
+	describe() (*Description, error)
 }
 
 // Segments returns the initrd segments read so far (all of them once the
@@ -108,21 +112,14 @@ type OpenOptions struct {
 	// Digest makes Input.Digest available (the manifest's input digest);
 	// it costs a sha256 pass, on another core.
 	Digest bool
-	// Tap, when set, sees the decompressed stream as it is read, so that
-	// an output can be matched against it (see OutputOptions.Reuse): of
-	// the first segment, when the input is read as segments.
-	Tap Tap
 	// Platform (os/arch[/variant]) picks the image of a multi-platform
 	// image; "" takes the only one.
 	Platform string
 	// ref is the TAG of a DIR:TAG input (Open sets it).
 	ref string
-	// SegmentTap, when set, gives the Tap of segment k (0-based, from 1
-	// on) of an input read as segments, when that segment starts.
-	SegmentTap func(k int) Tap
-	// Applied, when set, says which entry names only apply writes (its
-	// index): a segment holding one is marked Segment.Applied.
-	Applied func(name string) bool
+	// taps, when set, watch the input's decompressed streams (Rewrite
+	// sets them, for an output that reuses its bytes).
+	taps taps
 	// ImageData, when set, says which files of an image (by clean name)
 	// the caller will read the data of, so that the first pass over its
 	// layers keeps it and no layer is decompressed twice
@@ -130,10 +127,22 @@ type OpenOptions struct {
 	ImageData func(name string) bool
 }
 
-// Tap watches an archive's decompressed stream.
-type Tap interface {
-	Feed(p []byte)
-	End()
+// taps are the matchers that watch an input's decompressed streams as
+// they are read, so that an output can be matched against them (reuse.go):
+// one per segment of an initrd read as segments, from its start; 0 for a
+// lone stream.
+type taps map[int]*splice.Matcher
+
+// at is segment k's (0-based) matcher, made when it starts; nil without
+// taps.
+func (t taps) at(k int) *splice.Matcher {
+	if t == nil {
+		return nil
+	}
+	if t[k] == nil {
+		t[k] = splice.NewMatcher(0)
+	}
+	return t[k]
 }
 
 // DefaultMaxSize is far above any real rootfs (minikube's is ~0.9 GB) and
@@ -155,7 +164,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 		// DIR:TAG, one image of a layout by its name, as skopeo's
 		// oci:DIR:TAG; reported under the name the user gave.
 		opt.ref = ref
-		in, err := openImage(dir, nil, opt)
+		in, err := openImage(dir, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +174,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, ok := containerOf(path, fi)
+	c, ok := containerOf(path, fi)
 	if !ok && IsPipe(fi) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -176,7 +185,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
-	return row.Open(path, fi, opt)
+	return c.Open(path, fi, opt)
 }
 
 // Stdin is the input name that reads standard input, as a stream.
@@ -225,32 +234,23 @@ func (g *streamImageGuard) Next() (*archive.Entry, error) {
 	return e, err
 }
 
-// openTree opens a directory tree: its one part is the tree.
-func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
-	r, err := archive.NewDirReader(path, archive.DirReaderOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, src: treeSource{r}}, nil
-}
-
 // openImage opens an image: its parts are its layers, read as the merged
 // filesystem (ociimage.Reader).
-func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
+func openImage(path string, opt OpenOptions) (*Input, error) {
 	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, Ref: opt.ref, MaxSize: opt.MaxSize, Backend: opt.Backend, Keep: opt.ImageData})
 	if err != nil {
 		return nil, err
 	}
 	// Its compression is its top layer's, which a layer apply adds takes:
 	// none, zstd, else gzip (what every consumer reads).
-	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip, Image: img.Kind.String()}
+	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip}
 	if n := len(img.Layers); n > 0 {
 		if c := img.Layers[n-1].Codec(); c == compress.None || c == compress.Zstd {
 			f.Codec = c
 		}
 	}
 	r := img.Reader()
-	return &Input{Reader: r, Path: path, Format: f, src: imageSource{img, r}}, nil
+	return &Input{Reader: r, Path: path, Format: Shape{imageContainer{img.Kind}, f}, src: imageSource{img, r}}, nil
 }
 
 // openFile opens a single stream: its one part is the whole file.
@@ -259,29 +259,23 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	var head [16]byte
-	n, _ := f.ReadAt(head[:], 0)
-	if segmentStart(head[:n]) {
-		in, ok, err := openSegments(f, fi.Size(), opt)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if ok {
-			in.Path, in.Size, in.file = path, fi.Size(), f
-			if in.info, err = f.Stat(); err != nil {
-				in.Close()
-				return nil, err
-			}
-			return in, nil
-		}
-	}
+	return streamFile(path, f, fi, opt)
+}
+
+// streamFile reads the file f at path as one stream.
+func streamFile(path string, f *os.File, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	in, err := openStream(f, f, opt, false)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return fileInput(in, path, f, fi)
+}
+
+// fileInput makes in, read from f, the input of the file at path.
+func fileInput(in *Input, path string, f *os.File, fi os.FileInfo) (*Input, error) {
 	in.Path, in.Size, in.file = path, fi.Size(), f
+	var err error
 	if in.info, err = f.Stat(); err != nil {
 		in.Close()
 		return nil, err
@@ -305,8 +299,8 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 	}
 	lim := archive.NewBudget(dr, maxSize)
 	var src io.Reader = lim
-	if opt.Tap != nil {
-		src = &tapReader{r: src, tap: opt.Tap}
+	if tap := opt.taps.at(0); tap != nil {
+		src = &tapReader{r: src, tap: tap}
 	}
 	br := bufio.NewReaderSize(src, 256<<10)
 	format, err := archive.SniffFormat(br)
@@ -319,7 +313,7 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 		return nil, err
 	}
 	format.Codec = codec
-	in := &Input{Format: format, src: &streamSource{counter: counter, decomp: dr}}
+	in := &Input{Format: Shape{streamContainer{}, format}, src: &streamSource{counter: counter, decomp: dr}}
 	in.Reader = archive.NewReaderFor(br, format, lim)
 	if format.Kind == archive.KindTar && (file == nil || codec != compress.None) {
 		in.Reader = &streamImageGuard{Reader: in.Reader}
@@ -332,7 +326,7 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 
 type tapReader struct {
 	r   io.Reader
-	tap Tap
+	tap *splice.Matcher
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
