@@ -1,7 +1,6 @@
 package container
 
 import (
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -186,25 +185,8 @@ func (isoContainer) create(w writing) (sink, error) {
 	return createISO(w)
 }
 
-// isoOut is an ISO image being written: the input's, with its initrd
-// replaced by what is written to it. The initrd goes through
-// createStream (and the splice path, re-aimed at a copy of the input's
-// initrd) into a work directory beside OUT; at Commit, isoOutput.build
-// writes the image.
-type isoOut struct {
-	archive.Writer
-	placement
-	x          *isoOutput
-	Compressor string
-	digest     bool
-	sum        []byte
-}
-
 func createISO(w writing) (sink, error) {
 	from := w.in
-	if from.ISO == nil {
-		return nil, fmt.Errorf("%s: an ISO image is only written from an ISO image", w.path)
-	}
 	if len(from.Parts) != 1 {
 		// Rewrite writes those segment by segment (createISOSegments).
 		return nil, fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), names.Quote(from.ISO.Initrd.Where))
@@ -230,28 +212,7 @@ func createISO(w writing) (sink, error) {
 		os.RemoveAll(work)
 		return nil, err
 	}
-	return &isoOut{Writer: inner.Writer, placement: placement{Path: w.path, tmp: work},
-		x: &isoOutput{inner: inner, from: from, work: work}, digest: w.opt.Digest}, nil
-}
-
-func (o *isoOut) Commit() error {
-	return o.place(func() (string, error) {
-		err := o.x.finish(o)
-		return o.x.out, err
-	}, o.removeTemp)
-}
-func (o *isoOut) Abort() { o.abort(o.removeTemp) }
-func (o *isoOut) removeTemp() {
-	if o.x.inner != nil {
-		o.x.inner.removeTemp()
-	}
-	os.RemoveAll(o.tmp)
-}
-func (o *isoOut) report(res *Result, _ func(string)) {
-	res.Compressor = o.Compressor
-	if o.sum != nil {
-		res.OutDigest = "sha256:" + hex.EncodeToString(o.sum)
-	}
+	return &isoOutput{Writer: inner.Writer, placement: placement{Path: w.path, tmp: work}, inner: inner, from: from, digest: w.opt.Digest}, nil
 }
 
 // extractPart copies part of the input file to dst (copy_file_range where

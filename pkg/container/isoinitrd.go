@@ -155,7 +155,7 @@ func openISOSegments(im io.ReaderAt, parts []Part, opt OpenOptions) (*Input, boo
 type isoSegOut struct {
 	*segWriter
 	path, work string
-	iso        *isoOut // once the files are written
+	iso        *isoOutput // once the files are written
 }
 
 func createISOSegments(w writing) (sink, error) {
@@ -177,17 +177,12 @@ func (o *isoSegOut) Commit() error {
 	if err := o.segWriter.Commit(); err != nil {
 		return err
 	}
-	x := &isoOutput{from: o.in, work: o.work}
-	changed := 0
+	o.iso = &isoOutput{placement: placement{Path: o.path, tmp: o.work}, from: o.in, digest: o.opt.Digest, Compressor: CompressorCopy}
 	for i, p := range o.Files {
-		x.files = append(x.files, isoFile{Path: o.in.Parts[i].Path, New: p})
+		o.iso.files = append(o.iso.files, isoFile{Path: o.in.Parts[i].Path, New: p})
 		if p != "" {
-			changed++
+			o.iso.Compressor = o.segWriter.Compressor
 		}
-	}
-	o.iso = &isoOut{placement: placement{Path: o.path, tmp: o.work}, x: x, digest: o.opt.Digest, Compressor: o.segWriter.Compressor}
-	if changed == 0 {
-		o.iso.Compressor = CompressorCopy
 	}
 	return o.iso.Commit()
 }

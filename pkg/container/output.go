@@ -16,35 +16,27 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
-// OutputOptions configures Create.
+// OutputOptions configures createStream.
 type OutputOptions struct {
 	// Compress chooses the level, threads and backend of the compressor.
 	Compress compress.WriterOptions
-	Dir      archive.DirWriterOptions
 	// Digest makes Output.Digest available (the manifest's output
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
-	// From is the input the output is rewritten from: an ISO image output
-	// is From's image with its initrd replaced. Rewrite sets it.
-	From *Input
 	// Reuse, when set and the output has the input's format and codec,
 	// reuses the input's compressed bytes where the output's content is
 	// the same: the whole file when nothing changed, the unchanged blocks
 	// of an lz4 legacy stream otherwise (see reuse.go).
 	Reuse *Reuse
-	// Image says how an image output is made (Format.Image set).
-	Image ImageOptions
 }
 
 // ImageOptions is what an image output needs besides its entries.
 type ImageOptions struct {
-	// Squash writes one layer; else the source's layers are kept and one
-	// layer of the changes is added.
+	// Squash writes one layer; else the input image's layers are kept
+	// and one layer of the changes is added.
 	Squash    bool
 	CreatedBy string
 	Epoch     *time.Time
-	// Source is the input image; nil makes a new image of one layer.
-	Source *ociimage.Image
 }
 
 // sink is an output being written, one type per container: a stream
