@@ -6,8 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
@@ -172,4 +176,46 @@ func RowSamples(t *testing.T, tree string) []Sample {
 		}
 	}
 	return out
+}
+
+// TestNewContainerFiles: docs/architecture.md's "A new container" names
+// every method of Container, and exactly the files a new container
+// touches (those tarInTar, the tests' own, shows; the documents; the
+// table tests), each of which exists.
+func TestNewContainerFiles(t *testing.T) {
+	b, err := os.ReadFile("../../docs/architecture.md")
+	mustDo(t, err)
+	doc := string(b)
+	start := strings.Index(doc, "- **A new container**")
+	if start < 0 {
+		t.Fatal(`docs/architecture.md has no "A new container"`)
+	}
+	section := doc[start:]
+	section = section[:strings.Index(section[1:], "\n- **")+1]
+	quoted := map[string]bool{}
+	for i, part := range strings.Split(section, "`") {
+		if i%2 == 1 {
+			quoted[part] = true
+		}
+	}
+	ct := reflect.TypeOf((*Container)(nil)).Elem()
+	for i := range ct.NumMethod() {
+		if name := ct.Method(i).Name; !quoted[name] {
+			t.Errorf("Container's method %s is not named", name)
+		}
+	}
+	var files []string
+	for q := range quoted {
+		if strings.HasSuffix(q, ".go") || strings.HasSuffix(q, ".md") {
+			files = append(files, q)
+			if _, err := os.Stat(filepath.Join("../..", q)); err != nil {
+				t.Errorf("named, but: %v", err)
+			}
+		}
+	}
+	slices.Sort(files)
+	want := []string{"docs/formats.md", "docs/security.md", "pkg/container/commands_test.go", "pkg/container/containers.go", "pkg/container/containers_test.go", "pkg/container/tarintar_test.go"}
+	if d := cmp.Diff(want, files); d != "" {
+		t.Errorf("the files named (-want +got):\n%s", d)
+	}
 }
