@@ -122,16 +122,16 @@ func (treeContainer) create(w writing) (sink, error) {
 // imageContainer is an OCI image layout or a `docker save` tarball (its
 // kind; zero in the table, where either is recognised): its parts are its
 // layers, read as the merged filesystem (ociimage.Reader).
-type imageContainer struct{ kind ociimage.Kind }
+type imageContainer struct {
+	plain // its Output
+	kind  ociimage.Kind
+}
 
 func (c imageContainer) describe(f archive.Format) string {
 	return c.kind.String() + " image (tar layers), " + f.Codec.String()
 }
 func (c imageContainer) formatName(archive.Format) string        { return c.kind.String() }
 func (c imageContainer) writer(*Input, archive.Format) Container { return c }
-func (imageContainer) Output(in *Input, want Want, _ func(string)) (Shape, error) {
-	return outputIn(in, want, in.Format.Container)
-}
 
 func (imageContainer) Name() string { return "image" }
 

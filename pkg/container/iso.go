@@ -156,7 +156,7 @@ func (isoContainer) formatName(f archive.Format) string { return f.Kind.String()
 // the initrd alone, said, since an image was asked of nothing but OUT's
 // name.
 func (isoContainer) Output(in *Input, want Want, note func(string)) (Shape, error) {
-	if isoName(want.Path) {
+	if strings.EqualFold(filepath.Ext(want.Path), ".iso") {
 		return outputIn(in, want, isoContainer{})
 	}
 	if note != nil {

@@ -250,7 +250,7 @@ func openImage(path string, opt OpenOptions) (*Input, error) {
 		}
 	}
 	r := img.Reader()
-	return &Input{Reader: r, Path: path, Format: Shape{imageContainer{img.Kind}, f}, src: imageSource{img, r}}, nil
+	return &Input{Reader: r, Path: path, Format: Shape{imageContainer{kind: img.Kind}, f}, src: imageSource{img, r}}, nil
 }
 
 // openFile opens a single stream: its one part is the whole file.

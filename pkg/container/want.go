@@ -2,8 +2,6 @@ package container
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -91,7 +89,7 @@ func outputIn(in *Input, want Want, c Container) (Shape, error) {
 		if in.Image() == nil {
 			f.Codec = compress.Gzip
 		}
-		f.Kind, c = archive.KindTar, imageContainer{kind}
+		f.Kind, c = archive.KindTar, imageContainer{kind: kind}
 	default:
 		if f.Kind, err = archive.ParseKind(want.Format); err != nil {
 			return Shape{}, usagef("--archive-format: %v (or an image: %s, %s)", err, ociimage.LayoutName, ociimage.ArchiveName)
@@ -106,7 +104,12 @@ func outputIn(in *Input, want Want, c Container) (Shape, error) {
 		}
 	}
 	if _, isImage := c.(imageContainer); isImage {
-		return Shape{c, f}, checkLayerCodec(f.Codec)
+		// An image's new layer is written gzip, zstd or raw, whatever
+		// OUT's name, as every image consumer reads those.
+		if f.Codec != compress.Gzip && f.Codec != compress.Zstd && f.Codec != compress.None {
+			return Shape{}, usagef("--compress %s: an image's new layer is gzip, zstd or none", f.Codec)
+		}
+		return Shape{c, f}, nil
 	}
 	if f.Kind == archive.KindDir {
 		if want.StrictDir && want.Codec != "" && f.Codec != compress.None {
@@ -124,15 +127,6 @@ func outputIn(in *Input, want Want, c Container) (Shape, error) {
 		return Shape{}, usagef("--squash: OUT is %s, not an image", c.describe(f))
 	}
 	return Shape{c.writer(in, f), f}, nil
-}
-
-// checkLayerCodec: an image's new layer is written gzip, zstd or raw,
-// whatever OUT's name, as every image consumer reads those.
-func checkLayerCodec(c compress.Codec) error {
-	if c != compress.Gzip && c != compress.Zstd && c != compress.None {
-		return usagef("--compress %s: an image's new layer is gzip, zstd or none", c)
-	}
-	return nil
 }
 
 // checkOutputName refuses an output whose name says another compression
@@ -163,8 +157,3 @@ func checkOutputName(outPath string, out archive.Format, codecFlag string) error
 	return usagef("OUT %s: its name says %s (%s), but the output would be %s (%s); %s",
 		names.Quote(outPath), named, suffix, would, from, hint)
 }
-
-// isoName reports whether OUT is named *.iso: an initrd read from an ISO
-// image is written back into an image only then, else as the initrd
-// alone (a tree, an archive).
-func isoName(path string) bool { return strings.EqualFold(filepath.Ext(path), ".iso") }

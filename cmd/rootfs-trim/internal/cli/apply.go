@@ -412,10 +412,6 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 	if errors.Is(err, container.ErrSameFile) {
 		return nil, usagef("OUT %s is the same file as IN; apply never modifies an archive in place", a.outPath)
 	}
-	var ue *container.UsageError
-	if errors.As(err, &ue) {
-		return nil, usagef("%s", ue.Msg)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -57,10 +57,6 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	if errors.Is(err, container.ErrSameFile) {
 		return usagef("OUT %s is the same file as IN", outPath)
 	}
-	var ue *container.UsageError
-	if errors.As(err, &ue) {
-		return usagef("%s", ue.Msg)
-	}
 	return err
 }
 
