@@ -35,6 +35,7 @@ const (
 // tree's own dpkg database).
 type Input struct {
 	Path     string
+	Source   container.Source // opens it
 	Package  string
 	FileList string
 	Version  string
@@ -262,7 +263,7 @@ func inputOwners(opt Options, in Input) (*trim.Owners, map[string]string, error)
 
 // scan reads one input and records every file a rule or the policy matches.
 func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) error {
-	src, err := container.Open(in.Path, opt.Open)
+	src, err := in.Source()
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func TestEveryContainerCommands(t *testing.T) {
 			if !slices.Contains(names, "etc/crictl.yaml") {
 				t.Fatalf("list: no etc/crictl.yaml in %q", names)
 			}
-			res, err := trim.Audit(set, []trim.AuditInput{{Path: s.Path, Owners: owners}}, nil, container.OpenOptions{})
+			res, err := trim.Audit(set, []trim.AuditInput{{Path: s.Path, Source: container.SourceOf(s.Path, container.OpenOptions{}), Owners: owners}}, nil, container.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -188,6 +188,16 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	return c.Open(path, fi, opt)
 }
 
+// Source opens an input, as often as a pass over it needs: what a command
+// hands trim, check and diff (SourceOf, with the user's options), which
+// never choose how an input is opened.
+type Source func() (*Input, error)
+
+// SourceOf is the input at path, opened with opt.
+func SourceOf(path string, opt OpenOptions) Source {
+	return func() (*Input, error) { return Open(path, opt) }
+}
+
 // Stdin is the input name that reads standard input, as a stream.
 const Stdin = "-"
 

@@ -19,7 +19,8 @@ import (
 
 // Input is one side of an image diff.
 type Input struct {
-	Path string
+	Path   string
+	Source container.Source // opens it
 	// Owners: who installed what (nil: unknown), as audit takes them.
 	Owners *trim.Owners
 	// OwnersNote says where Owners came from, "" for flags or nothing.
@@ -34,8 +35,7 @@ type Input struct {
 
 // Options configures Images.
 type Options struct {
-	Set  *rules.Set
-	Open container.OpenOptions
+	Set *rules.Set
 	// Wrap, if set, wraps each input's reader (the CLI's interrupt check).
 	Wrap func(archive.Reader) archive.Reader
 }
@@ -175,7 +175,7 @@ func (e *entry) record() *Record {
 // database, the entries are judged once it is in (recorded), the input
 // still read once.
 func readSide(opt Options, in Input) (*side, error) {
-	src, err := container.Open(in.Path, opt.Open)
+	src, err := in.Source()
 	if err != nil {
 		return nil, err
 	}

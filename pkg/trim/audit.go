@@ -179,6 +179,7 @@ func (f Finding) Offends() bool {
 // AuditInput is one thing to audit.
 type AuditInput struct {
 	Path   string
+	Source container.Source // opens it
 	Owners *Owners // nil: no ownership data
 	// Dpkg takes the owners from the input's own dpkg database instead
 	// (none if it has none): a tree's is read first, an archive's in the
@@ -218,7 +219,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 				return nil, err
 			}
 		} else {
-			rec, err := record(in, wrap, open)
+			rec, err := record(in, wrap)
 			if err != nil {
 				return nil, err
 			}
@@ -231,7 +232,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 	}
 	var classifiers []*Classifier
 	for i, in := range inputs {
-		c, err := auditOne(set, in, recs[i], res, wrap, open)
+		c, err := auditOne(set, in, recs[i], res, wrap)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +243,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 }
 
 // auditOne audits in: from rec when it was recorded, else as it is read.
-func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
+func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
 	var a *Auditor
 	if rec != nil {
 		a = NewAuditor(set, in, rec.kind)
@@ -254,7 +255,7 @@ func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wr
 	var img *ociimage.Image
 	if rec == nil {
 		var err error
-		if a, img, err = auditStream(set, in, wrap, open); err != nil {
+		if a, img, err = auditStream(set, in, wrap); err != nil {
 			return nil, err
 		}
 	}
@@ -273,8 +274,8 @@ func auditOne(set *rules.Set, in AuditInput, rec *recorded, res *AuditResult, wr
 
 // auditStream audits in as it is read; the image is its container's, for
 // an image (whose layers the findings then name), else nil.
-func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Auditor, *ociimage.Image, error) {
-	src, r, err := openWrapped(in.Path, wrap, open)
+func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader) (*Auditor, *ociimage.Image, error) {
+	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -331,8 +332,8 @@ func staleReason(r *rules.Rule) string {
 }
 
 // openWrapped opens an input to audit, and the reader to read it by.
-func openWrapped(path string, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*container.Input, archive.Reader, error) {
-	src, err := container.Open(path, open)
+func openWrapped(source container.Source, wrap func(archive.Reader) archive.Reader) (*container.Input, archive.Reader, error) {
+	src, err := source()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -52,8 +52,8 @@ func ReadsDatabaseFirst(name string) bool {
 // gathering the dpkg database. Read errors are named as LoadDpkg names
 // them, which read the archive first, before the audit, until there was
 // one pass.
-func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*recorded, error) {
-	src, r, err := openWrapped(in.Path, wrap, open)
+func record(in AuditInput, wrap func(archive.Reader) archive.Reader) (*recorded, error) {
+	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -105,11 +106,13 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	var inputs []check.Input
+	maxSize.imageData = trim.ImageData(set)
 	for _, p := range pos {
 		in, err := parseCheckInput(p, *fileList)
 		if err != nil {
 			return err
 		}
+		in.Source = container.SourceOf(in.Path, maxSize.open())
 		inputs = append(inputs, in)
 	}
 	res, err := check.Run(check.Options{Set: set, Lock: lock, Inputs: inputs, Versions: versions,
