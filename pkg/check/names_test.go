@@ -56,8 +56,8 @@ func TestVariantsLockApart(t *testing.T) {
 	}
 	pk := "../../testdata/packages/upstream/"
 	res, err := Run(Options{Set: set, Lock: NewLock(), AllowNew: true, Inputs: []Input{
-		{Path: pk + "cri-o-bundle-v1.35.0/root", Source: container.SourceOf(pk + "cri-o-bundle-v1.35.0/root", container.OpenOptions{}), Package: "crio-bin", Version: "v1.35.0"},
-		{Path: pk + "cri-o-deb-v1.35.0/root", Source: container.SourceOf(pk + "cri-o-deb-v1.35.0/root", container.OpenOptions{}), Package: "cri-o", Version: "1.35.0-150500.1.1"},
+		{Path: pk + "cri-o-bundle-v1.35.0/root", Source: container.SourceOf(pk+"cri-o-bundle-v1.35.0/root", container.OpenOptions{}), Package: "crio-bin", Version: "v1.35.0"},
+		{Path: pk + "cri-o-deb-v1.35.0/root", Source: container.SourceOf(pk+"cri-o-deb-v1.35.0/root", container.OpenOptions{}), Package: "cri-o", Version: "1.35.0-150500.1.1"},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -180,7 +180,7 @@ func (f Finding) Offends() bool {
 type AuditInput struct {
 	Path   string
 	Source container.Source // opens it
-	Owners *Owners // nil: no ownership data
+	Owners *Owners          // nil: no ownership data
 	// Dpkg takes the owners from the input's own dpkg database instead
 	// (none if it has none): a tree's is read first, an archive's in the
 	// one pass that audits it (recorded).
