@@ -187,12 +187,12 @@ func (isoContainer) create(w writing) (sink, error) {
 
 func createISO(w writing) (sink, error) {
 	from := w.in
-	if len(from.Parts) != 1 {
-		// Rewrite writes those segment by segment (createISOSegments).
-		return nil, fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), names.Quote(from.ISO.Initrd.Where))
-	}
 	if err := checkTarget(w.path, false); err != nil {
 		return nil, err
+	}
+	if len(from.Parts) != 1 {
+		// Those read as segments are written by createISOSegments.
+		return nil, fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), names.Quote(from.ISO.Initrd.Where))
 	}
 	work, err := tempDir(w.path)
 	if err != nil {
