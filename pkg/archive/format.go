@@ -54,35 +54,25 @@ func ParseKind(s string) (Kind, error) {
 // IsCpio reports whether k is one of the cpio variants.
 func (k Kind) IsCpio() bool { return k == KindCpio || k == KindCpioCRC }
 
-// Format is what Open detected, and what Create is asked to write.
+// Format is what an archive is: its kind, its compression, its tar
+// flavour.
 type Format struct {
 	Kind  Kind
 	Codec compress.Codec
 	// Tar is the header format for tar output when the entries do not say
 	// (tar.FormatUnknown lets archive/tar choose the smallest that fits).
 	Tar tar.Format
-	// Container names what holds the archive when it is not the archive
-	// file itself: "iso9660" for an initrd in an ISO image; "" otherwise.
-	Container string
-	// Image names the container image kind ("oci", "docker-archive";
-	// pkg/ociimage) whose layers hold the entries, as tar; Codec is then
-	// that of the layer an output adds. "" for an archive or a tree.
-	Image string
 }
 
+// String is what the archive is; what holds it (an ISO image, an image's
+// layers) says itself around it (container.Shape).
 func (f Format) String() string {
-	if f.Image != "" {
-		return f.Image + " image (tar layers), " + f.Codec.String()
-	}
 	s := f.Kind.String()
 	if f.Kind == KindTar && f.Tar != tar.FormatUnknown {
 		s = "tar (" + strings.ToLower(f.Tar.String()) + ")"
 	}
 	if f.Kind != KindDir {
 		s += ", " + f.Codec.String()
-	}
-	if f.Container != "" {
-		s += " in " + f.Container
 	}
 	return s
 }

@@ -36,6 +36,7 @@ const (
 // tree's own dpkg database).
 type Input struct {
 	Path     string
+	Source   container.Source // opens it
 	Package  string
 	FileList string
 	Version  string
@@ -263,7 +264,7 @@ func inputOwners(opt Options, in Input) (*owners.Table, map[string]string, error
 
 // scan reads one input and records every file a rule or the policy matches.
 func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState) error {
-	src, err := container.Open(in.Path, opt.Open)
+	src, err := in.Source()
 	if err != nil {
 		return err
 	}

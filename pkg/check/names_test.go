@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
@@ -55,8 +56,8 @@ func TestVariantsLockApart(t *testing.T) {
 	}
 	pk := "../../testdata/packages/upstream/"
 	res, err := Run(Options{Set: set, Lock: NewLock(), AllowNew: true, Inputs: []Input{
-		{Path: pk + "cri-o-bundle-v1.35.0/root", Package: "crio-bin", Version: "v1.35.0"},
-		{Path: pk + "cri-o-deb-v1.35.0/root", Package: "cri-o", Version: "1.35.0-150500.1.1"},
+		{Path: pk + "cri-o-bundle-v1.35.0/root", Source: container.SourceOf(pk+"cri-o-bundle-v1.35.0/root", container.OpenOptions{}), Package: "crio-bin", Version: "v1.35.0"},
+		{Path: pk + "cri-o-deb-v1.35.0/root", Source: container.SourceOf(pk+"cri-o-deb-v1.35.0/root", container.OpenOptions{}), Package: "cri-o", Version: "1.35.0-150500.1.1"},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestAliasVersionsDeterministic(t *testing.T) {
 	}
 	for range 20 {
 		res, err := Run(Options{Set: set, Lock: NewLock(), AllowNew: true, AllowMissing: true,
-			Inputs:   []Input{{Path: root, FileList: list}},
+			Inputs:   []Input{{Path: root, Source: container.SourceOf(root, container.OpenOptions{}), FileList: list}},
 			Versions: map[string]string{"containerd.io": "1.7.0-1", "containerd-bin": "v1.6.0"}})
 		if err != nil {
 			t.Fatal(err)

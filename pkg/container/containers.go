@@ -7,79 +7,149 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
-// containerRow is one kind of container of a root filesystem: how it is
-// recognised, how its parts are found and read, and how it is rewritten.
-// Open and Create read the table; TestEveryContainerHandled fails while an
-// output format no row writes, a row with a column unset, or one without
-// its row in docs/formats.md ("Containers and compressions") is there.
-//
-// The ISO 9660 image's parts are the files of the initrd its boot
-// configuration names (Input.Parts); its Create writes the image back
-// around the rewritten initrd (iso.go, isowrite.go). The segmented initrd
-// and the OCI image of the issues to come are rows whose Open finds
-// several parts too.
-type containerRow struct {
+// Container is one kind of container of a root filesystem: how it is
+// recognised, how its parts are found and read, and how an output of it
+// is written. TestEveryContainerHandled walks the table: every row's
+// samples are recognised by it, read back, and rewritten by Rewrite, and
+// each has its row in docs/formats.md ("Containers and compressions").
+type Container interface {
 	// Name is its name in docs/formats.md's containers table.
-	Name string
-	// Is recognises it, from the input's os.Stat.
-	Is func(fi os.FileInfo) bool
-	// Content, when set, recognises it from the file's bytes too, once Is
-	// said yes (an ISO image is a regular file); nil takes what Is takes.
-	Content func(path string) bool
-	// Open finds its parts and returns them as one Input.
-	Open func(path string, fi os.FileInfo, opt OpenOptions) (*Input, error)
-	// Writes says whether an output of format f is this container.
-	Writes func(f archive.Format) bool
-	// Create starts o, at o.Path, in a temporary beside it (dir, base:
-	// o.Path split), which Output.Commit checks and renames into place.
-	Create func(o *Output, dir, base string, opt OutputOptions) error
+	Name() string
+	// Is says whether the input at path, with fi, is one; Open asks the
+	// rows in their order (containers), and the first that says yes
+	// opens it.
+	Is(path string, fi os.FileInfo) bool
+	// Open finds its parts and reads them as one Input.
+	Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error)
+	// Output is the output written from in, one of this container, as
+	// want asks: its archive's format, and the container that writes it
+	// (this one, another, or what holds the same archive otherwise: an
+	// ISO image's initrd alone). note gets what the user should hear of
+	// a choice made for them; errors are UsageErrors.
+	Output(in *Input, want Want, note func(string)) (Shape, error)
+	// writer is the container that writes an output of format f from in
+	// once this one was chosen (outputIn).
+	writer(in *Input, f archive.Format) Container
+	// create starts an output of this container, from what w says.
+	create(w writing) (sink, error)
+	// describe says what f in it is (Shape.String); formatName names it
+	// in the manifest (Shape.FormatName).
+	describe(f archive.Format) string
+	formatName(f archive.Format) string
 }
 
-// containers: the first row whose Is or Writes says yes is the one.
-var containers = []containerRow{
-	{Name: "image", Is: isDirOrRegular, Content: isImagePath, Open: openImage, Writes: isImage, Create: createImage},
-	{Name: "tree", Is: os.FileInfo.IsDir, Open: openTree, Writes: isTree, Create: createTree},
-	{Name: "iso9660", Is: isRegular, Content: isISOFile, Open: openISO, Writes: isISO, Create: createISO},
-	{Name: "stream", Is: isRegular, Open: openFile, Writes: isStream, Create: createStream},
+// writing is what an output is made from: the input, where the output
+// goes (beside its final path until committed), its archive format, and
+// the rewrite's options with the taps that watch the input's streams.
+type writing struct {
+	in       *Input
+	path     string
+	out      Shape
+	opt      RewriteOptions
+	matchers taps
 }
 
-func isRegular(fi os.FileInfo) bool { return fi.Mode().IsRegular() }
-func isTree(f archive.Format) bool  { return f.Kind == archive.KindDir }
-func isStream(f archive.Format) bool {
-	return f.Kind != archive.KindDir && f.Container == "" && f.Image == ""
+// noReuse lets the input's tap go: what is not a stream reuses nothing.
+func (w writing) noReuse() {
+	if m := w.matchers[0]; m != nil {
+		m.Disable()
+	}
 }
-func isImage(f archive.Format) bool { return f.Image != "" }
 
-// isDirOrRegular: an image is a layout directory or a save tarball.
-func isDirOrRegular(fi os.FileInfo) bool { return fi.IsDir() || fi.Mode().IsRegular() }
-
-// isImagePath says whether the layout or tarball at path is an image; its
-// content says so (an oci-layout file, a manifest.json member, and no name
-// an image writer does not make: ociimage.Detect). An input that is an
-// image and a tree at once is taken here too, and ociimage.Open refuses it.
-func isImagePath(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && ociimage.IsImage(path, fi)
-}
+// containers is the order Open tries them in; TestContainerOrder holds
+// why each is where it is: an image is a directory or a tar file, so it
+// comes before the tree and the stream; an ISO image and an initrd of
+// segments are regular files, so they come before the stream, which
+// takes every regular file.
+var containers = []Container{imageContainer{}, treeContainer{}, isoContainer{}, segmentsContainer{}, streamContainer{}}
 
 // containerOf returns the container the input at path, with fi, is;
 // false for none.
-func containerOf(path string, fi os.FileInfo) (containerRow, bool) {
-	for _, row := range containers {
-		if row.Is(fi) && (row.Content == nil || row.Content(path)) {
-			return row, true
+func containerOf(path string, fi os.FileInfo) (Container, bool) {
+	for _, c := range containers {
+		if c.Is(path, fi) {
+			return c, true
 		}
 	}
-	return containerRow{}, false
+	return nil, false
 }
 
-// containerWriting returns the container an output of format f is: the
-// last row writes whatever another does not.
-func containerWriting(f archive.Format) containerRow {
-	for _, row := range containers {
-		if row.Writes(f) {
-			return row
-		}
+// streamContainer is a single stream: one archive, raw or compressed.
+type streamContainer struct{ plain }
+
+func (streamContainer) Name() string                     { return "stream" }
+func (streamContainer) Is(_ string, fi os.FileInfo) bool { return fi.Mode().IsRegular() }
+func (streamContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
+	return openFile(path, fi, opt)
+}
+
+func (streamContainer) create(w writing) (sink, error) {
+	level := loneLevel(w.in, w.out.Format, w.opt)
+	o, err := createStream(w.path, w.out.Format, OutputOptions{Compress: compressOptions(w.opt, level),
+		Digest: w.opt.Digest, Reuse: reuseFor(w.matchers[0], w.in, w.out, w.opt)})
+	if err != nil {
+		return nil, err
 	}
-	return containers[len(containers)-1]
+	o.level = level
+	return o, nil
+}
+
+// treeContainer is a directory tree: its one part is the tree.
+type treeContainer struct{ plain }
+
+func (treeContainer) Name() string                     { return "tree" }
+func (treeContainer) Is(_ string, fi os.FileInfo) bool { return fi.IsDir() }
+func (treeContainer) Open(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
+	r, err := archive.NewDirReader(path, archive.DirReaderOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Reader: r, Path: path, Format: Shape{treeContainer{}, archive.Format{Kind: archive.KindDir}}, src: treeSource{r}}, nil
+}
+
+// create: what lands on disk in a tree output is bounded by --max-size
+// too, holes not counted: the budget on what is read counts them, this
+// what is written (issue 37: a sparse file must not land dense).
+func (treeContainer) create(w writing) (sink, error) {
+	w.noReuse()
+	maxData := w.opt.Open.MaxSize
+	if maxData <= 0 {
+		maxData = DefaultMaxSize
+	}
+	return createTree(w.path, archive.DirWriterOptions{MaxData: maxData})
+}
+
+// imageContainer is an OCI image layout or a `docker save` tarball (its
+// kind; zero in the table, where either is recognised): its parts are its
+// layers, read as the merged filesystem (ociimage.Reader).
+type imageContainer struct {
+	plain // its Output
+	kind  ociimage.Kind
+}
+
+func (c imageContainer) describe(f archive.Format) string {
+	return c.kind.String() + " image (tar layers), " + f.Codec.String()
+}
+func (c imageContainer) formatName(archive.Format) string        { return c.kind.String() }
+func (c imageContainer) writer(*Input, archive.Format) Container { return c }
+
+func (imageContainer) Name() string { return "image" }
+
+// Is: the content says so (an oci-layout file, a manifest.json member,
+// and no name an image writer does not make: ociimage.Detect). An input
+// that is an image and a tree at once is taken here too, and
+// ociimage.Open refuses it.
+func (imageContainer) Is(path string, fi os.FileInfo) bool {
+	return (fi.IsDir() || fi.Mode().IsRegular()) && ociimage.IsImage(path, fi)
+}
+
+func (imageContainer) Open(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
+	return openImage(path, opt)
+}
+
+func (c imageContainer) create(w writing) (sink, error) {
+	w.noReuse()
+	img := w.opt.Image
+	return createImage(w.path, ociimage.WriteOptions{Kind: c.kind, Squash: img.Squash, CreatedBy: img.CreatedBy,
+		Epoch: img.Epoch, Codec: w.out.Codec, Source: w.in.Image()})
 }

@@ -11,14 +11,18 @@
 // this tool: what holds a root filesystem, whatever its layout, as opposed
 // to an archive (the entries) or a compression (one codec's bytes).
 //
-// This package finds the parts and their compression (Open: sniffing, the
-// size limit, the splice tap that lets an output reuse the input's
-// compressed bytes), writes an output beside its final name and renames it
-// into place once checked (Create, Output.Commit), reuses the input's
-// compressed bytes where the content is the same (reuse.go, copyahead.go,
-// with the splicers of pkg/splice), and reads a legacy lz4 input in place
-// (inplace.go). Rewrite is the one rewrite of a container that apply and
-// repack share: the caller gives only the per-entry transform (Copy, or
+// Each container is one type behind one interface (Container,
+// containers.go), and the table of them is the order in which Open asks
+// them whether an input is theirs. Each opens a source (Input: the
+// entries, the digest, what was consumed, a description for list),
+// decides what an output written from it is, as the user asked (Output,
+// want.go), and creates a sink that writes one beside its final name and
+// renames it into place once checked (output.go). It reuses the input's
+// compressed bytes where the content is the same (reuse.go,
+// copyahead.go, with the splicers of pkg/splice), and reads a legacy lz4
+// input in place (inplace.go). Rewrite is the one rewrite of a container
+// that apply and repack share: open, output, create, transform, digest,
+// commit; the caller gives only the per-entry transform (Copy, or
 // pkg/trim's streaming applier) and its messages.
 //
 // It imports pkg/archive, never the reverse: what concerns entries (the

@@ -106,7 +106,7 @@ func TestOpenLz4InPlace(t *testing.T) {
 			if got["big"] != want["big"] || got["small"] != want["small"] {
 				t.Error("the entries' data differ from what was written")
 			}
-			if mapped := in.counter.m != nil; mapped != tt.wantMapped {
+			if mapped := in.src.(*streamSource).counter.m != nil; mapped != tt.wantMapped {
 				t.Errorf("mapped: %v, want %v", mapped, tt.wantMapped)
 			}
 			if in.Consumed() != in.Size {
@@ -115,7 +115,7 @@ func TestOpenLz4InPlace(t *testing.T) {
 			if err := in.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if in.counter.m != nil {
+			if in.src.(*streamSource).counter.m != nil {
 				t.Error("Close left the mapping")
 			}
 		})
@@ -133,12 +133,12 @@ func TestOpenLz4Truncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if in.counter.m == nil {
+	if in.src.(*streamSource).counter.m == nil {
 		t.Fatal("the input was not mapped")
 	}
 	truncated := make(chan error, 1)
 	go func() { truncated <- os.Truncate(path, in.Size/3) }()
-	for deadline := time.Now().Add(10 * time.Second); in.counter.Check() == nil; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); in.src.(*streamSource).counter.Check() == nil; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the truncate did not break the lease")
 		}

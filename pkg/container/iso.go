@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
 )
 
-// ContainerISO is archive.Format.Container for an initrd in an ISO image.
+// ContainerISO is the ISO image's name, as docs/formats.md and list say it.
 const ContainerISO = "iso9660"
 
 // Part is one file of a container that holds the archive: an initrd in an
@@ -47,8 +47,6 @@ func isISOFile(path string) bool {
 	return iso9660.Sniff(f)
 }
 
-func isISO(f archive.Format) bool { return f.Container == ContainerISO }
-
 // openISO opens an ISO image: its parts are the files of the initrd its
 // boot configuration names, read in place from their extents, one after
 // the other as the bootloader loads them.
@@ -62,7 +60,8 @@ func openISO(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in.Path, in.file, in.wholeDigest = path, f, opt.Digest
+	in.Path, in.file = path, f
+	in.src = isoSource{in.src, f, fi.Size(), in.ISO}
 	if in.info, err = f.Stat(); err != nil {
 		in.Close()
 		return nil, err
@@ -106,7 +105,7 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("initrd %s (%s): %w", quotedPaths(ird.Paths()), names.Quote(ird.Where), err)
 	}
-	in.Format.Container = ContainerISO
+	in.Format.Container = isoContainer{}
 	in.Size, in.Parts = total, parts
 	in.ISO = &ISO{Image: im, Boot: boot, Initrd: ird}
 	return in, nil
@@ -125,53 +124,96 @@ func openInitrd(f *os.File, parts []Part, readers []io.Reader, opt OpenOptions) 
 	return openStream(io.MultiReader(readers...), nil, opt, false)
 }
 
-// digestFile is the sha256 of the whole input file, for an input whose
-// stream is only a part of it.
-func (in *Input) digestFile() (string, error) {
-	h := digest.New()
-	if _, err := io.Copy(h, io.NewSectionReader(in.file, 0, in.info.Size())); err != nil {
-		return "", err
-	}
-	return "sha256:" + digest.Sum(h), nil
+// isoSource is an ISO image's: its initrd's source, but the digest of
+// the whole image, not of the initrd the entries come from.
+type isoSource struct {
+	initrd source
+	file   *os.File
+	size   int64
+	iso    *ISO
 }
 
-// createISO starts o, an ISO image: the input's, with its initrd replaced
-// by what is written to o. The initrd goes through createStream (and the
-// splice path: opt.Reuse, re-aimed at a copy of the input's initrd) into
-// a work directory beside OUT; at Commit, isoBuild writes the image.
-func createISO(o *Output, dir, base string, opt OutputOptions) error {
-	from := opt.From
-	if from == nil || from.ISO == nil {
-		return fmt.Errorf("%s: an ISO image is only written from an ISO image", o.Path)
+func (s isoSource) consumed() int64         { return s.initrd.consumed() }
+func (s isoSource) digest() (string, error) { return fileDigest(s.file, s.size) }
+func (s isoSource) close() error            { return s.initrd.close() }
+
+// isoContainer is an ISO 9660 image: its parts are the files of the
+// initrd its boot configuration names; an output is the input's image
+// with that initrd replaced (isowrite.go).
+type isoContainer struct{}
+
+func (isoContainer) Name() string { return ContainerISO }
+func (isoContainer) Is(path string, fi os.FileInfo) bool {
+	return fi.Mode().IsRegular() && isISOFile(path)
+}
+func (isoContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
+	return openISO(path, fi, opt)
+}
+
+func (isoContainer) describe(f archive.Format) string   { return f.String() + " in " + ContainerISO }
+func (isoContainer) formatName(f archive.Format) string { return f.Kind.String() }
+
+// Output: the image, around the new initrd, when OUT is named *.iso; else
+// the initrd alone, said, since an image was asked of nothing but OUT's
+// name.
+func (isoContainer) Output(in *Input, want Want, note func(string)) (Shape, error) {
+	if strings.EqualFold(filepath.Ext(want.Path), ".iso") {
+		return outputIn(in, want, isoContainer{})
+	}
+	if note != nil {
+		note(fmt.Sprintf("OUT %s is not named *.iso: writing the initrd alone, not an ISO image", names.Quote(want.Path)))
+	}
+	return outputIn(in, want, streamContainer{})
+}
+
+// writer: an initrd of several files read as segments is written back
+// file by file into the image (whatever the format asked, which
+// createISOSegments refuses unless it is the initrd's own); an initrd of
+// one stream into a tree as asked, else into the image.
+func (isoContainer) writer(in *Input, f archive.Format) Container {
+	if in.segs() == nil && f.Kind == archive.KindDir {
+		return treeContainer{}
+	}
+	return isoContainer{}
+}
+
+// create: an initrd of several files read as segments is written back
+// file by file (createISOSegments), one of one stream as a stream.
+func (isoContainer) create(w writing) (sink, error) {
+	if w.in.segs() != nil {
+		return createISOSegments(w)
+	}
+	return createISO(w)
+}
+
+func createISO(w writing) (sink, error) {
+	from := w.in
+	if err := checkTarget(w.path, false); err != nil {
+		return nil, err
 	}
 	if len(from.Parts) != 1 {
-		// Rewrite writes those segment by segment (rewriteISOSegments).
-		return fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), names.Quote(from.ISO.Initrd.Where))
+		// Those read as segments are written by createISOSegments.
+		return nil, fmt.Errorf("%s: its initrd is %d files (%s), which are one stream: writing them back is not supported", from.Path, len(from.Parts), names.Quote(from.ISO.Initrd.Where))
 	}
-	work, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	work, err := tempDir(w.path)
 	if err != nil {
-		return userPathError(o.Path, err)
+		return nil, err
 	}
-	o.tmp = work
-	inner := &Output{Path: filepath.Join(work, "initrd"), Format: o.Format}
-	inner.Format.Container = ""
-	iopt := opt
-	iopt.From, iopt.Digest = nil, false
-	if opt.Reuse != nil {
-		r := *opt.Reuse
+	reuse := reuseFor(w.matchers[0], from, w.out, w.opt)
+	if reuse != nil {
+		r := *reuse
 		if r.Path, r.Info, err = extractPart(from, from.Parts[0], filepath.Join(work, "initrd.in")); err != nil {
 			os.RemoveAll(work)
-			return err
+			return nil, err
 		}
-		iopt.Reuse = &r
+		reuse = &r
 	}
-	if err := createStream(inner, work, "initrd", iopt); err != nil {
+	inner, err := createStream(filepath.Join(work, "initrd"), w.out.Format, OutputOptions{Compress: compressOptions(w.opt, compress.LevelChoice{}), Reuse: reuse})
+	if err != nil {
 		os.RemoveAll(work)
-		return err
+		return nil, err
 	}
-	o.Writer, o.opt = inner.Writer, opt
-	o.iso = &isoOutput{inner: inner, from: from, work: work}
-	return nil
+	return &isoOutput{Writer: inner.Writer, placement: placement{Path: w.path, tmp: work}, inner: inner, from: from, digest: w.opt.Digest}, nil
 }
 
 // extractPart copies part of the input file to dst (copy_file_range where

@@ -18,8 +18,7 @@ import (
 // bytes, an identifier of the primary or the Joliet descriptor, the
 // isohybrid MBR, the volume date, the initrd.
 func TestISOVerifyCatches(t *testing.T) {
-	f := archive.Format{Kind: archive.KindCpio, Codec: compress.Gzip, Container: ContainerISO}
-	in := isoOf(t, isotest.Hybrid, f, makeRootfsTree(t))
+	in := isoOf(t, isotest.Hybrid, Want{Format: "newc", Codec: "gzip"}, makeRootfsTree(t))
 	out := filepath.Join(t.TempDir(), "out.iso")
 	// A level asks for recompression: the output is xorriso's, not a copy.
 	res, err := Rewrite(in, out, RewriteOptions{Level: 1})

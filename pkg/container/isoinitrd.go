@@ -10,7 +10,6 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
-	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
 
 // initrdView is an initrd of several files of an ISO image as the kernel
@@ -149,62 +148,53 @@ func openISOSegments(im io.ReaderAt, parts []Part, opt OpenOptions) (*Input, boo
 	return openSegments(v, v.size, opt)
 }
 
-// rewriteISOSegments writes an ISO image whose initrd is several files:
-// the segments as rewriteSegments writes them, but each file of the
-// initrd on its own (segWriter.joinFiles), only those that change put in
-// the image, what apply adds at the end of the last one.
-func rewriteISOSegments(in *Input, target string, res Result, e Entries, opt RewriteOptions, matchers map[int]*splice.Matcher) (Result, error) {
-	if res.Out.Kind != in.Format.Kind {
-		return Result{}, fmt.Errorf("%s: its initrd is %d files (%s): written back in its own archive format only, %s", in.Path, len(in.Parts), names.Quote(in.ISO.Initrd.Where), in.Format.Kind)
+// isoSegOut is an ISO image whose initrd is several files: the segments
+// as segWriter writes them, but each file of the initrd on its own
+// (segWriter.joinFiles), only those that change put in the image, what
+// apply adds at the end of the last one.
+type isoSegOut struct {
+	*segWriter
+	path, work string
+	iso        *isoOutput // once the files are written
+}
+
+func createISOSegments(w writing) (sink, error) {
+	in := w.in
+	if w.out.Kind != in.Format.Kind {
+		return nil, fmt.Errorf("%s: its initrd is %d files (%s): written back in its own archive format only, %s", in.Path, len(in.Parts), names.Quote(in.ISO.Initrd.Where), in.Format.Kind)
 	}
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	work, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	work, err := tempDir(w.path)
 	if err != nil {
-		return Result{}, userPathError(target, err)
+		return nil, err
 	}
-	defer os.RemoveAll(work)
-	f := res.Out
-	f.Container = ""
-	w := &segWriter{in: in, final: filepath.Join(work, "initrd"), format: f, asked: f.Codec != in.Format.Codec, opt: opt, matchers: matchers,
-		files: in.segs.view.files}
-	defer w.Abort()
-	if err := transform(in, w, e, opt); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
+	f := w.out.Format
+	sw := &segWriter{in: in, final: filepath.Join(work, "initrd"), format: f, asked: f.Codec != in.Format.Codec, opt: w.opt, matchers: w.matchers,
+		files: in.segs().view.files}
+	return &isoSegOut{segWriter: sw, path: w.path, work: work}, nil
+}
+
+func (o *isoSegOut) Commit() error {
+	if err := o.segWriter.Commit(); err != nil {
+		return err
 	}
-	if opt.Digest {
-		if res.InDigest, err = in.Digest(); err != nil {
-			return Result{}, err
-		}
-	}
-	if opt.DryRun {
-		return res, nil
-	}
-	if err := w.Commit(false); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
-	}
-	x := &isoOutput{from: in, work: work}
-	changed := 0
-	for i, p := range w.Files {
-		x.files = append(x.files, isoFile{Path: in.Parts[i].Path, New: p})
+	o.iso = &isoOutput{placement: placement{Path: o.path, tmp: o.work}, from: o.in, digest: o.opt.Digest, Compressor: CompressorCopy}
+	for i, p := range o.Files {
+		o.iso.files = append(o.iso.files, isoFile{Path: o.in.Parts[i].Path, New: p})
 		if p != "" {
-			changed++
+			o.iso.Compressor = o.segWriter.Compressor
 		}
 	}
-	o := &Output{Path: target, Format: res.Out, tmp: work, iso: x, opt: OutputOptions{Digest: opt.Digest}}
-	o.Compressor = w.Compressor
-	if changed == 0 {
-		o.Compressor = CompressorCopy
-	}
-	if err := o.Commit(); err != nil {
-		return Result{}, err
-	}
-	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, o.Compressor, o.Digest(), w.Results
-	res.InSegments = in.Segments()
-	levelNotes(res.Segments, opt.Note)
-	return res, nil
+	return o.iso.Commit()
+}
+
+func (o *isoSegOut) Abort() {
+	o.segWriter.Abort()
+	os.RemoveAll(o.work)
+}
+
+func (o *isoSegOut) report(res *Result, note func(string)) {
+	o.segWriter.report(res, note)
+	o.iso.report(res, note)
 }
 
 // isoFile is one file of the initrd in the image written: New is its new
@@ -293,7 +283,7 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		p := byIn[k+n+1]
 		if p == nil { // no entry came from it (an empty gzip member): its bytes
 			w.Results = append(w.Results, copiedResult(k+n+1, s, j.base+j.at))
-			m, err := copyRange(j.out, w.in.segs.src, s.Offset, s.Length)
+			m, err := copyRange(j.out, w.in.segs().src, s.Offset, s.Length)
 			j.at += m
 			if err != nil {
 				return false, n, err

@@ -2,6 +2,7 @@ package container
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,18 +15,46 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
 )
 
-// isoOutput is an ISO image being written: the initrd goes to inner, in
-// work, or, for an initrd of several files, to the files rewriteISOSegments
-// wrote; the image is built from the input's at finish.
+// isoOutput is an ISO image being written: the input's, with its
+// initrd replaced. The initrd goes to inner (a stream, and the splice
+// path, re-aimed at a copy of the input's initrd) in the work directory
+// beside OUT, or, for an initrd of several files, to the files isoSegOut
+// wrote; at Commit, build writes the image, checked, then renamed into
+// place.
 type isoOutput struct {
-	inner *Output // nil for an initrd of several files
-	from  *Input
-	work  string
-	files []isoFile // the initrd's files, in load order, once written
-	out   string    // the image, once built: what Commit renames into place
+	archive.Writer         // inner's
+	placement              // tmp is the work directory
+	inner          *Output // nil for an initrd of several files
+	from           *Input
+	files          []isoFile // the initrd's files, in load order, once written
+	out            string    // the image, once built: what Commit renames into place
+	Compressor     string
+	digest         bool
+	sum            []byte
+}
+
+func (x *isoOutput) Commit() error {
+	return x.place(func() (string, error) {
+		err := x.finish()
+		return x.out, err
+	}, x.removeTemp)
+}
+func (x *isoOutput) Abort() { x.abort(x.removeTemp) }
+func (x *isoOutput) removeTemp() {
+	if x.inner != nil {
+		x.inner.removeTemp()
+	}
+	os.RemoveAll(x.tmp)
+}
+func (x *isoOutput) report(res *Result, _ func(string)) {
+	res.Compressor = x.Compressor
+	if x.sum != nil {
+		res.OutDigest = "sha256:" + hex.EncodeToString(x.sum)
+	}
 }
 
 // CompressorXorriso is how the manifest names the image's writer.
@@ -35,22 +64,22 @@ const CompressorXorriso = "xorriso"
 // the initrd is the input's (no change gives the input's bytes), else the
 // input's image with the initrd's changed files replaced, written by
 // xorriso and checked.
-func (x *isoOutput) finish(o *Output) error {
+func (x *isoOutput) finish() error {
 	if x.inner != nil {
 		if err := x.inner.finish(); err != nil {
 			return err
 		}
-		o.Compressor = x.inner.Compressor
+		x.Compressor = x.inner.Compressor
 		if x.inner.Compressor != CompressorCopy {
 			x.files = []isoFile{{Path: x.from.Parts[0].Path, New: x.inner.tmp}}
 		}
 	}
-	x.out = filepath.Join(x.work, "out.iso")
+	x.out = filepath.Join(x.tmp, "out.iso")
 	if describeFiles(x.files) == "" {
 		if _, _, err := extractPart(x.from, Part{Path: x.from.Path, Size: x.from.info.Size()}, x.out); err != nil {
 			return err
 		}
-		o.Compressor = CompressorCopy
+		x.Compressor = CompressorCopy
 	} else {
 		if err := x.build(); err != nil {
 			return err
@@ -58,12 +87,12 @@ func (x *isoOutput) finish(o *Output) error {
 		if err := x.verify(); err != nil {
 			return fmt.Errorf("the image xorriso wrote: %w", err)
 		}
-		o.Compressor += "; image: " + CompressorXorriso
+		x.Compressor += "; image: " + CompressorXorriso
 	}
 	if err := os.Chmod(x.out, 0o644); err != nil {
 		return err
 	}
-	if o.opt.Digest {
+	if x.digest {
 		f, err := os.Open(x.out)
 		if err != nil {
 			return err
@@ -73,7 +102,7 @@ func (x *isoOutput) finish(o *Output) error {
 		if _, err := io.Copy(h, f); err != nil {
 			return err
 		}
-		o.directSum = h.Sum(nil)
+		x.sum = h.Sum(nil)
 	}
 	return nil
 }

@@ -15,13 +15,15 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
 
 // Input is an open archive or tree.
 type Input struct {
 	archive.Reader
-	Path   string
-	Format archive.Format
+	Path string
+	// Format is what the input is: its container and its archive.
+	Format Shape
 	// Size is the size of the file on disk (compressed), 0 for a tree;
 	// for an archive in a container, the size of its parts.
 	Size int64
@@ -31,70 +33,65 @@ type Input struct {
 	// ISO is the image, for an archive read from an ISO image.
 	ISO *ISO
 
-	file    *os.File
-	info    os.FileInfo        // file's, as opened
-	dir     *archive.DirReader // a tree's: holds an os.Root until closed
-	counter *countingReader
-	decomp  io.Closer
-	// wholeDigest: Digest is file's, the whole container's.
-	wholeDigest bool
-	image       *ociimage.Image
-	segs        *segReader // an initrd read as segments
+	file *os.File    // the input file, nil for a tree, an image or standard input
+	info os.FileInfo // file's, as opened
+	src  source      // what its container holds open besides the file
+}
+
+// source is what an input holds open besides its file, one type per way
+// of reading a container: a stream (streamSource), a tree (treeSource), an
+// image (imageSource), an initrd of segments (segReader), an ISO image
+// around either (isoSource).
+type source interface {
+	// digest is "sha256:<hex>" of the input (Input.Digest).
+	digest() (string, error)
+	// consumed is how far into the file on disk the reading has come.
+	consumed() int64
+	close() error
+	// describe is Input.Describe's.
+	describe() (*Description, error)
 }
 
 // Segments returns the initrd segments read so far (all of them once the
 // entries are read to the end), nil when the input is not read as
 // segments: a tree, a tar, or one stream of a codec read whole.
 func (in *Input) Segments() []Segment {
-	if in.segs == nil {
-		return nil
+	if s := in.segs(); s != nil {
+		return s.Segments()
 	}
-	return in.segs.Segments()
+	return nil
+}
+
+// segs is the segment reader of an initrd read as segments, nil otherwise.
+func (in *Input) segs() *segReader {
+	s, _ := in.Reader.(*segReader)
+	return s
 }
 
 // Image is the image the input is, nil for an archive or a tree.
-func (in *Input) Image() *ociimage.Image { return in.image }
+func (in *Input) Image() *ociimage.Image {
+	if s, ok := in.src.(imageSource); ok {
+		return s.img
+	}
+	return nil
+}
 
 // FileInfo is the input file's, as it was opened; nil for a tree.
 func (in *Input) FileInfo() os.FileInfo { return in.info }
 
 // Consumed reports how many bytes of the file on disk have been read, for
 // progress reporting.
-func (in *Input) Consumed() int64 {
-	if in.segs != nil {
-		return in.segs.next
-	}
-	if in.counter == nil {
-		return 0
-	}
-	return in.counter.consumed()
-}
+func (in *Input) Consumed() int64 { return in.src.consumed() }
+
+// Digest returns "sha256:<hex>" of the whole input file. Decompressors may
+// stop short of the end (trailing padding after the last frame), so the
+// rest of the file is read first. For a tree it returns "", for an image
+// its config's digest (its ID).
+func (in *Input) Digest() (string, error) { return in.src.digest() }
 
 // Close releases the input.
 func (in *Input) Close() error {
-	if in.counter != nil && in.counter.h != nil && !in.counter.h.closed {
-		in.counter.h.Sum() // stops the hashing goroutine
-	}
-	var err error
-	if in.segs != nil {
-		in.segs.close()
-	}
-	if in.dir != nil {
-		err = in.dir.Close()
-	}
-	if in.image != nil {
-		if r, ok := in.Reader.(*ociimage.Reader); ok {
-			r.Close()
-		}
-		err = in.image.Close()
-	}
-	if in.decomp != nil {
-		err = in.decomp.Close()
-	}
-	if in.counter != nil {
-		in.counter.unmap() // after the decoder, which may read the mapping until closed
-		in.counter.closeTool()
-	}
+	err := in.src.close()
 	if in.file != nil {
 		if cerr := in.file.Close(); err == nil {
 			err = cerr
@@ -115,21 +112,14 @@ type OpenOptions struct {
 	// Digest makes Input.Digest available (the manifest's input digest);
 	// it costs a sha256 pass, on another core.
 	Digest bool
-	// Tap, when set, sees the decompressed stream as it is read, so that
-	// an output can be matched against it (see OutputOptions.Reuse): of
-	// the first segment, when the input is read as segments.
-	Tap Tap
 	// Platform (os/arch[/variant]) picks the image of a multi-platform
 	// image; "" takes the only one.
 	Platform string
 	// ref is the TAG of a DIR:TAG input (Open sets it).
 	ref string
-	// SegmentTap, when set, gives the Tap of segment k (0-based, from 1
-	// on) of an input read as segments, when that segment starts.
-	SegmentTap func(k int) Tap
-	// Applied, when set, says which entry names only apply writes (its
-	// index): a segment holding one is marked Segment.Applied.
-	Applied func(name string) bool
+	// taps, when set, watch the input's decompressed streams (Rewrite
+	// sets them, for an output that reuses its bytes).
+	taps taps
 	// ImageData, when set, says which files of an image (by clean name)
 	// the caller will read the data of, so that the first pass over its
 	// layers keeps it and no layer is decompressed twice
@@ -137,10 +127,22 @@ type OpenOptions struct {
 	ImageData func(name string) bool
 }
 
-// Tap watches an archive's decompressed stream.
-type Tap interface {
-	Feed(p []byte)
-	End()
+// taps are the matchers that watch an input's decompressed streams as
+// they are read, so that an output can be matched against them (reuse.go):
+// one per segment of an initrd read as segments, from its start; 0 for a
+// lone stream.
+type taps map[int]*splice.Matcher
+
+// at is segment k's (0-based) matcher, made when it starts; nil without
+// taps.
+func (t taps) at(k int) *splice.Matcher {
+	if t == nil {
+		return nil
+	}
+	if t[k] == nil {
+		t[k] = splice.NewMatcher(0)
+	}
+	return t[k]
 }
 
 // DefaultMaxSize is far above any real rootfs (minikube's is ~0.9 GB) and
@@ -162,7 +164,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 		// DIR:TAG, one image of a layout by its name, as skopeo's
 		// oci:DIR:TAG; reported under the name the user gave.
 		opt.ref = ref
-		in, err := openImage(dir, nil, opt)
+		in, err := openImage(dir, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +174,7 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, ok := containerOf(path, fi)
+	c, ok := containerOf(path, fi)
 	if !ok && IsPipe(fi) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -183,7 +185,17 @@ func Open(path string, opt OpenOptions) (*Input, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: not a regular file or directory", path)
 	}
-	return row.Open(path, fi, opt)
+	return c.Open(path, fi, opt)
+}
+
+// Source opens an input, as often as a pass over it needs: what a command
+// hands trim, check and diff (SourceOf, with the user's options), which
+// never choose how an input is opened.
+type Source func() (*Input, error)
+
+// SourceOf is the input at path, opened with opt.
+func SourceOf(path string, opt OpenOptions) Source {
+	return func() (*Input, error) { return Open(path, opt) }
 }
 
 // Stdin is the input name that reads standard input, as a stream.
@@ -232,18 +244,9 @@ func (g *streamImageGuard) Next() (*archive.Entry, error) {
 	return e, err
 }
 
-// openTree opens a directory tree: its one part is the tree.
-func openTree(path string, _ os.FileInfo, _ OpenOptions) (*Input, error) {
-	r, err := archive.NewDirReader(path, archive.DirReaderOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &Input{Reader: r, Path: path, Format: archive.Format{Kind: archive.KindDir}, dir: r}, nil
-}
-
 // openImage opens an image: its parts are its layers, read as the merged
 // filesystem (ociimage.Reader).
-func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
+func openImage(path string, opt OpenOptions) (*Input, error) {
 	img, err := ociimage.Open(path, ociimage.Options{Platform: opt.Platform, Ref: opt.ref, MaxSize: opt.MaxSize, Backend: opt.Backend, Keep: opt.ImageData})
 	if err != nil {
 		return nil, err
@@ -251,13 +254,14 @@ func openImage(path string, _ os.FileInfo, opt OpenOptions) (*Input, error) {
 	// Its compression is its top layer's, which a layer apply adds takes
 	// where a new layer may have it (Codec.IsLayer), else gzip (what
 	// every consumer reads).
-	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip, Image: img.Kind.String()}
+	f := archive.Format{Kind: archive.KindTar, Codec: compress.Gzip}
 	if n := len(img.Layers); n > 0 {
 		if c := img.Layers[n-1].Codec(); c.IsLayer() {
 			f.Codec = c
 		}
 	}
-	return &Input{Reader: img.Reader(), Path: path, Format: f, image: img}, nil
+	r := img.Reader()
+	return &Input{Reader: r, Path: path, Format: Shape{imageContainer{kind: img.Kind}, f}, src: imageSource{img, r}}, nil
 }
 
 // openFile opens a single stream: its one part is the whole file.
@@ -266,29 +270,23 @@ func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	var head [16]byte
-	n, _ := f.ReadAt(head[:], 0)
-	if segmentStart(head[:n]) {
-		in, ok, err := openSegments(f, fi.Size(), opt)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if ok {
-			in.Path, in.Size, in.file = path, fi.Size(), f
-			if in.info, err = f.Stat(); err != nil {
-				in.Close()
-				return nil, err
-			}
-			return in, nil
-		}
-	}
+	return streamFile(path, f, fi, opt)
+}
+
+// streamFile reads the file f at path as one stream.
+func streamFile(path string, f *os.File, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	in, err := openStream(f, f, opt, false)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return fileInput(in, path, f, fi)
+}
+
+// fileInput makes in, read from f, the input of the file at path.
+func fileInput(in *Input, path string, f *os.File, fi os.FileInfo) (*Input, error) {
 	in.Path, in.Size, in.file = path, fi.Size(), f
+	var err error
 	if in.info, err = f.Stat(); err != nil {
 		in.Close()
 		return nil, err
@@ -312,8 +310,8 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 	}
 	lim := archive.NewBudget(dr, maxSize)
 	var src io.Reader = lim
-	if opt.Tap != nil {
-		src = &tapReader{r: src, tap: opt.Tap}
+	if tap := opt.taps.at(0); tap != nil {
+		src = &tapReader{r: src, tap: tap}
 	}
 	br := bufio.NewReaderSize(src, 256<<10)
 	format, err := archive.SniffFormat(br)
@@ -326,7 +324,7 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 		return nil, err
 	}
 	format.Codec = codec
-	in := &Input{Format: format, counter: counter, decomp: dr}
+	in := &Input{Format: Shape{streamContainer{}, format}, src: &streamSource{counter: counter, decomp: dr}}
 	in.Reader = archive.NewReaderFor(br, format, lim)
 	if format.Kind == archive.KindTar && (file == nil || codec != compress.None) {
 		in.Reader = &streamImageGuard{Reader: in.Reader}
@@ -339,7 +337,7 @@ func openStream(f io.Reader, file *os.File, opt OpenOptions, pipe bool) (*Input,
 
 type tapReader struct {
 	r   io.Reader
-	tap Tap
+	tap *splice.Matcher
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
@@ -418,28 +416,50 @@ func (a *asyncHash) Sum() []byte {
 	return a.sum
 }
 
-// Digest returns "sha256:<hex>" of the whole input file. Decompressors may
-// stop short of the end (trailing padding after the last frame), so the
-// rest of the file is read first. For a tree it returns "", for an image
-// its config's digest (its ID).
-func (in *Input) Digest() (string, error) {
-	if in.wholeDigest {
-		return in.digestFile()
-	}
-	if in.image != nil {
-		return in.image.ID(), nil
-	}
-	if in.segs != nil {
-		return fileDigest(in.file, in.Size)
-	}
-	if in.counter == nil {
-		return "", nil
-	}
-	if in.counter.h == nil {
+// streamSource is a stream's: the counted file (or pipe) and its decoder.
+type streamSource struct {
+	counter *countingReader
+	decomp  io.Closer
+}
+
+func (s *streamSource) consumed() int64 { return s.counter.consumed() }
+
+func (s *streamSource) digest() (string, error) {
+	if s.counter.h == nil {
 		return "", errors.New("input opened without OpenOptions.Digest")
 	}
-	if _, err := io.Copy(io.Discard, in.counter); err != nil {
+	if _, err := io.Copy(io.Discard, s.counter); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(in.counter.h.Sum()), nil
+	return "sha256:" + hex.EncodeToString(s.counter.h.Sum()), nil
+}
+
+func (s *streamSource) close() error {
+	if s.counter.h != nil && !s.counter.h.closed {
+		s.counter.h.Sum() // stops the hashing goroutine
+	}
+	err := s.decomp.Close()
+	s.counter.unmap() // after the decoder, which may read the mapping until closed
+	s.counter.closeTool()
+	return err
+}
+
+// treeSource is a tree's: its reader holds an os.Root until closed.
+type treeSource struct{ r *archive.DirReader }
+
+func (treeSource) consumed() int64         { return 0 }
+func (treeSource) digest() (string, error) { return "", nil }
+func (s treeSource) close() error          { return s.r.Close() }
+
+// imageSource is an image's: its digest is its config's (its ID).
+type imageSource struct {
+	img *ociimage.Image
+	r   *ociimage.Reader
+}
+
+func (imageSource) consumed() int64           { return 0 }
+func (s imageSource) digest() (string, error) { return s.img.ID(), nil }
+func (s imageSource) close() error {
+	s.r.Close()
+	return s.img.Close()
 }

@@ -16,59 +16,118 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
-// OutputOptions configures Create.
+// OutputOptions configures createStream.
 type OutputOptions struct {
 	// Compress chooses the level, threads and backend of the compressor.
 	Compress compress.WriterOptions
-	Dir      archive.DirWriterOptions
 	// Digest makes Output.Digest available (the manifest's output
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
-	// From is the input the output is rewritten from: an ISO image output
-	// is From's image with its initrd replaced. Rewrite sets it.
-	From *Input
 	// Reuse, when set and the output has the input's format and codec,
 	// reuses the input's compressed bytes where the output's content is
 	// the same: the whole file when nothing changed, the unchanged blocks
 	// of an lz4 legacy stream otherwise (see reuse.go).
 	Reuse *Reuse
-	// Image says how an image output is made (Format.Image set).
-	Image ImageOptions
 }
 
 // ImageOptions is what an image output needs besides its entries.
 type ImageOptions struct {
-	// Squash writes one layer; else the source's layers are kept and one
-	// layer of the changes is added.
+	// Squash writes one layer; else the input image's layers are kept
+	// and one layer of the changes is added.
 	Squash    bool
 	CreatedBy string
 	Epoch     *time.Time
-	// Source is the input image; nil makes a new image of one layer.
-	Source *ociimage.Image
 }
 
-// Output is an archive or tree being written. Nothing appears at Path until
-// Commit: the content goes to a temporary file (or directory) beside it,
-// renamed into place when complete, so a failure or an interrupt never
-// leaves a partial output behind and never clobbers an existing one.
+// sink is an output being written, one type per container: a stream
+// (Output), a tree, an image, an ISO image, an initrd of segments, an ISO
+// image of them. Nothing appears at its path until Commit: the content
+// goes to a temporary file (or directory) beside it, renamed into place
+// when complete and checked, so a failure or an interrupt never leaves a
+// partial output behind and never clobbers an existing one. Abort
+// discards it, and does nothing after Commit, so callers can defer it.
+type sink interface {
+	archive.Writer
+	Commit() error
+	Abort()
+	// report says in res what was committed: its compressor, digest and
+	// segments; note gets what a user should hear of it.
+	report(res *Result, note func(string))
+}
+
+// placement is where an output goes: Path, from tmp beside it.
+type placement struct {
+	Path string
+	tmp  string
+	done bool
+}
+
+// place finishes an output with finish, which returns where it left it,
+// and renames that to Path; removeTemp cleans up after a failure.
+func (p *placement) place(finish func() (string, error), removeTemp func()) error {
+	if p.done {
+		return errors.New("output already finished")
+	}
+	from, err := finish()
+	p.done = true
+	if err != nil {
+		removeTemp()
+		return fmt.Errorf("writing %s: %w", p.Path, err)
+	}
+	if err := os.Rename(from, p.Path); err != nil {
+		removeTemp()
+		return err
+	}
+	if from != p.tmp {
+		os.RemoveAll(p.tmp)
+	}
+	return syncDir(filepath.Dir(p.Path))
+}
+
+// abort removes the temporary output, once.
+func (p *placement) abort(removeTemp func()) {
+	if !p.done {
+		p.done = true
+		removeTemp()
+	}
+}
+
+// tempDir makes the temporary directory a tree, an image or an ISO image
+// is written in, beside path.
+func tempDir(path string) (string, error) {
+	dir, base := splitPath(path)
+	tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return "", userPathError(path, err)
+	}
+	return tmp, nil
+}
+
+func splitPath(path string) (dir, base string) {
+	dir, base = filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return dir, base
+}
+
+// Output is an archive file being written: compressed, or reusing the
+// input's compressed bytes.
 type Output struct {
 	archive.Writer
-	Path   string
+	placement
 	Format archive.Format
 	// Compressor says what compressed the output: the codec, and the
 	// external command or "go".
 	Compressor string
 
 	opt     OutputOptions
-	iso     *isoOutput // an ISO image: the initrd is written to iso.inner
 	reuse   *reuseWriter
-	tmp     string
 	file    *os.File
 	buf     *bufio.Writer
 	comp    io.WriteCloser
 	counter *countingWriter
-	done    bool
-	image   *ociimage.Writer
+	level   compress.LevelChoice // chosen without --level, for report
 
 	// direct: an external compressor writes to file itself, so the bytes
 	// are counted by the file's offset and hashed once it is complete.
@@ -76,30 +135,6 @@ type Output struct {
 	toTool    *bufio.Writer // entries on their way to the tool
 	digest    bool
 	directSum []byte
-	written   int64 // at finish, for a direct output
-}
-
-// Discards passes on the writer's archive.Discarder: an image's, given
-// back an entry of a layer it keeps.
-func (o *Output) Discards() bool { return archive.Discards(o.Writer) }
-
-// Written reports the bytes written to disk so far (compressed).
-func (o *Output) Written() int64 {
-	if o.iso != nil && o.iso.inner != nil {
-		return o.iso.inner.Written()
-	}
-	if o.direct {
-		if o.written > 0 || o.file == nil {
-			return o.written
-		}
-		// The tool shares the file's offset: it is how far it got.
-		off, _ := o.file.Seek(0, io.SeekCurrent)
-		return off
-	}
-	if o.counter == nil {
-		return 0
-	}
-	return o.counter.n
 }
 
 // userPathError names path, not the temporary file beside it that could not
@@ -112,101 +147,118 @@ func userPathError(path string, err error) error {
 	return err
 }
 
-// Create starts writing f at path.
-func Create(path string, f archive.Format, opt OutputOptions) (*Output, error) {
-	if f.Kind == archive.KindDir {
-		// "tree/", as a shell completes a directory name, is the tree.
-		path = filepath.Clean(path)
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if f.Kind == archive.KindDir || f.Image == ociimage.LayoutName {
-			return nil, fmt.Errorf("%s: already exists; a tree is only written to a new directory", path)
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: exists and is not a regular file; refusing to replace it", path)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	o := &Output{Path: path, Format: f}
-	if err := containerWriting(f).Create(o, dir, base, opt); err != nil {
-		return nil, err
-	}
-	return o, nil
-}
-
-// createTree starts o, a tree, in a new directory beside its path.
-func createTree(o *Output, dir, base string, opt OutputOptions) error {
-	tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
-	if err != nil {
-		return userPathError(o.Path, err)
-	}
-	w, err := archive.NewDirWriter(tmp, opt.Dir)
-	if err != nil {
-		os.RemoveAll(tmp)
+// checkTarget refuses to write over what is at path: anything but a
+// regular file, and for a tree or an image layout (newDir), anything.
+func checkTarget(path string, newDir bool) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
 		return err
+	case newDir:
+		return fmt.Errorf("%s: already exists; a tree is only written to a new directory", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: exists and is not a regular file; refusing to replace it", path)
 	}
-	o.tmp, o.Writer = tmp, w
 	return nil
 }
 
-// createImage starts o, an image, in a new directory beside its path: the
-// layout itself, or where the tarball is made.
-func createImage(o *Output, dir, base string, opt OutputOptions) error {
-	tmp, err := os.MkdirTemp(dir, "."+base+".tmp-")
-	if err != nil {
-		return userPathError(o.Path, err)
-	}
-	kind := ociimage.Layout
-	if o.Format.Image == ociimage.ArchiveName {
-		kind = ociimage.Archive
-	}
-	w, err := ociimage.NewWriter(tmp, ociimage.WriteOptions{Kind: kind, Squash: opt.Image.Squash, CreatedBy: opt.Image.CreatedBy,
-		Epoch: opt.Image.Epoch, Codec: o.Format.Codec, Source: opt.Image.Source})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	o.tmp, o.Writer, o.image = tmp, w, w
-	return nil
+// treeOut is a tree being written, in a new directory beside its path.
+type treeOut struct {
+	*archive.DirWriter
+	placement
 }
 
-// createStream starts o, an archive file, in a temporary file beside its
-// path: compressed, or reusing the input's compressed bytes.
-func createStream(o *Output, dir, base string, opt OutputOptions) error {
-	f := o.Format
+// createTree starts a tree at path; "tree/", as a shell completes a
+// directory name, is the tree.
+func createTree(path string, opt archive.DirWriterOptions) (*treeOut, error) {
+	path = filepath.Clean(path)
+	if err := checkTarget(path, true); err != nil {
+		return nil, err
+	}
+	tmp, err := tempDir(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := archive.NewDirWriter(tmp, opt)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &treeOut{DirWriter: w, placement: placement{Path: path, tmp: tmp}}, nil
+}
+
+func (o *treeOut) Commit() error {
+	return o.place(func() (string, error) { return o.tmp, o.DirWriter.Close() }, o.removeTemp)
+}
+func (o *treeOut) Abort()                       { o.abort(o.removeTemp) }
+func (o *treeOut) removeTemp()                  { os.RemoveAll(o.tmp) }
+func (o *treeOut) report(*Result, func(string)) {}
+
+// imageOut is an image being written, in a new directory beside its
+// path: the layout itself, or where the tarball is made.
+type imageOut struct {
+	*ociimage.Writer
+	placement
+}
+
+func createImage(path string, opt ociimage.WriteOptions) (*imageOut, error) {
+	if err := checkTarget(path, opt.Kind == ociimage.Layout); err != nil {
+		return nil, err
+	}
+	tmp, err := tempDir(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := ociimage.NewWriter(tmp, opt)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &imageOut{Writer: w, placement: placement{Path: path, tmp: tmp}}, nil
+}
+
+func (o *imageOut) Commit() error {
+	return o.place(func() (string, error) {
+		err := o.Writer.Close()
+		return o.Result(), err
+	}, o.removeTemp)
+}
+func (o *imageOut) Abort()      { o.abort(o.removeTemp) }
+func (o *imageOut) removeTemp() { os.RemoveAll(o.tmp) }
+
+// report: an image's digest is its config's (its ID).
+func (o *imageOut) report(res *Result, _ func(string)) { res.OutDigest = o.ID() }
+
+// createStream starts an archive file at path, in a temporary file beside
+// it: compressed, or reusing the input's compressed bytes.
+func createStream(path string, f archive.Format, opt OutputOptions) (*Output, error) {
+	if err := checkTarget(path, false); err != nil {
+		return nil, err
+	}
+	dir, base := splitPath(path)
 	file, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
-		return userPathError(o.Path, err)
+		return nil, userPathError(path, err)
 	}
-	o.tmp, o.file, o.opt = file.Name(), file, opt
+	o := &Output{placement: placement{Path: path, tmp: file.Name()}, Format: f, file: file, opt: opt}
+	var entries io.Writer
 	if r := opt.Reuse; r != nil && (f.Codec == r.Codec && f.Codec != compress.None || r.Segment) {
 		// The compressor starts only once the output leaves the input's
 		// path: an output equal to its input is a copy of the file.
 		o.reuse = &reuseWriter{o: o, m: r.Matcher, in: r}
 		o.reuse.startAhead()
-		o.Writer, err = archive.NewWriterFor(o.reuse, f)
-		if err != nil {
-			o.Abort()
-			return err
-		}
-		return nil
-	}
-	entries, err := o.startCompressor()
-	if err != nil {
+		entries = o.reuse
+	} else if entries, err = o.startCompressor(); err != nil {
 		o.Abort()
-		return err
+		return nil, err
 	}
-	o.Writer, err = archive.NewWriterFor(entries, f)
-	if err != nil {
+	if o.Writer, err = archive.NewWriterFor(entries, f); err != nil {
 		o.Abort()
-		return err
+		return nil, err
 	}
-	return nil
+	return o, nil
 }
 
 // startCompressor sets up the compression of the output file and returns
@@ -244,29 +296,7 @@ func (o *Output) startBuffer() {
 
 // Commit finishes the archive and renames it into place.
 func (o *Output) Commit() error {
-	if o.done {
-		return errors.New("output already finished")
-	}
-	if err := o.finish(); err != nil {
-		o.Abort()
-		return fmt.Errorf("writing %s: %w", o.Path, err)
-	}
-	o.done = true
-	from := o.tmp
-	if o.iso != nil {
-		from = o.iso.out
-	}
-	if o.image != nil {
-		from = o.image.Result()
-	}
-	if err := os.Rename(from, o.Path); err != nil {
-		o.removeTemp()
-		return err
-	}
-	if from != o.tmp {
-		os.RemoveAll(o.tmp)
-	}
-	return syncDir(filepath.Dir(o.Path))
+	return o.place(func() (string, error) { return o.tmp, o.finish() }, o.removeTemp)
 }
 
 // finishPart finishes the archive as Commit does, and leaves it at the
@@ -283,15 +313,21 @@ func (o *Output) finishPart() (string, error) {
 	return o.tmp, nil
 }
 
-func (o *Output) finish() error {
-	if o.iso != nil {
-		return o.iso.finish(o)
+// report says the compressor, the digest and, for a lone stream
+// compressed anew without --level, the level chosen and why.
+func (o *Output) report(res *Result, note func(string)) {
+	res.Compressor, res.OutDigest = o.Compressor, o.Digest()
+	if o.Compressor != CompressorCopy && o.level.Level != 0 {
+		res.Level = o.level.Why
+		if o.level.Guess && note != nil {
+			note(fmt.Sprintf("the output compressed anew with %s (%s): pass --level to choose", o.Compressor, o.level.Why))
+		}
 	}
+}
+
+func (o *Output) finish() error {
 	if err := o.Writer.Close(); err != nil {
 		return err
-	}
-	if o.file == nil {
-		return nil
 	}
 	if o.reuse != nil {
 		if err := o.reuse.finish(); err != nil {
@@ -313,7 +349,6 @@ func (o *Output) finish() error {
 		if err != nil {
 			return err
 		}
-		o.written = size
 		if o.digest {
 			h := digest.New()
 			if _, err := io.Copy(h, io.NewSectionReader(o.file, 0, size)); err != nil {
@@ -342,20 +377,10 @@ func (o *Output) finish() error {
 	return err
 }
 
-// Abort discards everything written. It is safe to call after Commit, when
-// it does nothing, so callers can defer it.
-func (o *Output) Abort() {
-	if o.done {
-		return
-	}
-	o.done = true
-	o.removeTemp()
-}
+// Abort discards everything written; after Commit it does nothing.
+func (o *Output) Abort() { o.abort(o.removeTemp) }
 
 func (o *Output) removeTemp() {
-	if o.iso != nil && o.iso.inner != nil {
-		o.iso.inner.removeTemp()
-	}
 	if o.reuse != nil {
 		o.reuse.closeInput()
 		if o.reuse.gzLay != nil {
@@ -369,9 +394,7 @@ func (o *Output) removeTemp() {
 		o.file.Close()
 		o.file = nil
 	}
-	if o.tmp != "" {
-		os.RemoveAll(o.tmp)
-	}
+	os.RemoveAll(o.tmp)
 }
 
 func syncDir(dir string) error {
@@ -403,13 +426,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Digest returns "sha256:<hex>" of the file written, after Commit; "" for
-// a tree or when OutputOptions.Digest was not set; an image's config
-// digest (its ID).
+// Digest returns "sha256:<hex>" of the file written, after Commit; ""
+// when OutputOptions.Digest was not set.
 func (o *Output) Digest() string {
-	if o.image != nil {
-		return o.image.ID()
-	}
 	if o.directSum != nil {
 		return "sha256:" + hex.EncodeToString(o.directSum)
 	}

@@ -40,19 +40,19 @@ func (p *Place) String() string {
 // one segment, an archive, a tree, an image, whose layers say).
 func (in *Input) PlaceOf(k int) *Place {
 	iso := in.ISO != nil && len(in.Parts) > 0
-	if in.segs == nil || k < 1 || k > len(in.segs.segs) {
+	if in.segs() == nil || k < 1 || k > len(in.segs().segs) {
 		if iso && len(in.Parts) == 1 {
 			return &Place{File: in.Parts[0].Path}
 		}
 		return nil
 	}
-	segs := in.segs.segs
+	segs := in.segs().segs
 	seg := segs[k-1]
 	p := &Place{}
 	if len(segs) > 1 {
 		p.Segment, p.Compression, p.Offset = k, seg.Codec.String(), seg.Offset
 	}
-	if v := in.segs.view; v != nil {
+	if v := in.segs().view; v != nil {
 		if f, ok := v.fileAt(seg.Offset); ok {
 			p.File = f.Path
 			if p.Segment > 0 {

@@ -15,7 +15,7 @@ import (
 )
 
 // Reuse describes the input an output may reuse compressed bytes from. Its
-// Matcher must also be the OpenOptions.Tap of the input being read, so that
+// Matcher must also be the tap of the input being read (OpenOptions.taps), so that
 // it sees the input's decompressed stream.
 type Reuse struct {
 	Path string // the input file

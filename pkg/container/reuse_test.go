@@ -39,7 +39,7 @@ func TestReuseRefusesAReplacedInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := splice.NewMatcher(0)
-			input, err := Open(in, OpenOptions{Tap: m, Backend: compress.PureGo})
+			input, err := Open(in, OpenOptions{taps: taps{0: m}, Backend: compress.PureGo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestReuseRefusesAReplacedInput(t *testing.T) {
 			}
 			out := filepath.Join(dir, "out.cpio.gz")
 			os.Remove(out)
-			o, err := Create(out, input.Format, OutputOptions{Compress: compress.WriterOptions{Backend: compress.PureGo},
+			o, err := createStream(out, input.Format.Format, OutputOptions{Compress: compress.WriterOptions{Backend: compress.PureGo},
 				Reuse: &Reuse{Path: in, Info: input.FileInfo(), Codec: compress.Gzip, Backend: compress.PureGo, Matcher: m}})
 			if err != nil {
 				t.Fatal(err)

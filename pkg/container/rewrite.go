@@ -34,7 +34,7 @@ func Copy(e Entries) error {
 
 // RewriteOptions configures Rewrite.
 type RewriteOptions struct {
-	// Open bounds what the input may cost; Rewrite sets its Tap and
+	// Open bounds what the input may cost; Rewrite sets its taps and
 	// Digest.
 	Open OpenOptions
 	// Reuse lets the output reuse the input's compressed bytes where its
@@ -52,9 +52,10 @@ type RewriteOptions struct {
 	// DryRun runs everything into a scratch file beside the output, which
 	// is thrown away: nothing is committed.
 	DryRun bool
-	// Format chooses the output's format once the input's is known. Its
-	// error is returned as it is: the caller's message.
-	Format func(in archive.Format) (archive.Format, error)
+	// Want is what the user asked of the output; the input's container
+	// decides what that makes (Container.Output). The zero Want keeps the
+	// input's format, at OUT.
+	Want Want
 	// Wrap, when set, wraps the input's entries (progress, cancellation);
 	// stop is called once the transform returns.
 	Wrap func(in *Input) (r archive.Reader, stop func())
@@ -69,7 +70,7 @@ type RewriteOptions struct {
 
 // Result is what Rewrite read and wrote, for the manifest.
 type Result struct {
-	In, Out archive.Format
+	In, Out Shape
 	// InDigest and OutDigest are set with RewriteOptions.Digest, OutDigest
 	// and Compressor once committed.
 	InDigest, OutDigest string
@@ -100,33 +101,23 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	}
 	open := opt.Open
 	open.Digest = opt.Digest
-	var matcher *splice.Matcher
-	matchers := map[int]*splice.Matcher{}
 	if opt.Reuse {
-		// It must watch the input's stream from the start: before the
+		// They must watch the input's stream from the start: before the
 		// input's format, and so whether it may be reused, is known.
-		matcher = splice.NewMatcher(0)
-		open.Tap = matcher
-		matchers[0] = matcher
-		// Each later segment of an initrd has its own, from its start.
-		open.SegmentTap = func(k int) Tap {
-			m := splice.NewMatcher(0)
-			matchers[k] = m
-			return m
-		}
+		open.taps = taps{}
 	}
 	in, err := Open(inPath, open)
 	if err != nil {
 		return Result{}, err
 	}
 	defer in.Close()
-	res := Result{In: in.Format, Out: in.Format}
-	if opt.Format != nil {
-		if res.Out, err = opt.Format(in.Format); err != nil {
-			return Result{}, err
-		}
+	want := opt.Want
+	want.Path, want.Squash = outPath, opt.Image.Squash
+	res := Result{In: in.Format}
+	if res.Out, err = in.Format.Container.Output(in, want, opt.Note); err != nil {
+		return Result{}, err
 	}
-	e := Entries{InFormat: in.Format, OutFormat: res.Out}
+	e := Entries{InFormat: in.Format.Format, OutFormat: res.Out.Format}
 	if in.Format.Kind == archive.KindTar && res.Out.Kind.IsCpio() {
 		if e.Links, err = scanLinks(inPath, opt.Open); err != nil {
 			return Result{}, err
@@ -136,30 +127,12 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if opt.DryRun {
 		target = outPath + ".dry-run"
 	}
-	if in.segs != nil && in.segs.view != nil && isISO(res.Out) {
-		return rewriteISOSegments(in, target, res, e, opt, matchers)
-	}
-	if in.segs != nil && res.Out.Kind == in.Format.Kind && res.Out.Container == "" && res.Out.Image == "" {
-		return rewriteSegments(in, target, res, e, opt, matchers)
-	}
-	img := opt.Image
-	img.Source = in.Image()
-	// What lands on disk in a tree output is bounded by --max-size too,
-	// holes not counted: the budget on what is read counts them, this
-	// what is written (issue 37: a sparse file must not land dense).
-	maxData := opt.Open.MaxSize
-	if maxData <= 0 {
-		maxData = DefaultMaxSize
-	}
-	level := loneLevel(in, res.Out, opt)
-	o, err := Create(target, res.Out, OutputOptions{Compress: compress.WriterOptions{Level: max(opt.Level, level.Level), Backend: opt.Open.Backend},
-		Dir:    archive.DirWriterOptions{MaxData: maxData},
-		Digest: opt.Digest, Reuse: reuseFor(matcher, in, res.Out, opt), From: in, Image: img})
+	out, err := res.Out.Container.create(writing{in: in, path: target, out: res.Out, opt: opt, matchers: open.taps})
 	if err != nil {
 		return Result{}, err
 	}
-	defer o.Abort()
-	if err := transform(in, o, e, opt); err != nil {
+	defer out.Abort()
+	if err := transform(in, out, e, opt); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", inPath, err)
 	}
 	if opt.Digest {
@@ -170,17 +143,18 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 	if opt.DryRun {
 		return res, nil
 	}
-	if err := o.Commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return Result{}, err
 	}
-	res.Committed, res.Compressor, res.OutDigest = true, o.Compressor, o.Digest()
-	if o.Compressor != CompressorCopy && level.Level != 0 {
-		res.Level = level.Why
-		if level.Guess && opt.Note != nil {
-			opt.Note(fmt.Sprintf("the output compressed anew with %s (%s): pass --level to choose", o.Compressor, level.Why))
-		}
-	}
+	res.Committed = true
+	out.report(&res, opt.Note)
 	return res, nil
+}
+
+// compressOptions are the compressor's: the level asked for, else the
+// one chosen.
+func compressOptions(opt RewriteOptions, level compress.LevelChoice) compress.WriterOptions {
+	return compress.WriterOptions{Level: max(opt.Level, level.Level), Backend: opt.Open.Backend}
 }
 
 // loneLevel chooses the level of a lone compressed stream written in
@@ -188,7 +162,7 @@ func Rewrite(inPath, outPath string, opt RewriteOptions) (Result, error) {
 // (compress.ChooseLevel; a lone stream is likeliest Buildroot's); the zero choice,
 // Buildroot's default, for another codec, an image or an ISO.
 func loneLevel(in *Input, out archive.Format, opt RewriteOptions) compress.LevelChoice {
-	if opt.Level != 0 || out.Codec != in.Format.Codec || in.Format.Container != "" || in.Format.Image != "" || out.Image != "" || in.Format.Kind == archive.KindDir {
+	if c := in.Format.Container; opt.Level != 0 || out.Codec != in.Format.Codec || c != (streamContainer{}) && c != (segmentsContainer{}) {
 		return compress.LevelChoice{}
 	}
 	f, err := os.Open(in.Path)
@@ -197,34 +171,6 @@ func loneLevel(in *Input, out archive.Format, opt RewriteOptions) compress.Level
 	}
 	defer f.Close()
 	return compress.ChooseLevel(out.Codec, compress.StreamHead(f, 0), false)
-}
-
-// rewriteSegments writes an initrd of segments segment by segment
-// (segout.go): what a segment's entries leave unchanged is copied, what
-// changes is written anew in its own compression, what apply adds goes in
-// a new segment at the end.
-func rewriteSegments(in *Input, target string, res Result, e Entries, opt RewriteOptions, matchers map[int]*splice.Matcher) (Result, error) {
-	w := &segWriter{in: in, final: target, format: res.Out, asked: res.Out.Codec != in.Format.Codec, opt: opt, matchers: matchers}
-	defer w.Abort()
-	if err := transform(in, w, e, opt); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
-	}
-	if opt.Digest {
-		var err error
-		if res.InDigest, err = in.Digest(); err != nil {
-			return Result{}, err
-		}
-	}
-	if opt.DryRun {
-		return res, nil
-	}
-	if err := w.Commit(opt.Digest); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", in.Path, err)
-	}
-	res.Committed, res.Compressor, res.OutDigest, res.Segments = true, w.Compressor, w.Digest(), w.Results
-	res.InSegments = in.Segments()
-	levelNotes(res.Segments, opt.Note)
-	return res, nil
 }
 
 // transform runs opt.Transform from in to o, wrapped as asked.
@@ -246,11 +192,11 @@ func transform(in *Input, o archive.Writer, e Entries, opt RewriteOptions) error
 // reuseFor says how the output may reuse the input's compressed bytes: with
 // the same format and codec, and no compression level asked for (which asks
 // for recompression); nil when it may not.
-func reuseFor(m *splice.Matcher, in *Input, out archive.Format, opt RewriteOptions) *Reuse {
+func reuseFor(m *splice.Matcher, in *Input, out Shape, opt RewriteOptions) *Reuse {
 	if m == nil {
 		return nil
 	}
-	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || out.Container != in.Format.Container || in.Format.Image != "" || out.Image != "" || opt.Level != 0 {
+	if in.Format.Kind == archive.KindDir || out.Kind != in.Format.Kind || out.Codec != in.Format.Codec || out.Container != in.Format.Container || opt.Level != 0 {
 		m.Disable()
 		return nil
 	}

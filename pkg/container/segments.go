@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
@@ -30,8 +32,8 @@ type Segment struct {
 	Codec compress.Codec
 	// Entries counts the entries read from it, trailers included.
 	Entries int
-	// Applied: it holds an entry OpenOptions.Applied says an earlier
-	// apply wrote (its index): the segment an earlier apply added.
+	// Applied: it holds the index of an earlier apply (which only apply
+	// writes): the segment an earlier apply added.
 	Applied bool
 }
 
@@ -75,6 +77,52 @@ func segmentStart(head []byte) bool {
 	return ok
 }
 
+// segmentsContainer is an initrd of segments, as the kernel reads one:
+// raw cpios and compressed streams one after the other (Segment).
+type segmentsContainer struct{ plain }
+
+func (segmentsContainer) Name() string { return "segments" }
+
+// Is: it starts with what the segmented reader reads (segmentStart); Open
+// still reads it as one stream when it is one after all.
+func (segmentsContainer) Is(path string, fi os.FileInfo) bool {
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [16]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return segmentStart(head[:n])
+}
+
+func (segmentsContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in, ok, err := openSegments(f, fi.Size(), opt)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !ok {
+		return streamFile(path, f, fi, opt)
+	}
+	return fileInput(in, path, f, fi)
+}
+
+// create writes the output segment by segment (segout.go): what a
+// segment's entries leave unchanged is copied, what changes is written
+// anew in its own compression, what apply adds goes in a new segment at
+// the end.
+func (segmentsContainer) create(w writing) (sink, error) {
+	return &segWriter{in: w.in, final: w.path, format: w.out.Format, asked: w.out.Codec != w.in.Format.Codec, opt: w.opt, matchers: w.matchers}, nil
+}
+
 // openSegments opens the file as an initrd of segments. ok is false when
 // it is no such thing after all (its first segment holds a tar, or is one
 // stream to the end of a codec the single-stream reader reads in place):
@@ -107,7 +155,7 @@ func openSegments(f io.ReaderAt, size int64, opt OpenOptions) (in *Input, ok boo
 	if bytes.HasPrefix(head, []byte("070702")) {
 		format.Kind = archive.KindCpioCRC
 	}
-	return &Input{Reader: s, Format: format, segs: s}, true, nil
+	return &Input{Reader: s, Format: Shape{segmentsContainer{}, format}, src: s}, true, nil
 }
 
 // probe returns the first bytes of the segment's payload, decoded apart
@@ -298,16 +346,9 @@ func (s *segReader) open(seg Segment, cut bool) error {
 	return nil
 }
 
-// tapFor is the Tap that watches segment k's (0-based) decompressed stream.
-func (s *segReader) tapFor(k int) Tap {
-	if k == 0 {
-		return s.opt.Tap
-	}
-	if s.opt.SegmentTap != nil {
-		return s.opt.SegmentTap(k)
-	}
-	return nil
-}
+// tapFor is the matcher that watches segment k's (0-based) decompressed
+// stream.
+func (s *segReader) tapFor(k int) *splice.Matcher { return s.opt.taps.at(k) }
 
 // Next returns the next entry of the current segment, going on to the
 // next segment at the end of one.
@@ -318,7 +359,7 @@ func (s *segReader) Next() (*archive.Entry, error) {
 			k := len(s.segs)
 			e.Segment = k
 			s.segs[k-1].Entries++
-			if s.opt.Applied != nil && s.opt.Applied(e.Name) {
+			if p, err := pathx.Clean(e.Name); err == nil && p == contract.IndexPath {
 				s.segs[k-1].Applied = true
 			}
 			return e, nil
@@ -394,7 +435,15 @@ func (s *segReader) closePart() {
 	s.cur = nil
 }
 
-func (s *segReader) close() { s.closePart() }
+// consumed, digest and close make the segment reader an input's source:
+// its digest is the whole file's, read again, as its bytes are read by
+// several readers, none of which sees them all.
+func (s *segReader) consumed() int64         { return s.next }
+func (s *segReader) digest() (string, error) { return fileDigest(s.src, s.size) }
+func (s *segReader) close() error {
+	s.closePart()
+	return nil
+}
 
 // Segments returns the segments read so far; all of them once the entries
 // are read to the end.
@@ -456,9 +505,8 @@ func hex8(b []byte) (int64, bool) {
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
-// fileDigest is "sha256:<hex>" of the whole file, read again: a segmented
-// input's bytes are read by several readers, none of which sees them all.
-func fileDigest(f *os.File, size int64) (string, error) {
+// fileDigest is "sha256:<hex>" of the whole file, read again.
+func fileDigest(f io.ReaderAt, size int64) (string, error) {
 	h := digest.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
 		return "", err

@@ -227,7 +227,7 @@ func (p *segOut) wrap(err error) error {
 func (w *segWriter) part(k int) (*segOut, error) {
 	seg := w.in.Segments()[k-1]
 	codec := seg.Codec
-	if w.asked && (codec != compress.None || w.in.segs.wholeFile(seg)) {
+	if w.asked && (codec != compress.None || w.in.segs().wholeFile(seg)) {
 		// A raw segment stays raw (the kernel takes the microcode from a
 		// raw one only), unless it is the whole file.
 		codec = w.format.Codec
@@ -239,7 +239,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 	var reuse *Reuse
 	if m := w.matchers[k-1]; m != nil {
 		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
-			segs := w.in.segs
+			segs := w.in.segs()
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
 				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1),
@@ -248,8 +248,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			m.Disable()
 		}
 	}
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: max(ropt.Level, level.Level), Backend: ropt.Open.Backend},
-		Reuse: reuse, Digest: ropt.Digest})
+	o, err := createStream(w.final, f, OutputOptions{Compress: compressOptions(ropt, level), Reuse: reuse, Digest: ropt.Digest})
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +277,7 @@ func (w *segWriter) addedPart() (*segOut, error) {
 	f := w.format
 	f.Codec = codec
 	level := w.level(codec, segs[len(segs)-1])
-	o, err := Create(w.final, f, OutputOptions{Compress: compress.WriterOptions{Level: max(w.opt.Level, level.Level), Backend: w.opt.Open.Backend}})
+	o, err := createStream(w.final, f, OutputOptions{Compress: compressOptions(w.opt, level)})
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +292,7 @@ func (w *segWriter) level(codec compress.Codec, seg Segment) compress.LevelChoic
 	if w.opt.Level != 0 || codec != seg.Codec {
 		return compress.LevelChoice{}
 	}
-	return compress.ChooseLevel(codec, compress.StreamHead(w.in.segs.src, seg.Offset), len(w.in.Segments()) > 1)
+	return compress.ChooseLevel(codec, compress.StreamHead(w.in.segs().src, seg.Offset), len(w.in.Segments()) > 1)
 }
 
 // levelNotes says, of each segment compressed anew at a level the input
@@ -314,8 +313,22 @@ func (w *segWriter) Close() error { return nil }
 
 // Commit finishes the parts and puts the output in place: the one part
 // itself when the input had one segment and nothing was added, else the
-// parts joined.
-func (w *segWriter) Commit(digestIt bool) error {
+// parts joined; for an ISO's initrd of several files, each file.
+func (w *segWriter) Commit() error {
+	if err := w.commit(); err != nil {
+		return fmt.Errorf("%s: %w", w.in.Path, err)
+	}
+	return nil
+}
+
+// report says what became of each segment, and of the levels chosen.
+func (w *segWriter) report(res *Result, note func(string)) {
+	res.Compressor, res.OutDigest, res.Segments = w.Compressor, w.digest, w.Results
+	res.InSegments = w.in.Segments()
+	levelNotes(res.Segments, note)
+}
+
+func (w *segWriter) commit() error {
 	w.done = true
 	parts := w.parts
 	if w.added != nil {
@@ -338,7 +351,7 @@ func (w *segWriter) Commit(digestIt bool) error {
 		w.Results = []SegmentResult{w.result(p, 0, fi.Size())}
 		return nil
 	}
-	return w.join(parts, digestIt)
+	return w.join(parts, w.opt.Digest)
 }
 
 // join writes the parts one after the other into the output, each input
@@ -381,7 +394,7 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			// copied where they were.
 			for ; next < p.seg; next++ {
 				s := segs[next-1]
-				n, err := copyRange(out, w.in.segs.src, s.Offset, s.Length+s.Pad)
+				n, err := copyRange(out, w.in.segs().src, s.Offset, s.Length+s.Pad)
 				if err != nil {
 					return err
 				}

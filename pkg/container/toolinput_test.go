@@ -53,7 +53,7 @@ func TestOpenXzToolReadsTheFile(t *testing.T) {
 	_, wantEntries, wantData := read(OpenOptions{Backend: compress.PureGo})
 
 	in, got, gotData := read(OpenOptions{})
-	if in.counter.tool == nil {
+	if in.src.(*streamSource).counter.tool == nil {
 		t.Fatal("xz was not handed the file")
 	}
 	if diff := cmp.Diff(wantEntries, got); diff != "" {
@@ -62,15 +62,15 @@ func TestOpenXzToolReadsTheFile(t *testing.T) {
 	if diff := cmp.Diff(wantData, gotData); diff != "" {
 		t.Errorf("data differs from the Go decoder's (-go +tool):\n%s", diff)
 	}
-	if in.counter.n > 64<<10 {
-		t.Errorf("this process read %d bytes of the file, want no more than the sniffing's 64 KiB", in.counter.n)
+	if in.src.(*streamSource).counter.n > 64<<10 {
+		t.Errorf("this process read %d bytes of the file, want no more than the sniffing's 64 KiB", in.src.(*streamSource).counter.n)
 	}
 	if got, want := in.Consumed(), int64(z.Len()); got != want {
 		t.Errorf("Consumed() = %d after the end, want the file's %d bytes", got, want)
 	}
 
 	in, got, _ = read(OpenOptions{Digest: true})
-	if in.counter.tool != nil {
+	if in.src.(*streamSource).counter.tool != nil {
 		t.Fatal("xz was handed the file, but the digest needs every byte")
 	}
 	if diff := cmp.Diff(wantEntries, got); diff != "" {

@@ -179,7 +179,7 @@ func TestImages(t *testing.T) {
 				return r
 			}}
 			old, new := writeTree(t, tc.old), writeTree(t, tc.new)
-			res, err := Images(opt, Input{Path: old, Owners: owners}, Input{Path: new, Owners: owners})
+			res, err := Images(opt, Input{Path: old, Source: container.SourceOf(old, container.OpenOptions{}), Owners: owners}, Input{Path: new, Source: container.SourceOf(new, container.OpenOptions{}), Owners: owners})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,14 +217,14 @@ func TestImagesHardLinkGroups(t *testing.T) {
 		return out
 	}
 	one, same, other := mk("one"), mk("one"), mk("two")
-	res, err := Images(Options{Set: set}, Input{Path: one}, Input{Path: same})
+	res, err := Images(Options{Set: set}, Input{Path: one, Source: container.SourceOf(one, container.OpenOptions{})}, Input{Path: same, Source: container.SourceOf(same, container.OpenOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Empty() {
 		t.Errorf("same content: want no difference, got %+v", rows(res))
 	}
-	res, err = Images(Options{Set: set}, Input{Path: one}, Input{Path: other})
+	res, err = Images(Options{Set: set}, Input{Path: one, Source: container.SourceOf(one, container.OpenOptions{})}, Input{Path: other, Source: container.SourceOf(other, container.OpenOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,8 @@ import (
 
 // Input is one side of an image diff.
 type Input struct {
-	Path string
+	Path   string
+	Source container.Source // opens it
 	// Owners: who installed what (nil: unknown), as audit takes them.
 	Owners *owners.Table
 	// OwnersNote says where Owners came from, "" for flags or nothing.
@@ -35,8 +36,7 @@ type Input struct {
 
 // Options configures Images.
 type Options struct {
-	Set  *rules.Set
-	Open container.OpenOptions
+	Set *rules.Set
 	// Wrap, if set, wraps each input's reader (the CLI's interrupt check).
 	Wrap func(archive.Reader) archive.Reader
 }
@@ -176,7 +176,7 @@ func (e *entry) record() *Record {
 // database, the entries are judged once it is in (trim.Recording), the input
 // still read once.
 func readSide(opt Options, in Input) (*side, error) {
-	src, err := container.Open(in.Path, opt.Open)
+	src, err := in.Source()
 	if err != nil {
 		return nil, err
 	}

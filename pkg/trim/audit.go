@@ -180,7 +180,8 @@ func (f Finding) Offends() bool {
 // AuditInput is one thing to audit.
 type AuditInput struct {
 	Path   string
-	Owners *owners.Table // nil: no ownership data
+	Source container.Source // opens it
+	Owners *owners.Table    // nil: no ownership data
 	// Dpkg takes the owners from the input's own dpkg database instead
 	// (none if it has none): a tree's is read first, an archive's in the
 	// one pass that audits it (Recording).
@@ -217,7 +218,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 		if owners.ReadsFirst(in.Path) {
 			db, err = owners.Load(in.Path, open)
 		} else {
-			recs[i], db, err = record(in, wrap, open)
+			recs[i], db, err = record(in, wrap)
 		}
 		if err != nil {
 			return nil, err
@@ -226,7 +227,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 	}
 	var classifiers []*Classifier
 	for i, in := range inputs {
-		c, err := auditOne(set, in, recs[i], res, wrap, open)
+		c, err := auditOne(set, in, recs[i], res, wrap)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +238,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 }
 
 // auditOne audits in: from rec when it was recorded, else as it is read.
-func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Classifier, error) {
+func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
 	var a *Auditor
 	if rec != nil {
 		a = NewAuditor(set, in, rec.kind)
@@ -249,7 +250,7 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 	var img *ociimage.Image
 	if rec == nil {
 		var err error
-		if a, img, err = auditStream(set, in, wrap, open); err != nil {
+		if a, img, err = auditStream(set, in, wrap); err != nil {
 			return nil, err
 		}
 	}
@@ -268,8 +269,8 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 
 // auditStream audits in as it is read; the image is its container's, for
 // an image (whose layers the findings then name), else nil.
-func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Auditor, *ociimage.Image, error) {
-	src, r, err := openWrapped(in.Path, wrap, open)
+func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader) (*Auditor, *ociimage.Image, error) {
+	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,8 +327,8 @@ func staleReason(r *rules.Rule) string {
 }
 
 // openWrapped opens an input to audit, and the reader to read it by.
-func openWrapped(path string, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*container.Input, archive.Reader, error) {
-	src, err := container.Open(path, open)
+func openWrapped(source container.Source, wrap func(archive.Reader) archive.Reader) (*container.Input, archive.Reader, error) {
+	src, err := source()
 	if err != nil {
 		return nil, nil, err
 	}

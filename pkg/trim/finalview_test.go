@@ -92,7 +92,7 @@ func TestAuditReportsTheFinalTree(t *testing.T) {
 			if err := os.WriteFile(path, file, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res, err := Audit(set, []AuditInput{{Path: path}}, nil, container.OpenOptions{})
+			res, err := Audit(set, []AuditInput{{Path: path, Source: container.SourceOf(path, container.OpenOptions{})}}, nil, container.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestAuditNamesTheInitrdFile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, dpkg := range []bool{false, true} { // read as it comes, and recorded first
-				res, err := Audit(set, []AuditInput{{Path: tc.path, Dpkg: dpkg}}, nil, container.OpenOptions{})
+				res, err := Audit(set, []AuditInput{{Path: tc.path, Source: container.SourceOf(tc.path, container.OpenOptions{}), Dpkg: dpkg}}, nil, container.OpenOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

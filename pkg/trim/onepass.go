@@ -20,8 +20,8 @@ import (
 // owners come from the input's own dpkg database. Read errors are named
 // as owners.Load names them, which read the archive first, before the
 // audit, until there was one pass.
-func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*Recording, *owners.DB, error) {
-	src, r, err := openWrapped(in.Path, wrap, open)
+func record(in AuditInput, wrap func(archive.Reader) archive.Reader) (*Recording, *owners.DB, error) {
+	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
 		return nil, nil, err
 	}

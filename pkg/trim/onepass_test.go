@@ -40,7 +40,7 @@ func auditTwoPass(t *testing.T, paths ...string) (string, error) {
 			table = db.Owners
 			notes = append(notes, db.Describe(p))
 		}
-		inputs = append(inputs, AuditInput{Path: p, Owners: table})
+		inputs = append(inputs, AuditInput{Path: p, Source: container.SourceOf(p, container.OpenOptions{}), Owners: table})
 	}
 	res, err := Audit(set, inputs, nil, container.OpenOptions{})
 	if err != nil {
@@ -54,7 +54,7 @@ func auditOnePass(t *testing.T, paths ...string) (string, error) {
 	set := shippedRules(t)
 	var inputs []AuditInput
 	for _, p := range paths {
-		inputs = append(inputs, AuditInput{Path: p, Dpkg: true})
+		inputs = append(inputs, AuditInput{Path: p, Source: container.SourceOf(p, container.OpenOptions{}), Dpkg: true})
 	}
 	res, err := Audit(set, inputs, nil, container.OpenOptions{})
 	if err != nil {
@@ -142,11 +142,11 @@ func TestAuditPipe(t *testing.T) {
 				w.Write(data)
 			}()
 			set := shippedRules(t)
-			res, err := Audit(set, []AuditInput{{Path: fifo, Dpkg: true}}, nil, container.OpenOptions{})
+			res, err := Audit(set, []AuditInput{{Path: fifo, Source: container.SourceOf(fifo, container.OpenOptions{}), Dpkg: true}}, nil, container.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := Audit(set, []AuditInput{{Path: p, Dpkg: true}}, nil, container.OpenOptions{})
+			want, err := Audit(set, []AuditInput{{Path: p, Source: container.SourceOf(p, container.OpenOptions{}), Dpkg: true}}, nil, container.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,9 +14,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/fslock"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
-	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
@@ -383,21 +380,9 @@ func applyArchive(ctx context.Context, env *Env, a archiveApply, opt trim.Option
 func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, note func(string)) (*trim.Report, error) {
 	var rep *trim.Report
 	var img *ociimage.Image // the input's, when it is an image
-	open := a.flags.open()
-	// An initrd's segment an earlier apply added is where this one adds.
-	open.Applied = func(name string) bool {
-		p, err := pathx.Clean(name)
-		return err == nil && p == contract.IndexPath
-	}
 	res, err := container.Rewrite(a.inPath, a.outPath, container.RewriteOptions{
-		Open: open, Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
-		Format: func(in archive.Format) (archive.Format, error) {
-			out, err := outputFormat(in, a.format, a.codec, a.outPath, false, note)
-			if err == nil && a.image.Squash && out.Image == "" {
-				err = usagef("--squash: OUT is %s, not an image", out)
-			}
-			return out, err
-		},
+		Open: a.flags.open(), Reuse: a.recompress == "auto", Level: a.level, Digest: a.m != nil, DryRun: a.dryRun,
+		Want:  container.Want{Format: a.format, Codec: a.codec},
 		Image: a.image,
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			img = in.Image()
@@ -417,9 +402,9 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 		return nil, err
 	}
 	if a.m != nil {
-		a.m.Input = manifest.Target{Path: a.inPath, Format: formatName(res.In), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
+		a.m.Input = manifest.Target{Path: a.inPath, Format: res.In.FormatName(), Compression: res.In.Codec.String(), Digest: res.InDigest, Entries: rep.Entries}
 		if res.Committed {
-			a.m.Output = manifest.Target{Path: a.outPath, Format: formatName(res.Out), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Level: res.Level, Digest: res.OutDigest, Entries: rep.OutEntries}
+			a.m.Output = manifest.Target{Path: a.outPath, Format: res.Out.FormatName(), Compression: res.Out.Codec.String(), Compressor: res.Compressor, Level: res.Level, Digest: res.OutDigest, Entries: rep.OutEntries}
 			if len(res.Segments) > 1 {
 				for _, s := range res.Segments {
 					a.m.Output.Segments = append(a.m.Output.Segments, manifest.Segment{Input: s.Input, Offset: s.Offset, Length: s.Length,
@@ -436,15 +421,6 @@ func applyOnce(ctx context.Context, env *Env, a archiveApply, opt trim.Options, 
 	return rep, nil
 }
 
-// formatName is the manifest's format of f: the archive kind, or the
-// image kind (oci, docker-archive).
-func formatName(f archive.Format) string {
-	if f.Image != "" {
-		return f.Image
-	}
-	return f.Kind.String()
-}
-
 // recompressFlag is apply's and repack's --recompress.
 func recompressFlag(fs *flag.FlagSet) *string {
 	return fs.String("recompress", "auto", "`mode`: auto reuses the input's compressed bytes where the output's content is the same (a copy of the file when nothing changed, the unchanged blocks of lz4-legacy); full compresses the whole output again")
@@ -453,58 +429,6 @@ func recompressFlag(fs *flag.FlagSet) *string {
 // noteTo prints what the reuse path has to say as cmd's note.
 func noteTo(env *Env, cmd string) func(string) {
 	return func(s string) { fmt.Fprintf(env.Stderr, "rootfs-trim %s: note: %s\n", cmd, shownLines(s)) }
-}
-
-// outputFormat is the output's format: the input's, changed by
-// --archive-format and --compress, and checked against OUT's name. A
-// directory has no compression: with strictDir (repack) a --compress for
-// one is refused, else (apply) ignored.
-//
-// An initrd read from an ISO image is written back into an image when OUT
-// is named *.iso, and as the initrd alone otherwise (a tree, an archive).
-func outputFormat(in archive.Format, format, codec, outPath string, strictDir bool, note func(string)) (archive.Format, error) {
-	out := in
-	if out.Container != "" && !strings.EqualFold(filepath.Ext(outPath), ".iso") {
-		out.Container = ""
-		// Said, since an image was asked of nothing but OUT's name.
-		note(fmt.Sprintf("OUT %s is not named *.iso: writing the initrd alone, not an ISO image", names.Quote(outPath)))
-	}
-	var err error
-	switch format {
-	case "":
-	case ociimage.LayoutName, ociimage.ArchiveName:
-		if in.Image == "" {
-			out.Codec = compress.Gzip
-		}
-		out.Kind, out.Image = archive.KindTar, format
-	default:
-		if out.Kind, err = archive.ParseKind(format); err != nil {
-			return out, usagef("--archive-format: %v (or an image: %s, %s)", err, ociimage.LayoutName, ociimage.ArchiveName)
-		}
-		out.Image = ""
-	}
-	if codec != "" {
-		if out.Codec, err = compress.ParseCodec(codec); err != nil {
-			return out, usagef("--compress: %v", err)
-		}
-	}
-	if out.Image != "" {
-		// An image's layer is written gzip, zstd or raw, whatever OUT's name.
-		if !out.Codec.IsLayer() {
-			return out, usagef("--compress %s: an image's new layer is %s or none", out.Codec, compress.LayerCodecs())
-		}
-		return out, nil
-	}
-	if out.Kind == archive.KindDir {
-		if strictDir && codec != "" && out.Codec != compress.None {
-			return out, usagef("--compress %s makes no sense with a directory output", codec)
-		}
-		out.Codec = compress.None
-	}
-	if !out.Codec.CanWrite() {
-		return out, usagef("cannot write %s output; choose another --compress", out.Codec)
-	}
-	return out, checkOutputName(outPath, out, codec)
 }
 
 // applyError prints policy violations as findings (exit 1) and passes other

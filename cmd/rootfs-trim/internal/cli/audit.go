@@ -11,6 +11,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -67,8 +68,9 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	warnEmptyFileList(env, own.fileList)
 	var inputs []trim.AuditInput
 	fromFlags := own.fileList != "" || own.pkg != ""
+	maxSize.imageData = trim.ImageData(set)
 	for _, p := range pos {
-		in := trim.AuditInput{Path: p, Dpkg: !fromFlags}
+		in := trim.AuditInput{Path: p, Source: container.SourceOf(p, maxSize.open()), Dpkg: !fromFlags}
 		if fromFlags {
 			if in.Owners, err = own.load(); err != nil {
 				return err

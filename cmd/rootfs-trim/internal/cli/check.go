@@ -15,6 +15,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -105,8 +106,9 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	var inputs []check.Input
+	maxSize.imageData = trim.ImageData(set)
 	for _, p := range pos {
-		in, err := parseCheckInput(p, *fileList)
+		in, err := parseCheckInput(p, *fileList, maxSize.open())
 		if err != nil {
 			return err
 		}
@@ -170,14 +172,15 @@ func versionFromName(name string) string {
 	return ""
 }
 
-func parseCheckInput(arg, fileList string) (check.Input, error) {
+// parseCheckInput reads an input of check, opened with open.
+func parseCheckInput(arg, fileList string, open container.OpenOptions) (check.Input, error) {
 	name, p, ok := strings.Cut(arg, "=")
 	if !ok {
 		// A whole target: Buildroot's with its file list, else an image
 		// that records its own owners (a dpkg database: kicbase).
-		return check.Input{Path: arg, FileList: fileList, Image: fileList == ""}, nil
+		return check.Input{Path: arg, Source: container.SourceOf(arg, open), FileList: fileList, Image: fileList == ""}, nil
 	}
-	in := check.Input{Path: p}
+	in := check.Input{Path: p, Source: container.SourceOf(p, open)}
 	in.Package, in.Version, _ = strings.Cut(name, "@")
 	if in.Package == "" || p == "" {
 		return in, usagef("input %q: want NAME[@VERSION]=PATH", arg)

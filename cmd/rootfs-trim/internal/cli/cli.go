@@ -136,7 +136,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		return ExitOK
 	}
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var cue *container.UsageError // what the user asked of an output
+	if errors.As(err, &ue) || errors.As(err, &cue) {
 		fmt.Fprintf(env.Stderr, "rootfs-trim %s: %s\nRun 'rootfs-trim %s -h' for usage.\n", name, shownError(err), name)
 		return ExitError
 	}

@@ -136,16 +136,16 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	for i, p := range []string{old, new} {
 		if own.fromInput(i) && !owners.ReadsFirst(p) {
 			// Its database is gathered in the pass that reads it.
-			sides[i] = diff.Input{Path: p, Dpkg: true, Note: func(db *owners.DB) string { return own.ownersNote(p, db) }}
+			sides[i] = diff.Input{Path: p, Source: container.SourceOf(p, in.open()), Dpkg: true, Note: func(db *owners.DB) string { return own.ownersNote(p, db) }}
 			continue
 		}
 		owners, note, err := own.ownersFor(i, p, sides[0].Owners, in.open())
 		if err != nil {
 			return nil, nil, err
 		}
-		sides[i] = diff.Input{Path: p, Owners: owners, OwnersNote: note}
+		sides[i] = diff.Input{Path: p, Source: container.SourceOf(p, in.open()), Owners: owners, OwnersNote: note}
 	}
-	res, err := diff.Images(diff.Options{Set: set, Open: in.open(),
+	res, err := diff.Images(diff.Options{Set: set,
 		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }}, sides[0], sides[1])
 	return res, set, err
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 )
 
@@ -21,13 +20,13 @@ import (
 // what the command reads of them dwarfs the rest (the rules, the test).
 func TestDiffReadsEachInputOnce(t *testing.T) {
 	dir := t.TempDir()
-	toCpio := func(archive.Format) (archive.Format, error) { return archive.Format{Kind: archive.KindCpio}, nil }
-	toTree := func(archive.Format) (archive.Format, error) { return archive.Format{Kind: archive.KindDir}, nil }
+	toCpio := container.Want{Format: "newc"}
+	toTree := container.Want{Format: "dir"}
 	var inputs []string
 	var total int64
 	for i, name := range []string{"cri-o-kubic-deb-v1.28.0", "cri-o-deb-v1.35.0"} {
 		tree := filepath.Join(dir, name)
-		if _, err := container.Rewrite(filepath.Join("../../../../testdata/packages/upstream", name, "root"), tree, container.RewriteOptions{Format: toTree}); err != nil {
+		if _, err := container.Rewrite(filepath.Join("../../../../testdata/packages/upstream", name, "root"), tree, container.RewriteOptions{Want: toTree}); err != nil {
 			t.Fatal(err)
 		}
 		big := make([]byte, 8<<20)
@@ -37,7 +36,7 @@ func TestDiffReadsEachInputOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		file := tree + ".cpio"
-		if _, err := container.Rewrite(tree, file, container.RewriteOptions{Format: toCpio}); err != nil {
+		if _, err := container.Rewrite(tree, file, container.RewriteOptions{Want: toCpio}); err != nil {
 			t.Fatal(err)
 		}
 		fi, err := os.Stat(file)

@@ -15,8 +15,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/iso9660"
-	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 func init() {
@@ -50,66 +48,15 @@ type listHead struct {
 	Path        string `json:"path"`
 	Format      string `json:"format"`
 	Compression string `json:"compression"`
-	// Image: for an initrd read from an ISO image, the image's own files
-	// and where the initrd is in it.
-	Image *listImage `json:"image,omitempty"`
-}
-
-// listImage is an ISO image around the entries listed.
-//
-// An image around the entries is one of two kinds: an ISO image holding
-// the initrd (Container "iso9660" and the fields after Layers), or a
-// container image whose layers hold them (Kind and Platform and Layers).
-type listImage struct {
-	Container string            `json:"container,omitempty"`
-	Kind      string            `json:"kind,omitempty"`
-	Platform  string            `json:"platform,omitempty"`
-	Layers    []*ociimage.Layer `json:"layers,omitempty"`
-	VolumeID  string            `json:"volume_id,omitempty"`
-	// BootConfigs are the boot configurations read; Initrd the initrd's
-	// files in the image, which the entries are, and NamedAt the line
-	// naming them.
-	BootConfigs []string        `json:"boot_configs,omitempty"`
-	Initrd      []string        `json:"initrd,omitempty"`
-	NamedAt     string          `json:"named_at,omitempty"`
-	Files       []listImageFile `json:"files,omitempty"`
-}
-
-type listImageFile struct {
-	Path     string `json:"path"`
-	Mode     string `json:"mode"`
-	UID      uint32 `json:"uid"`
-	GID      uint32 `json:"gid"`
-	Size     int64  `json:"size"`
-	MTime    string `json:"mtime"`
-	Linkname string `json:"linkname,omitempty"`
-}
-
-// imageOf lists the image around the entries of in, nil for none.
-func imageOf(in *container.Input) (*listImage, error) {
-	if oci := in.Image(); oci != nil {
-		return &listImage{Kind: oci.Kind.String(), Platform: oci.Platform, Layers: oci.Layers}, nil
-	}
-	iso := in.ISO
-	if iso == nil {
-		return nil, nil
-	}
-	img := &listImage{Container: in.Format.Container, VolumeID: iso.Image.VolumeID, BootConfigs: iso.Boot.Configs,
-		Initrd: iso.Initrd.Paths(), NamedAt: iso.Initrd.Where}
-	err := iso.Image.Walk(func(f iso9660.File) error {
-		img.Files = append(img.Files, listImageFile{Path: f.Path, Mode: f.Mode.String(), UID: f.UID, GID: f.GID,
-			Size: f.Size, MTime: f.ModTime.UTC().Format(time.RFC3339), Linkname: f.Link})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
-	}
-	return img, nil
+	// Image: what holds the entries (container.Description): an ISO
+	// image's own files and where the initrd is in it, or an image's
+	// layers.
+	Image *container.Description `json:"image,omitempty"`
 }
 
 // listImageText prints the image's own files as a section, then the
 // heading of the initrd's entries.
-func listImageText(w io.Writer, in *container.Input, img *listImage) {
+func listImageText(w io.Writer, in *container.Input, img *container.Description) {
 	fmt.Fprintf(w, "# %s: %s image, volume %s; boot configuration %s\n", names.Quote(in.Path), img.Container,
 		names.Quote(img.VolumeID), names.Text(strings.Join(img.BootConfigs, ", ")))
 	fmt.Fprintln(w, "## the image's files")
@@ -120,9 +67,7 @@ func listImageText(w io.Writer, in *container.Input, img *listImage) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	inner := in.Format
-	inner.Container = ""
-	fmt.Fprintf(w, "## initrd %s (named at %s): %s\n", names.Quote(strings.Join(img.Initrd, " ")), names.Text(img.NamedAt), inner)
+	fmt.Fprintf(w, "## initrd %s (named at %s): %s\n", names.Quote(strings.Join(img.Initrd, " ")), names.Text(img.NamedAt), in.Format.Format)
 }
 
 // listEntry is the stable JSON form of an entry.
@@ -252,14 +197,14 @@ func runList(ctx context.Context, env *Env, args []string) error {
 }
 
 func listTo(w io.Writer, in *container.Input, r archive.Reader, asJSON bool) error {
-	img, err := imageOf(in)
+	img, err := in.Describe()
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		return listJSON(w, in, r, img)
 	}
-	if in.ISO != nil {
+	if img != nil && img.Container != "" {
 		listImageText(w, in, img)
 	} else {
 		fmt.Fprintf(w, "# %s: %s\n", names.Quote(in.Path), in.Format)
@@ -351,7 +296,7 @@ func toListEntry(e *archive.Entry, g *archive.TarGlobal) listEntry {
 
 // listJSON streams {"schema":..,"path":..,"format":..,"compression":..,"entries":[...],"segments":[...]}
 // without holding the entries in memory.
-func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *listImage) error {
+func listJSON(w io.Writer, in *container.Input, r archive.Reader, img *container.Description) error {
 	head, _ := json.Marshal(listHead{listSchema, in.Path, in.Format.Kind.String(), in.Format.Codec.String(), img})
 	// names.JSON: a name or a platform holding "##[" (a workflow command
 	// to a CI log) is written "##\u005b", as canon.JSON writes it.

@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 )
 
@@ -50,9 +47,7 @@ func runRepack(ctx context.Context, env *Env, args []string) error {
 	}
 	_, err = container.Rewrite(inPath, outPath, container.RewriteOptions{
 		Open: maxSize.open(), Reuse: *recompress == "auto", ExpectSame: true, Level: *level,
-		Format: func(in archive.Format) (archive.Format, error) {
-			return outputFormat(in, *format, *codec, outPath, true, noteTo(env, "repack"))
-		},
+		Want: container.Want{Format: *format, Codec: *codec, StrictDir: true},
 		Wrap: func(in *container.Input) (archive.Reader, func()) {
 			return withProgress(env, false, "repack "+inPath, in, withContext(ctx, in))
 		},
@@ -73,33 +68,4 @@ func notStdout(cmd, outPath string) error {
 		return usagef("OUT -: %s writes a temporary file beside OUT and renames it into place once it is whole, so it cannot write standard output; name a file", cmd)
 	}
 	return nil
-}
-
-// checkOutputName refuses an output whose name says another compression
-// than the one about to be written (xz bytes in out.cpio.zst, because the
-// output keeps IN's compression): a build that picks the image by its name
-// would boot, or fail to boot, on what it did not ask for. A name with no
-// compression suffix (rootfs.cpio) says nothing, and a directory has none.
-func checkOutputName(outPath string, out archive.Format, codecFlag string) error {
-	if out.Kind == archive.KindDir {
-		return nil
-	}
-	named, suffix, ok := compress.NamedCodec(outPath)
-	if !ok || named == out.Codec {
-		return nil
-	}
-	from := "as IN"
-	if codecFlag != "" {
-		from = "--compress " + codecFlag
-	}
-	would := out.Codec.String()
-	if out.Codec == compress.None {
-		would = "uncompressed"
-	}
-	hint := "name OUT without " + suffix
-	if named.CanWrite() {
-		hint = fmt.Sprintf("pass --compress %s, or %s", named, hint)
-	}
-	return usagef("OUT %s: its name says %s (%s), but the output would be %s (%s); %s",
-		names.Quote(outPath), named, suffix, would, from, hint)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/render"
 )
 
@@ -30,14 +30,20 @@ var valueChecks = map[string]func(v string) error{
 		}
 		return nil
 	},
-	"archive-format": func(v string) error {
-		_, err := outputFormat(archive.Format{Kind: archive.KindCpio}, v, "", "out", true, func(string) {})
+	"archive-format": func(v string) error { return checkWant(container.Want{Format: v}) },
+	"compress":       func(v string) error { return checkWant(container.Want{Format: "newc", Codec: v}) },
+}
+
+// checkWant is what repack makes of want, from a tree (this directory).
+func checkWant(want container.Want) error {
+	in, err := container.Open(".", container.OpenOptions{})
+	if err != nil {
 		return err
-	},
-	"compress": func(v string) error {
-		_, err := outputFormat(archive.Format{Kind: archive.KindCpio}, "", v, "out", true, func(string) {})
-		return err
-	},
+	}
+	defer in.Close()
+	want.Path, want.StrictDir = "out", true
+	_, err = in.Format.Container.Output(in, want, nil)
+	return err
 }
 
 // Every word the completions offer is one its flag's check accepts, and
