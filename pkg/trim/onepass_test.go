@@ -373,7 +373,7 @@ func TestOwnersArriveLater(t *testing.T) {
 				p := filepath.Join(dir, strings.ReplaceAll(kind+"-"+order, " ", "-")+".tar")
 				writeTar(t, p, files...)
 
-				res, err := Audit(set, []AuditInput{{Path: p, Dpkg: true}}, nil, container.OpenOptions{})
+				res, err := Audit(set, []AuditInput{{Path: p, Source: container.SourceOf(p, container.OpenOptions{}), Dpkg: true}}, nil, container.OpenOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
