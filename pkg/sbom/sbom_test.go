@@ -6,54 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 )
-
-var (
-	schemaOnce sync.Once
-	schema16   *jsonschema.Schema
-	schemaErr  error
-)
-
-// cdxSchema is the CycloneDX 1.6 JSON schema, with the two schemas it
-// refers to registered at the addresses it names them by.
-func cdxSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	schemaOnce.Do(func() {
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		for _, name := range []string{"spdx.schema.json", "jsf-0.82.schema.json", "bom-1.6.schema.json"} {
-			data, err := os.ReadFile(filepath.Join("testdata", "cyclonedx", name))
-			if err != nil {
-				schemaErr = err
-				return
-			}
-			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-			if err != nil {
-				schemaErr = err
-				return
-			}
-			if schemaErr = c.AddResource("http://cyclonedx.org/schema/"+name, doc); schemaErr != nil {
-				return
-			}
-		}
-		schema16, schemaErr = c.Compile("http://cyclonedx.org/schema/bom-1.6.schema.json")
-	})
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
-	}
-	return schema16
-}
 
 // checkDocument validates doc against the 1.6 schema and checks that
 // cyclonedx-go reads back every field of it: decoded and encoded again
@@ -71,7 +33,7 @@ func checkDocument(t *testing.T, doc []byte) *cdx.BOM {
 // must come back the same.
 func checkAdded(t *testing.T, doc []byte, inComps int) *cdx.BOM {
 	t.Helper()
-	if err := schematest.Valid(cdxSchema(t), doc); err != nil {
+	if err := schematest.Valid(schematest.CycloneDX(t), doc); err != nil {
 		t.Fatalf("not CycloneDX 1.6: %v", err)
 	}
 	var bom cdx.BOM
