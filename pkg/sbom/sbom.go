@@ -28,6 +28,19 @@ type Package struct {
 	Name, Version, PURL string
 }
 
+// GoModule is the package of a Go program's main module as its build
+// information records it: version "(devel)" or none is no version.
+func GoModule(path, version string) Package {
+	if version == "(devel)" {
+		version = ""
+	}
+	purl := "pkg:golang/" + path
+	if version != "" {
+		purl += "@" + version
+	}
+	return Package{Name: path, Version: version, PURL: purl}
+}
+
 // Doc is an SBOM being built: a document of its own (New) or one given
 // to enrich (Enrich).
 type Doc struct {

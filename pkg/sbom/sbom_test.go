@@ -104,7 +104,7 @@ func TestNewDocument(t *testing.T) {
 	d := New()
 	d.AddPackages(Package{Name: "cri-o", Version: "1.31.0"}, Package{Name: "podman", Version: "4.9"},
 		Package{Name: "containerd"}, Package{Name: "systemd", Version: "252"})
-	d.AddPackages(Package{Name: "github.com/moby/buildkit", Version: "v0.17.0", PURL: "pkg:golang/github.com/moby/buildkit@v0.17.0"})
+	d.AddPackages(GoModule("github.com/moby/buildkit", "v0.17.0"), GoModule("github.com/containerd/nerdctl", "(devel)"))
 	d.AddChanges(everyKind())
 	bom := checkDocument(t, encode(t, d))
 
@@ -132,7 +132,8 @@ func TestNewDocument(t *testing.T) {
 	if d := cmp.Diff(wantFiles, files); d != "" {
 		t.Errorf("file components (-want +got):\n%s", d)
 	}
-	wantPkgs := []string{"cri-o@1.31.0 ", "podman@4.9 ", "containerd@ ", "systemd@252 ", "github.com/moby/buildkit@v0.17.0 pkg:golang/github.com/moby/buildkit@v0.17.0"}
+	wantPkgs := []string{"cri-o@1.31.0 ", "podman@4.9 ", "containerd@ ", "systemd@252 ", "github.com/moby/buildkit@v0.17.0 pkg:golang/github.com/moby/buildkit@v0.17.0",
+		"github.com/containerd/nerdctl@ pkg:golang/github.com/containerd/nerdctl"}
 	if d := cmp.Diff(wantPkgs, pkgs); d != "" {
 		t.Errorf("package components (-want +got):\n%s", d)
 	}
