@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
@@ -195,6 +196,9 @@ type AuditResult struct {
 	// Databases are the dpkg databases of the Dpkg inputs, by input; nil
 	// where there is none.
 	Databases []*owners.DB
+	// Indexes are the indexes of applied inputs, by input; nil where
+	// there is none (or it could not be read).
+	Indexes []*contract.Index
 }
 
 // Audit reads each input and lists what offends. It only reads, each input
@@ -254,6 +258,7 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 		}
 	}
 	res.Entries += a.Entries
+	res.Indexes = append(res.Indexes, a.Index)
 	found := a.Findings()
 	if img != nil {
 		for i := range found {
