@@ -112,6 +112,12 @@ func TestEnrichRefuses(t *testing.T) {
 		`{"bomFormat": "SPDX", "specVersion": "1.6", "version": 1}`,
 		`[]`,
 		`{"bomFormat": "CycloneDX", "specVersion": "1.6"`,
+		`{"bomFormat": "CycloneDX", "specVersion": "1.6", "components": {}}`,
+		`{"bomFormat": "CycloneDX", "specVersion": "1.6", "annotations": 1}`,
+		`{"bomFormat": "CycloneDX", "specVersion": "1.6", "metadata": []}`,
+		`{"bomFormat": "CycloneDX", "specVersion": "1.6", "metadata": {"tools": "x"}}`,
+		`{"bomFormat": "CycloneDX", "specVersion": "1.6", "metadata": {"tools": {"components": {}}}}`,
+		`{"bomFormat": "CycloneDX", "specVersion": "1.6", "serialNumber": "s", "version": 1.5}`,
 	} {
 		if _, err := Enrich(bytes.NewReader([]byte(doc))); err == nil {
 			t.Errorf("%s: accepted", doc)
@@ -134,8 +140,9 @@ func TestEnrichNewVersion(t *testing.T) {
 	}
 }
 
-// FuzzEnrich: whatever the input, Enrich refuses it or gives a document
-// that Enrich reads again.
+// FuzzEnrich: whatever the input, Enrich refuses it, or Encode writes
+// it (apply writes its output in between) as a document Enrich reads
+// again.
 func FuzzEnrich(f *testing.F) {
 	f.Add(buildrootSBOM(f))
 	f.Add([]byte(`{"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, "metadata": {"tools": []}}`))
@@ -149,10 +156,30 @@ func FuzzEnrich(f *testing.F) {
 		d.AddChanges(everyKind())
 		var out bytes.Buffer
 		if err := d.Encode(&out, Options{Tool: "t", Time: epoch}); err != nil {
-			return
+			t.Fatalf("Enrich took a document that Encode refuses: %v", err) // the caller writes its output in between
 		}
 		if _, err := Enrich(&out); err != nil {
 			t.Fatalf("output not read again: %v", err)
 		}
 	})
+}
+
+// TestEnrichKeepsRefsUnique: a bom-ref of the input that one of ours
+// would repeat stays the input's; ours gets a number.
+func TestEnrichKeepsRefsUnique(t *testing.T) {
+	const doc = `{"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1,
+		"components": [{"bom-ref": "rootfs-trim:package:cri-o", "type": "library", "name": "not-cri-o"}]}`
+	d, err := Enrich(bytes.NewReader([]byte(doc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.AddPackages(Package{Name: "cri-o", Version: "1"})
+	bom := checkAdded(t, encode(t, d), 1)
+	var refs []string
+	for _, c := range *bom.Components {
+		refs = append(refs, c.BOMRef)
+	}
+	if diff := cmp.Diff([]string{"rootfs-trim:package:cri-o", "rootfs-trim:package:cri-o#2"}, refs); diff != "" {
+		t.Error(diff)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,9 +84,41 @@ func Enrich(r io.Reader) (*Doc, error) {
 	if base["bomFormat"] != cdx.BOMFormat || base["specVersion"] != specVersion {
 		return nil, fmt.Errorf("reading sbom: bomFormat %v, specVersion %v: want CycloneDX %s", base["bomFormat"], base["specVersion"], specVersion)
 	}
+	if err := checkShape(base); err != nil {
+		return nil, fmt.Errorf("reading sbom: %w", err)
+	}
 	d := &Doc{base: base, refs: map[string]bool{}}
 	collectRefs(base, d.refs)
 	return d, nil
+}
+
+// checkShape refuses, when the document is read, what Encode's merge
+// could not add to: a caller reads the input before it writes anything.
+func checkShape(base map[string]any) error {
+	for _, key := range []string{"components", "annotations"} {
+		if _, ok := base[key].([]any); !ok && base[key] != nil {
+			return fmt.Errorf("%s: want an array", key)
+		}
+	}
+	meta, ok := base["metadata"].(map[string]any)
+	if !ok && base["metadata"] != nil {
+		return fmt.Errorf("metadata: want an object")
+	}
+	switch tools := meta["tools"].(type) {
+	case nil, []any:
+	case map[string]any:
+		if _, ok := tools["components"].([]any); !ok && tools["components"] != nil {
+			return fmt.Errorf("metadata.tools.components: want an array")
+		}
+	default:
+		return fmt.Errorf("metadata.tools: want an object or an array")
+	}
+	if _, ok := base["serialNumber"]; ok {
+		if _, err := strconv.Atoi(fmt.Sprint(base["version"])); err != nil {
+			return fmt.Errorf("version %v: want a whole number", base["version"])
+		}
+	}
+	return nil
 }
 
 // collectRefs adds every bom-ref under v to refs.
