@@ -9,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
-	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -105,7 +103,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := sb.write(env, doc, auditSBOM(pos[0], inputs[0], res, set)); err != nil {
+	if err := sb.write(env, doc, auditSBOM(pos[0], inputs[0], res)); err != nil {
 		return err
 	}
 	return auditStatus(res.Findings)
@@ -114,55 +112,13 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 // auditSBOM is what an SBOM of the one audited input holds: its packages,
 // from the flags or the image's own records, and, for an image apply
 // made, the deferred copies and templates its index records.
-func auditSBOM(path string, in trim.AuditInput, res *trim.AuditResult, set *rules.Set) sbomRun {
+func auditSBOM(path string, in trim.AuditInput, res *trim.AuditResult) sbomRun {
 	run := sbomRun{subject: path, table: in.Owners}
 	if db := res.Databases[0]; db != nil {
 		run.table, run.versions = db.Owners, db.Versions
 	}
-	run.changes = indexChanges(res.Indexes[0], set)
+	run.changes = res.Applied[0]
 	return run
-}
-
-// indexChanges are the changes ix records, as apply's manifest has them:
-// its Source is the path the package put the file at, but for a deferred
-// file (the copy; Dest is the package's path) and a template (Dest is
-// where the boot step writes it). Package and reason come from set: the
-// rule's, the template's, or the addition's (whose Name is its package).
-func indexChanges(ix *contract.Index, set *rules.Set) []manifest.Change {
-	if ix == nil {
-		return nil
-	}
-	type origin struct{ pkg, reason string }
-	byRule, byAddition := map[string]origin{}, map[string]origin{}
-	for _, r := range set.Rules() {
-		byRule[r.Name] = origin{r.Package, r.Reason}
-	}
-	for _, t := range set.Templates {
-		byRule[t.Name] = origin{"rootfs-trim", t.Reason}
-	}
-	for _, a := range set.Additions() {
-		byAddition[a.Path] = origin{a.Package, a.Reason}
-	}
-	var cs []manifest.Change
-	for _, f := range ix.Files {
-		c := manifest.Change{Kind: f.Kind, Path: f.Source, To: f.Dest, Type: "file", Rule: f.Name, Mode: f.Mode, SHA256: f.SHA256}
-		o, ok := byRule[f.Name]
-		if f.Kind == contract.Added {
-			c.Rule, c.To, o = "", "", byAddition[f.Source]
-			if !ok {
-				o.pkg = f.Name
-			}
-		}
-		c.Package, c.Reason = o.pkg, o.reason
-		if f.Link != "" {
-			c.Type = "symlink"
-		}
-		if f.Kind == contract.Deferred {
-			c.Path, c.To = f.Dest, f.Source
-		}
-		cs = append(cs, c)
-	}
-	return cs
 }
 
 // auditStatus is audit's exit status: 1 (errFindings) when the inputs hold
