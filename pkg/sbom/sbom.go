@@ -146,7 +146,8 @@ func (d *Doc) AddPackages(pkgs ...Package) { d.packages = append(d.packages, pkg
 func (d *Doc) AddChanges(cs []manifest.Change) { d.changes = append(d.changes, cs...) }
 
 // Encode writes the document as indented JSON: the same document and
-// options give the same bytes (keys sorted, components in order).
+// options give the same bytes (keys sorted, components in order). It
+// merges what was added into the document, so it is called once.
 func (d *Doc) Encode(w io.Writer, opt Options) error {
 	b := newBuilder(d, opt)
 	for _, p := range d.packages {
