@@ -3,6 +3,7 @@ module github.com/rootfs-trim/rootfs-trim
 go 1.26.0
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/cavaliergopher/cpio v1.0.1
 	github.com/google/go-cmp v0.7.0

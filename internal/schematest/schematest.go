@@ -252,3 +252,37 @@ func jsonFields(typ reflect.Type) []field {
 	}
 	return out
 }
+
+// CycloneDX compiles the CycloneDX 1.6 JSON schema (testdata/cyclonedx,
+// as cyclonedx-go v0.12.0 ships it), with the schemas it refers to
+// registered at the addresses it names them by.
+func CycloneDX(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	const base = "http://cyclonedx.org/schema/"
+	mu.Lock()
+	defer mu.Unlock()
+	if s := compiled[base]; s != nil {
+		return s
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for _, name := range []string{"spdx.schema.json", "jsf-0.82.schema.json", "bom-1.6.schema.json"} {
+		data, err := os.ReadFile(filepath.Join(Root(t), "internal", "schematest", "testdata", "cyclonedx", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.AddResource(base+name, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := c.Compile(base + "bom-1.6.schema.json")
+	if err != nil {
+		t.Fatalf("compiling CycloneDX 1.6: %v", err)
+	}
+	compiled[base] = s
+	return s
+}

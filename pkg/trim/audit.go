@@ -7,8 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -196,6 +198,10 @@ type AuditResult struct {
 	// Databases are the dpkg databases of the Dpkg inputs, by input; nil
 	// where there is none.
 	Databases []*owners.DB
+	// Applied are, by input, the changes an applied input's index
+	// records apply made (indexChanges); nil where it has none (or it
+	// could not be read).
+	Applied [][]manifest.Change
 }
 
 // Audit reads each input and lists what offends. It only reads, each input
@@ -255,6 +261,7 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 		}
 	}
 	res.Entries += a.Entries
+	res.Applied = append(res.Applied, indexChanges(a.Index, set))
 	found := a.Findings()
 	if img != nil {
 		for i := range found {
@@ -336,4 +343,46 @@ func openWrapped(source container.Source, wrap func(archive.Reader) archive.Read
 		return src, src, nil
 	}
 	return src, wrap(src), nil
+}
+
+// indexChanges are the changes ix records, as apply's manifest has them:
+// its Source is the path the package put the file at, but for a deferred
+// file (the copy; Dest is the package's path) and a template (Dest is
+// where the boot step writes it). Package and reason come from set: the
+// rule's, the template's, or the addition's (whose Name is its package).
+func indexChanges(ix *contract.Index, set *rules.Set) []manifest.Change {
+	if ix == nil {
+		return nil
+	}
+	type origin struct{ pkg, reason string }
+	byRule, byAddition := map[string]origin{}, map[string]origin{}
+	for _, r := range set.Rules() {
+		byRule[r.Name] = origin{r.Package, r.Reason}
+	}
+	for _, t := range set.Templates {
+		byRule[t.Name] = origin{"rootfs-trim", t.Reason}
+	}
+	for _, a := range set.Additions() {
+		byAddition[a.Path] = origin{a.Package, a.Reason}
+	}
+	var cs []manifest.Change
+	for _, f := range ix.Files {
+		c := manifest.Change{Kind: f.Kind, Path: f.Source, To: f.Dest, Type: "file", Rule: f.Name, Mode: f.Mode, SHA256: f.SHA256}
+		o, ok := byRule[f.Name]
+		if f.Kind == contract.Added {
+			c.Rule, c.To, o = "", "", byAddition[f.Source]
+			if !ok {
+				o.pkg = f.Name
+			}
+		}
+		c.Package, c.Reason = o.pkg, o.reason
+		if f.Link != "" {
+			c.Type = "symlink"
+		}
+		if f.Kind == contract.Deferred {
+			c.Path, c.To = f.Dest, f.Source
+		}
+		cs = append(cs, c)
+	}
+	return cs
 }

@@ -49,6 +49,9 @@ mtime of the input, so the same input and rules give the same bytes.
 type ownershipFlags struct {
 	fileList string
 	pkg      string
+	// versions are the packages' versions the database that ownersFor
+	// read records, for an SBOM.
+	versions map[string]string
 }
 
 func (o *ownershipFlags) register(fs *flag.FlagSet) {
@@ -140,6 +143,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	var own ownershipFlags
 	own.register(fs)
 	manifestPath := fs.String("manifest", "", "write the JSON manifest to `FILE`")
+	var sb sbomFlags
+	sb.register(fs)
 	dryRun := fs.Bool("dry-run", false, "show what would change; write nothing")
 	format := renamedFlag(fs, "archive-format", "format", "", "output archive `format` for IN OUT: newc, crc, tar, dir, or an image: oci, docker-archive (default: as IN)")
 	codec := fs.String("compress", "", "output `compression` for IN OUT: "+wantOneOf(writableCodecs())+" (default: as IN)")
@@ -153,19 +158,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkRecompress(*recompress); err != nil {
+	if err := checkApplyArgs(pos, *recompress); err != nil {
 		return err
-	}
-	if len(pos) < 1 || len(pos) > 2 {
-		return usagef("want TARGET, or IN and OUT; got %d arguments", len(pos))
-	}
-	if err := notPipe(pos[0]); err != nil {
-		return err
-	}
-	if len(pos) == 2 {
-		if err := notStdout("apply", pos[1]); err != nil {
-			return err
-		}
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
@@ -180,11 +174,16 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	doc, err := sb.start()
+	if err != nil {
+		return err
+	}
 	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
 	if len(pos) == 1 {
 		opt.LoadOwners = func() (o *owners.Table, err error) { // while the tree is listed
 			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
+			opt.Owners = o // for the SBOM
 			return o, err
 		}
 	} else if own.fileList != "" || own.pkg != "" || isDir(pos[0]) {
@@ -225,10 +224,35 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
+	run := sbomRun{subject: pos[len(pos)-1], table: opt.Owners, versions: own.versions, changes: rep.Changes}
 	if opt.Dpkg != "" { // the database found, or none: an ISO's says its owners are unknown
 		ownersNote = own.ownersNote(pos[0], rep.Dpkg)
+		if rep.Dpkg != nil {
+			run.table, run.versions = rep.Dpkg.Owners, rep.Dpkg.Versions
+		}
 	}
-	return reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath})
+	if err := reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath}); err != nil || *dryRun {
+		return err
+	}
+	return sb.write(env, doc, run)
+}
+
+// checkApplyArgs checks apply's arguments and --recompress before
+// anything is read.
+func checkApplyArgs(pos []string, recompress string) error {
+	if err := checkRecompress(recompress); err != nil {
+		return err
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usagef("want TARGET, or IN and OUT; got %d arguments", len(pos))
+	}
+	if err := notPipe(pos[0]); err != nil {
+		return err
+	}
+	if len(pos) == 2 {
+		return notStdout("apply", pos[1])
+	}
+	return nil
 }
 
 // applyReport is how apply reports what it did.

@@ -47,6 +47,8 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	var own ownershipFlags
 	own.register(fs)
 	format := renamedFlag(fs, "report", "format", "text", "report `format`: text, json, github or sarif")
+	var sb sbomFlags
+	sb.register(fs)
 	maxSize := maxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -56,6 +58,13 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 		return usagef("want at least one INPUT")
 	}
 	if err := checkReportFormat(*format); err != nil {
+		return err
+	}
+	if sb.out != "" && len(pos) != 1 {
+		return usagef("--sbom describes one image: give one INPUT, not %d", len(pos))
+	}
+	doc, err := sb.start()
+	if err != nil {
 		return err
 	}
 	set, err := loadRules(*rulesDir)
@@ -96,7 +105,22 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := sb.write(env, doc, auditSBOM(pos[0], inputs[0], res)); err != nil {
+		return err
+	}
 	return auditStatus(res.Findings)
+}
+
+// auditSBOM is what an SBOM of the one audited input holds: its packages,
+// from the flags or the image's own records, and, for an image apply
+// made, the deferred copies and templates its index records.
+func auditSBOM(path string, in trim.AuditInput, res *trim.AuditResult) sbomRun {
+	run := sbomRun{subject: path, table: in.Owners}
+	if db := res.Databases[0]; db != nil {
+		run.table, run.versions = db.Owners, db.Versions
+	}
+	run.changes = res.Applied[0]
+	return run
 }
 
 // auditStatus is audit's exit status: 1 (errFindings) when the inputs hold

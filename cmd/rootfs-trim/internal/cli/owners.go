@@ -26,6 +26,9 @@ func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (ta
 	if err != nil {
 		return nil, "", err
 	}
+	if db != nil {
+		o.versions = db.Versions
+	}
 	return db.Table(), o.ownersNote(input, db), nil
 }
 

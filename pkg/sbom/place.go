@@ -1,0 +1,95 @@
+package sbom
+
+import (
+	"fmt"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
+)
+
+// placement is where the document records one kind of change.
+type placement interface {
+	place(b *builder, c manifest.Change)
+}
+
+// removedFile is a file the output no longer has: no component (the
+// components are what the output holds), but an annotation on the
+// package that shipped it, which the specification has for what a tool
+// says about a component.
+type removedFile struct{}
+
+// outputFile is a file the output has at the path at gives: a file
+// component carrying what was done to it. moved ones record the path
+// the package put it at as their pedigree's ancestor.
+type outputFile struct {
+	at    func(c manifest.Change) string
+	moved bool
+}
+
+func atPath(c manifest.Change) string { return c.Path }
+func atTo(c manifest.Change) string   { return c.To }
+
+// placements has a row for every kind of change (docs/schema/manifest.json).
+var placements = map[contract.Kind]placement{
+	contract.Removed:    removedFile{},
+	contract.Relocated:  outputFile{at: atTo, moved: true},
+	contract.Deferred:   outputFile{at: atTo, moved: true}, // the copy the boot step puts back
+	contract.Retargeted: outputFile{at: atPath},
+	contract.Added:      outputFile{at: atPath},
+	contract.Template:   outputFile{at: atPath},
+	contract.Created:    outputFile{at: atPath},
+	contract.Dangling:   outputFile{at: atPath},
+}
+
+// placeOf is the placement of kind; a kind without a row (a newer
+// manifest's) is taken as a file left in the output, which is what
+// every kind but removed is.
+func placeOf(kind contract.Kind) placement {
+	if p, ok := placements[kind]; ok {
+		return p
+	}
+	return outputFile{at: atPath}
+}
+
+func (removedFile) place(b *builder, c manifest.Change) {
+	text := fmt.Sprintf("rootfs-trim removed %s (package %s) by rule %s (%s): %s", absolute(c.Path), c.Package, c.Rule, c.Kind, c.Reason)
+	b.annotations = append(b.annotations, cdx.Annotation{
+		Subjects:  &[]cdx.BOMReference{cdx.BOMReference(b.ownerRef(c.Package))},
+		Annotator: &cdx.Annotator{Component: b.tool()},
+		Timestamp: b.timestamp(),
+		Text:      text,
+	})
+}
+
+func (f outputFile) place(b *builder, c manifest.Change) {
+	at := absolute(f.at(c))
+	props := [][]cdx.Property{
+		prop("action", string(c.Kind)), prop("rule", c.Rule), prop("reason", c.Reason),
+		prop("package", c.Package), prop("type", c.Type), prop("mode", c.Mode),
+		prop("path-b64", names.B64(at)),
+	}
+	comp := cdx.Component{BOMRef: b.uniqueRef(Namespace + "file:" + at), Type: cdx.ComponentTypeFile, Name: at}
+	if f.moved {
+		from := absolute(c.Path)
+		props = append(props, prop("from", from), prop("from-b64", names.B64(from)))
+		comp.Pedigree = &cdx.Pedigree{Ancestors: &[]cdx.Component{{Type: cdx.ComponentTypeFile, Name: from}}}
+	}
+	if c.Unreviewed {
+		props = append(props, prop("unreviewed", "true"))
+	}
+	if c.Kept != "" {
+		props = append(props, prop("kept", absolute(c.Kept)))
+	}
+	if c.SHA256 != "" && c.Type == "file" {
+		comp.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: c.SHA256}}
+	}
+	var all []cdx.Property
+	for _, p := range props {
+		all = append(all, p...)
+	}
+	comp.Properties = &all
+	b.components = append(b.components, comp)
+}
