@@ -24,6 +24,7 @@ var UnitDirs = []string{
 // Enabler is one thing that starts a unit at boot.
 type Enabler struct {
 	Unit string
+	File string // the unit's file (Unit.File)
 	// Link is a symlink in a .wants or .requires directory that pulls
 	// the unit in; empty for a preset.
 	Link string
@@ -178,10 +179,10 @@ func Enablers(u Unit, ps Presets) []Enabler {
 		if matched && rule.Action == Disable && isConfig(l) {
 			continue
 		}
-		es = append(es, Enabler{Unit: u.Name, Link: l})
+		es = append(es, Enabler{Unit: u.Name, File: u.File, Link: l})
 	}
 	if presetOn && u.Installs {
-		es = append(es, Enabler{Unit: u.Name, Preset: &rule})
+		es = append(es, Enabler{Unit: u.Name, File: u.File, Preset: &rule})
 	}
 	return es
 }

@@ -337,6 +337,9 @@ type Set struct {
 	Keep      []*Keep
 	Packages  []*Package // sorted by name
 	Templates []*Template
+	// BootRuntime is which runtime the image may start at boot (nil:
+	// no policy).
+	BootRuntime *BootRuntime
 	// Digest is the sha256 of every rule file and source, in path order,
 	// so a manifest says exactly which rules made an image.
 	Digest string

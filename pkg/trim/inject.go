@@ -148,7 +148,7 @@ func (p *planner) mayWrite(path string, data []byte, what string) bool {
 // addFiles adds the rule set's files of the packages in the image.
 func (p *planner) addFiles() {
 	for _, a := range p.set.Additions() {
-		if !p.active(a.Package) {
+		if a.Package == rules.SelfPackage && p.owners.Fixed != "" || a.Package != rules.SelfPackage && !p.active(a.Package) {
 			continue
 		}
 		if p.out.exists(a.Path) {
