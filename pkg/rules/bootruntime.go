@@ -61,6 +61,9 @@ func (l *loader) bootRuntime(file string, r *rawBootRuntime) {
 	l.set.BootRuntime = b
 }
 
+// Matches reports whether r matches name, a cleaned path.
+func (r *Rule) Matches(name string) bool { return matchAny(r.Paths, name) }
+
 // PresetPath is the preset file apply writes for the boot-runtime policy:
 // 00- sorts before every packaged preset file, and systemctl preset-all
 // (Buildroot runs it after apply, when it makes each filesystem image)
@@ -112,6 +115,7 @@ func (l *loader) bootRuntimeRules() {
 		r.Paths = append(r.Paths, pt)
 	}
 	p.Rules = append(p.Rules, r)
+	l.set.BootRuntimeRule = r
 	p.Adds = append(p.Adds, &Addition{Path: PresetPath, Source: "boot_runtime " + b.Name, Data: []byte(preset),
 		Mode: 0o644, Package: SelfPackage, Reason: b.Reason, Pos: b.Pos})
 }

@@ -44,10 +44,14 @@ func RuntimeEnablers(root *os.Root) (map[string][]enablement.Enabler, error) {
 
 // runtimeFindings reports each runtime unit the tree in.Path starts at
 // boot: a warning where the policy forbids its runtime, a note where it
-// names it. Only a directory is read: its files are where systemctl and
-// Buildroot's preset-all find them.
+// names it. Only a whole image's directory is read (not one package's,
+// --package): its files are where systemctl and Buildroot's preset-all
+// find them.
 func runtimeFindings(set *rules.Set, in AuditInput) ([]Finding, error) {
 	b := set.BootRuntime
+	if in.Owners != nil && in.Owners.Fixed != "" {
+		return nil, nil
+	}
 	if st, err := os.Stat(in.Path); b == nil || err != nil || !st.IsDir() {
 		return nil, nil
 	}
@@ -63,6 +67,9 @@ func runtimeFindings(set *rules.Set, in AuditInput) ([]Finding, error) {
 	var found []Finding
 	for _, rt := range contract.Runtimes {
 		for _, e := range byRuntime[rt] {
+			if e.Link != "" && b.Forbids(rt) {
+				continue // the offender of set.BootRuntimeRule, which strips it
+			}
 			found = append(found, runtimeFinding(b, rt, e, in.Owners))
 		}
 	}
