@@ -58,3 +58,14 @@ func (c Condition) Holds(runtime, cni string) bool {
 	return (len(c.Runtimes) == 0 || slices.Contains(c.Runtimes, runtime)) &&
 		(len(c.CNIs) == 0 || slices.Contains(c.CNIs, cni))
 }
+
+// RuntimeUnits are the systemd units that start each runtime's CRI
+// endpoint: what a boot-runtime policy allows or forbids to be enabled,
+// and what render starts for the chosen runtime. docker's CRI is
+// cri-dockerd's socket; dockerd pulls in containerd.service by Wants=,
+// which enables nothing.
+var RuntimeUnits = map[string][]string{
+	"containerd": {"containerd.service"},
+	"crio":       {"crio.service"},
+	"docker":     {"docker.service", "docker.socket", "cri-docker.service", "cri-docker.socket"},
+}

@@ -18,4 +18,12 @@ func TestRuntimesHaveSockets(t *testing.T) {
 			t.Errorf("socket for %s, which is not in Runtimes", rt)
 		}
 	}
+	for _, rt := range Runtimes {
+		if len(RuntimeUnits[rt]) == 0 {
+			t.Errorf("runtime %s has no units", rt)
+		}
+	}
+	if len(RuntimeUnits) != len(Runtimes) {
+		t.Errorf("RuntimeUnits names %d runtimes, Runtimes %d", len(RuntimeUnits), len(Runtimes))
+	}
 }

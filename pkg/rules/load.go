@@ -78,6 +78,7 @@ func Load(dir string) (*Set, error) {
 		l.digestFiles[name] = data
 		l.file(full, data)
 	}
+	l.bootRuntimeRules()
 	l.crossCheck()
 	if len(l.problems) > 0 {
 		return nil, &LoadError{Problems: l.problems}
@@ -216,6 +217,8 @@ type rawDoc struct {
 	Rules     []rawRule     `yaml:"rules"`
 	Add       []rawAdd      `yaml:"add"`
 	Templates []rawTemplate `yaml:"templates"`
+	// BootRuntime is the one-CRI-endpoint policy (bootruntime.go).
+	BootRuntime *rawBootRuntime `yaml:"boot_runtime"`
 }
 
 type rawForbid struct {
@@ -297,6 +300,9 @@ func (l *loader) file(name string, data []byte) {
 	}
 	for _, t := range doc.Templates {
 		l.template(name, t)
+	}
+	if doc.BootRuntime != nil {
+		l.bootRuntime(name, doc.BootRuntime)
 	}
 	if doc.Package.V == "" {
 		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 || len(doc.Variants) > 0 {

@@ -337,6 +337,13 @@ type Set struct {
 	Keep      []*Keep
 	Packages  []*Package // sorted by name
 	Templates []*Template
+	// BootRuntime is which runtime the image may start at boot (nil:
+	// no policy).
+	BootRuntime *BootRuntime
+	// BootRuntimeRule strips the forbidden runtimes' enablement links; a
+	// rule for any owner that decides before the owner's rules (a
+	// package's retarget would keep a forbidden runtime enabled).
+	BootRuntimeRule *Rule
 	// Digest is the sha256 of every rule file and source, in path order,
 	// so a manifest says exactly which rules made an image.
 	Digest string

@@ -173,7 +173,7 @@ func (f Finding) Joint() bool { return strings.Contains(f.Rule, RuleSep) }
 // its level.
 func (f Finding) Offends() bool {
 	switch f.Check {
-	case CheckHandled, CheckUnreviewed, CheckUnhandled:
+	case CheckHandled, CheckUnreviewed, CheckUnhandled, CheckRuntimeEnabled:
 		return f.Severity != rules.Note
 	}
 	return false
@@ -271,6 +271,11 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 		}
 	}
 	res.Findings = append(res.Findings, found...)
+	enabled, err := runtimeFindings(set, in)
+	if err != nil {
+		return nil, err
+	}
+	res.Findings = append(res.Findings, enabled...)
 	return a.Classifier(), nil
 }
 

@@ -272,6 +272,9 @@ func (c *Classifier) anyRuleMatches(name string) bool {
 // ownership data, the rules of every package that match (jointRules):
 // joint lists them when there are several.
 func (c *Classifier) findRule(name string, v *Verdict) (rule *rules.Rule, joint []*rules.Rule) {
+	if r := c.Set.BootRuntimeRule; r != nil && r.Matches(name) {
+		return r, nil
+	}
 	if c.Owners.Known() {
 		for i := len(v.Owners) - 1; i >= 0; i-- {
 			if p := c.Set.Lookup(v.Owners[i]); p != nil {

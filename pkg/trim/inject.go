@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -148,7 +149,7 @@ func (p *planner) mayWrite(path string, data []byte, what string) bool {
 // addFiles adds the rule set's files of the packages in the image.
 func (p *planner) addFiles() {
 	for _, a := range p.set.Additions() {
-		if !p.active(a.Package) {
+		if a.Package == rules.SelfPackage && !p.hasRuntime() || a.Package != rules.SelfPackage && !p.active(a.Package) {
 			continue
 		}
 		if p.out.exists(a.Path) {
@@ -168,6 +169,26 @@ func (p *planner) addFiles() {
 		p.written = append(p.written, fileInjection(a.Path, data, a.Mode, p.epoch, manifest.Change{
 			Kind: contract.Added, Path: a.Path, Package: a.Package, Reason: a.Reason}))
 	}
+}
+
+// hasRuntime reports whether the output is a whole image that holds a
+// runtime's unit: only there does boot_runtime's preset file belong.
+func (p *planner) hasRuntime() bool {
+	if p.owners.Fixed != "" {
+		return false
+	}
+	for _, units := range contract.RuntimeUnits {
+		for _, u := range units {
+			for _, dir := range enablement.UnitDirs {
+				// Kept, or moved there by this apply (a unit relocated out
+				// of usr/local/lib).
+				if name := dir + "/" + u; p.out.exists(name) || p.claimed[name] != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // addTemplates adds the templates the boot step renders. They belong to

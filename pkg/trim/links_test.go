@@ -22,10 +22,12 @@ func TestDangling(t *testing.T) {
 		after  map[string]string // after the unit
 		wanted []string          // dangling link paths
 	}{
-		{name: "absolute", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": unit},
-			wanted: []string{"etc/systemd/system/kubelet.service.requires/containerd.service"}},
-		{name: "relative", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": "../containerd.service"},
-			wanted: []string{"etc/systemd/system/kubelet.service.requires/containerd.service"}},
+		{name: "absolute", links: map[string]string{"etc/systemd/user/default.target.wants/containerd.service": unit},
+			wanted: []string{"etc/systemd/user/default.target.wants/containerd.service"}},
+		{name: "relative", links: map[string]string{"etc/systemd/user/default.target.wants/containerd.service": "../../system/containerd.service"},
+			wanted: []string{"etc/systemd/user/default.target.wants/containerd.service"}},
+		// one-cri-endpoint (boot_runtime) strips it: containerd is not the image's runtime.
+		{name: "requires link of a forbidden runtime", links: map[string]string{"etc/systemd/system/kubelet.service.requires/containerd.service": unit}},
 		// containerd-unit-enablement retargets it: touched by a rule, not left dangling.
 		{name: "enablement link retargeted", links: map[string]string{"etc/systemd/system/multi-user.target.wants/containerd.service": unit}},
 		{name: "above the root stays at the root", links: map[string]string{"a/l": "../../../../etc/systemd/system/containerd.service"},

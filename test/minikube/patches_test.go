@@ -52,8 +52,9 @@ func TestPatchesApply(t *testing.T) {
 }
 
 // checkKicbase: the patched Dockerfile runs rootfs-trim last before the
-// squash with the shipped rules and unit, for every TARGETARCH, keeps
-// `systemctl disable crio` and drops `rm -f /etc/crictl.yaml`; every
+// squash with the shipped rules and unit, for every TARGETARCH, and
+// drops `systemctl disable containerd`/`crio` (the rules' boot_runtime
+// strips their links) and `rm -f /etc/crictl.yaml`; every
 // tarball install records its owner under a name the rules know.
 func checkKicbase(t *testing.T, root, dir string) {
 	t.Helper()
@@ -67,7 +68,6 @@ func checkKicbase(t *testing.T, root, dir string) {
 		"COPY rootfs-trim-render.service /usr/lib/systemd/system/rootfs-trim-render.service\n",
 		"RUN systemctl enable rootfs-trim-render.service\n",
 		"rootfs-trim apply --rules /tmp/rootfs-trim-rules --strict /\n",
-		"then systemctl disable crio; fi",
 	} {
 		if !strings.Contains(df, want) {
 			t.Errorf("the patched Dockerfile lacks %q", want)
@@ -75,6 +75,11 @@ func checkKicbase(t *testing.T, root, dir string) {
 	}
 	if strings.Contains(df, "rm -f /etc/crictl.yaml") {
 		t.Error("the patched Dockerfile still removes /etc/crictl.yaml by hand")
+	}
+	for _, unit := range []string{"systemctl disable containerd", "systemctl disable crio"} {
+		if strings.Contains(df, unit) {
+			t.Errorf("the patched Dockerfile still runs %q", unit)
+		}
 	}
 	apply := strings.Index(df, "rootfs-trim apply")
 	if squash := strings.Index(df, "FROM scratch"); apply < 0 || squash < apply || strings.Contains(df[apply:squash], "\nRUN ") {

@@ -1,0 +1,6 @@
+// Package enablement says which systemd units an image starts at boot: the
+// links in the unit directories' .wants and .requires directories, and what
+// `systemctl preset-all` (Buildroot's last step before each filesystem
+// image) will enable from the preset files. It reads the image through an
+// io/fs.FS, so a tree is read beneath its os.Root.
+package enablement
