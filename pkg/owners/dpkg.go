@@ -77,7 +77,7 @@ type DB struct {
 	Modules map[string]string
 	// Contradictions name the binaries whose owners list gives a version
 	// that their Go build information contradicts, a line each.
-	Contradictions []string
+	Contradictions []Contradiction
 }
 
 // indexDB is the ownership an applied image's index records, nil when
@@ -129,7 +129,7 @@ func (db *DB) Describe(input string) string {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
 	}
 	for _, c := range db.Contradictions {
-		s += "; " + c
+		s += "; " + c.String()
 	}
 	return s
 }

@@ -96,6 +96,17 @@ func (g *goBinaries) entry(clean string, e *archive.Entry, data io.Reader) (read
 	return g.buf.Bytes(), true, nil
 }
 
+// Contradiction is a binary whose owners list (ListsDir) names a
+// version that its Go build information contradicts.
+type Contradiction struct {
+	Path, Package, Listed string
+	Module, Version       string
+}
+
+func (c Contradiction) String() string {
+	return fmt.Sprintf("%s: the owners list of %s says version %s, its Go build information %s %s", c.Path, c.Package, c.Listed, c.Module, c.Version)
+}
+
 // addGoBuilt gives each binary of found that no record names its build
 // information's owner, and the module its version; where an owners list
 // names the binary and its own version, which the build information
@@ -108,7 +119,7 @@ func (db *DB) addGoBuilt(found map[string]goBuild) {
 			pkg := pkgs[len(pkgs)-1]
 			listed := db.Versions[pkg]
 			if db.Local[pkg] && listed != "" && b.version != "" && strings.TrimPrefix(listed, "v") != strings.TrimPrefix(b.version, "v") {
-				db.Contradictions = append(db.Contradictions, fmt.Sprintf("%s: the owners list of %s says version %s, its Go build information %s %s", p, pkg, listed, b.owner, b.version))
+				db.Contradictions = append(db.Contradictions, Contradiction{Path: p, Package: pkg, Listed: listed, Module: b.owner, Version: b.version})
 			}
 			continue
 		}

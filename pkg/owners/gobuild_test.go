@@ -18,7 +18,7 @@ type goOwnership struct {
 	Owners         map[string]string
 	Modules        map[string]string
 	GoFiles        int
-	Contradictions []string
+	Contradictions []Contradiction
 }
 
 // TestGoBuildOwners: an executable no record names is owned by the main
@@ -71,8 +71,8 @@ func TestGoBuildOwners(t *testing.T) {
 			oracle["usr/bin/containerd"][0]:      version("usr/bin/containerd"),
 		},
 		GoFiles: 3,
-		Contradictions: []string{"usr/local/bin/crictl: the owners list of crictl says version v1.0.0, its Go build information " +
-			oracle["usr/local/bin/crictl"][0] + " " + oracle["usr/local/bin/crictl"][1]},
+		Contradictions: []Contradiction{{Path: "usr/local/bin/crictl", Package: "crictl", Listed: "v1.0.0",
+			Module: oracle["usr/local/bin/crictl"][0], Version: oracle["usr/local/bin/crictl"][1]}},
 	}
 	if diff := cmp.Diff(map[string]string{"example.com/buildkit": "v1.2.3", "example.com/develtool": "", "example.com/containerd/cmd/containerd": ""}, want.Modules); diff != "" {
 		t.Fatalf("go version -m does not say what the builds mean to record (-want +got):\n%s", diff)

@@ -13,25 +13,34 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"testing"
 )
 
 const mainGo = "package main\n\nfunc main() {}\n"
 
 // Builder runs the go command with an environment of its own: a
 // private cache, GOPATH and GOBIN, no network, no toolchain switch, and
-// none of the caller's GOFLAGS (this machine sets -buildvcs=false).
+// none of the caller's GOFLAGS (this machine sets -buildvcs=false); a
+// module cache its temporary directory can remove (-modcacherw).
 type Builder struct {
 	dir string
 	env []string
-	t   testing.TB
+	t   T
+}
+
+// T is what a Builder needs of a test: testing.TB has it, and a CLI
+// scenario's adapter (testscript's TestScript has no TempDir).
+type T interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
 }
 
 // New returns a Builder whose files live in a test's temporary directory.
-// It skips the test when no go command is on PATH.
-func New(t testing.TB) *Builder {
+// A Go toolchain is what runs the tests, so a missing go command fails.
+func New(t T) *Builder {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command on PATH")
+		t.Fatal("no go command on PATH to build the fixtures with")
 	}
 	dir := t.TempDir()
 	b := &Builder{dir: dir, t: t}
@@ -40,7 +49,7 @@ func New(t testing.TB) *Builder {
 		"GOCACHE=" + filepath.Join(dir, "cache"), "GOPATH=" + filepath.Join(dir, "gopath"),
 		"GOBIN=" + filepath.Join(dir, "bin"), "GOTOOLCHAIN=local", "GOENV=off",
 		"GOPROXY=file://" + filepath.Join(dir, "proxy"), "GOSUMDB=off",
-		"GOFLAGS=-mod=mod -buildvcs=false", "CGO_ENABLED=0", "TMPDIR=" + dir,
+		"GOFLAGS=-mod=mod -buildvcs=false -modcacherw", "CGO_ENABLED=0", "TMPDIR=" + dir,
 	}
 	return b
 }
