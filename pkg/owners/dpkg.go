@@ -652,7 +652,8 @@ func validVersion(v string) bool {
 // a tree extracted from it holds) by the same dbScan as an archive's:
 // dpkg's status and lists, the ListsDir lists and versions, an earlier
 // apply's index. The first pass kept their data (ImageData, or IsRecord
-// here): the layers are not read again.
+// here): the layers are not read again for them, only for the Go binaries
+// they leave without an owner (goBinariesOfImage).
 func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 	files, err := img.Files(IsRecord, maxDpkgList)
 	if err != nil {
@@ -664,7 +665,15 @@ func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 			return nil, err
 		}
 	}
-	return scan.done(img.Path)
+	db, err := scan.done(img.Path)
+	if err != nil {
+		return nil, err
+	}
+	found, err := goBinariesOfImage(img, db)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", img.Path, err)
+	}
+	return withGoBuilt(db, found), nil
 }
 
 // IsRecord says whether a clean path is one dbScan looks at: a file of

@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 )
 
 // MaxGoBinary bounds the executable whose Go build information is read
@@ -145,7 +147,7 @@ func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
-		if pkgs := db.Table().Of(p); len(pkgs) > 0 && !(db.Local[pkgs[len(pkgs)-1]] && db.Versions[pkgs[len(pkgs)-1]] != "") {
+		if !db.goCandidate(p) {
 			return nil
 		}
 		fi, err := d.Info()
@@ -163,6 +165,35 @@ func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 		return nil
 	})
 	return g.found, err
+}
+
+// goBinariesOfImage reads the Go build information of the executables of
+// img's merged view that db leaves to it (goCandidate), reading again
+// only the layers that hold them, each binary held while it is read.
+func goBinariesOfImage(img *ociimage.Image, db *DB) (map[string]goBuild, error) {
+	var g goBinaries
+	err := img.EachFile(func(name string, e *archive.Entry) bool {
+		return mayBeGoBinary(e) && db.goCandidate(name)
+	}, func(e *archive.Entry, data io.Reader) error {
+		clean, err := pathx.Clean(e.Name)
+		if err == nil {
+			_, _, err = g.entry(clean, e, data)
+		}
+		return err
+	})
+	return g.found, err
+}
+
+// goCandidate says whether the executable at p is worth reading: no
+// record names it, or an owners list that gives a version (to compare);
+// a dpkg package's binaries are left alone. db may be nil.
+func (db *DB) goCandidate(p string) bool {
+	pkgs := db.Table().Of(p)
+	if len(pkgs) == 0 {
+		return true
+	}
+	last := pkgs[len(pkgs)-1]
+	return db.Local[last] && db.Versions[last] != ""
 }
 
 func (g *goBinaries) add(clean string, b goBuild) {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners/gobintest"
 )
 
@@ -98,7 +99,20 @@ func TestGoBuildOwners(t *testing.T) {
 	}
 	archive := filepath.Join(t.TempDir(), "root.tar")
 	tarTree(t, root, archive)
-	for _, input := range []string{root, archive} {
+	var records, binaries []ocitest.Entry
+	for p, data := range files {
+		records = append(records, ocitest.Entry{Name: p, Data: data, Mode: 0o644})
+	}
+	for p, bin := range bins {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binaries = append(binaries, ocitest.Entry{Name: p, Data: string(data), Mode: 0o755})
+	}
+	layout := filepath.Join(t.TempDir(), "layout")
+	ocitest.WriteLayout(layout, ocitest.Image([]ocitest.Step{{CreatedBy: "records", Entries: records}, {CreatedBy: "binaries", Entries: binaries}}, "linux/amd64"), "test")
+	for _, input := range []string{root, archive, layout} {
 		db, err := Load(input, container.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
