@@ -153,24 +153,16 @@ func Run(opt Options) (*Result, error) {
 		return s
 	}
 	inputOf := map[string]string{}
-	imageVersions, moduleVersions := map[string]string{}, map[string]string{}
-	var contradicted []Finding
+	records := imageRecords{versions: map[string]string{}, modules: map[string]string{}}
 	for _, in := range opt.Inputs {
 		owners, db, err := inputOwners(opt, in)
 		if err != nil {
 			return nil, err
 		}
-		if db != nil {
-			maps.Copy(imageVersions, db.Versions)
-			maps.Copy(moduleVersions, db.Modules)
-			contradicted = append(contradicted, contradictions(opt.Set, in.Path, db)...)
-			// Every module a binary names is locked, rules or none:
-			// its version is what check gates.
-			for m := range db.Modules {
-				s := state(m)
-				s.module = m
-				inputOf[s.name] = in.Path
-			}
+		for _, m := range records.add(opt.Set, in.Path, db) {
+			s := state(m)
+			s.module = m
+			inputOf[s.name] = in.Path
 		}
 		if in.FileList != "" || in.Image {
 			// Every package of the target that has rules is checked, even
@@ -197,7 +189,7 @@ func Run(opt Options) (*Result, error) {
 	// Within one source, the aliases in name order and then the package's
 	// own name, so that where two of them give different versions the
 	// lock is the same from run to run, and the rule file's name wins.
-	for _, versions := range []map[string]string{imageVersions, moduleVersions, opt.Versions} {
+	for _, versions := range []map[string]string{records.versions, records.modules, opt.Versions} {
 		order := slices.Sorted(maps.Keys(versions))
 		slices.SortStableFunc(order, func(a, b string) int {
 			return cmp.Compare(b2i(a == canonical(opt.Set, a)), b2i(b == canonical(opt.Set, b)))
@@ -210,7 +202,7 @@ func Run(opt Options) (*Result, error) {
 		}
 	}
 
-	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: contradicted}
+	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: records.contradicted}
 	names := make([]string, 0, len(states))
 	for n := range states {
 		names = append(names, n)
@@ -282,6 +274,26 @@ func inputOwners(opt Options, in Input) (*owners.Table, *owners.DB, error) {
 		return db.Owners, db, nil
 	}
 	return table, nil, nil
+}
+
+// imageRecords are what the images' own records say besides owners:
+// their packages' versions, their Go modules' and the contradictions
+// between the two.
+type imageRecords struct {
+	versions, modules map[string]string
+	contradicted      []Finding
+}
+
+// add takes db, input's records (nil for none), and returns its modules:
+// every one is locked, rules or none, as its version is what check gates.
+func (r *imageRecords) add(set *rules.Set, input string, db *owners.DB) []string {
+	if db == nil {
+		return nil
+	}
+	maps.Copy(r.versions, db.Versions)
+	maps.Copy(r.modules, db.Modules)
+	r.contradicted = append(r.contradicted, contradictions(set, input, db)...)
+	return slices.Sorted(maps.Keys(db.Modules))
 }
 
 // contradictions are the findings of the binaries of input whose owners

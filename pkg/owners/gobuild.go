@@ -63,10 +63,15 @@ func validModulePath(p string) bool {
 	})
 }
 
+// minGoBinary is below the smallest Go binary (an empty main, stripped,
+// is about a megabyte): scripts and small tools are not read for build
+// information, and an image's layer is not read again for them.
+const minGoBinary = 256 << 10
+
 // mayBeGoBinary says whether e is worth reading for build information:
-// a regular executable within MaxGoBinary.
+// a regular executable between minGoBinary and MaxGoBinary.
 func mayBeGoBinary(e *archive.Entry) bool {
-	return e.Type == archive.TypeRegular && e.Mode&0o111 != 0 && e.Size > int64(len(elfMagic)) && e.Size <= MaxGoBinary
+	return e.Type == archive.TypeRegular && e.Mode&0o111 != 0 && e.Size >= minGoBinary && e.Size <= MaxGoBinary
 }
 
 // goBinaries gathers, as an input streams past, the Go build information
@@ -84,7 +89,9 @@ func (g *goBinaries) entry(clean string, e *archive.Entry, data io.Reader) (read
 		return nil, false, nil
 	}
 	g.buf.Reset()
-	if _, err := io.CopyN(&g.buf, data, int64(len(elfMagic))); err != nil {
+	// Data shorter than the magic is no ELF; the caller's reader says
+	// whether it is shorter than its header (found by FuzzGoBinaries).
+	if _, err := io.CopyN(&g.buf, data, int64(len(elfMagic))); err != nil && err != io.EOF {
 		return g.buf.Bytes(), true, err
 	}
 	if bytes.Equal(g.buf.Bytes(), elfMagic) {
@@ -151,7 +158,7 @@ func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 			return nil
 		}
 		fi, err := d.Info()
-		if err != nil || fi.Mode()&0o111 == 0 {
+		if err != nil || fi.Mode()&0o111 == 0 || fi.Size() < minGoBinary {
 			return err
 		}
 		f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)

@@ -2,6 +2,8 @@ package owners
 
 import (
 	"archive/tar"
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage/ocitest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners/gobintest"
@@ -155,4 +158,35 @@ func tarTree(t *testing.T, root, name string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzGoBinaries: whatever an executable holds (a hostile ELF, a
+// truncated one, a header whose size is not its data's), reading it for
+// build information neither fails nor panics on in-memory data, and
+// Later hands the caller its data byte for byte.
+func FuzzGoBinaries(f *testing.F) {
+	f.Add([]byte("\x7fELF\x02\x01\x01\x00"), int64(minGoBinary))
+	f.Add([]byte("#!/bin/sh\necho hi\n"), int64(minGoBinary+1))
+	f.Add(append([]byte("\x7fELF"), []byte("\xff Go buildinf:\x08\x02")...), int64(MaxGoBinary))
+	f.Fuzz(func(t *testing.T, data []byte, size int64) {
+		// The size a header claims decides whether the data is read; the
+		// data is what the entry holds, shorter or longer.
+		e := &archive.Entry{Name: "usr/bin/x", Type: archive.TypeRegular, Mode: 0o755, Size: size}
+		later := NewLater[struct{}]("fuzz", 0)
+		r, err := later.Entry(e, bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("error on in-memory data: %v", err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("the caller read %d bytes (%v), want the entry's %d", len(got), err, len(data))
+		}
+		db, err := later.Done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db != nil && db.GoFiles > 0 && !validModulePath(db.Owners.Owner("usr/bin/x")) {
+			t.Fatalf("owner %q", db.Owners.Owner("usr/bin/x"))
+		}
+	})
 }
