@@ -71,6 +71,7 @@ func TestScripts(t *testing.T) {
 			"mkiso":     mkiso,
 			"mkgrubiso": mkgrubiso,
 			"mkimage":   mkimage,
+			"mkgobin":   mkgobin,
 			// mkrootfs DIR: the shared fixture tree (devices only as root).
 			"mkrootfs": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 1 {

@@ -28,6 +28,13 @@ const (
 	CheckNewHandled     = "new-file"         // a new offending file that a rule handles
 	CheckGone           = "file-gone"        // a locked file the package no longer ships
 	CheckVersion        = "version"          // the package version changed
+	// CheckModuleVersion: a Go binary's main module, read from its build
+	// information, changed version. No package manager gates a tarball's
+	// bump, so check does: an error until --update-lock accepts it.
+	CheckModuleVersion = "module-version"
+	// CheckContradicted: an owners list names a version that the Go
+	// build information of a binary it lists contradicts.
+	CheckContradicted = "version-contradicted"
 )
 
 // Input is one thing to check: a package's tree or archive (Package set),
@@ -120,6 +127,9 @@ type pkgState struct {
 	files   map[string]*LockFile
 	matched map[*rules.Rule]int
 	seen    map[string]bool // the names the inputs used (see canonical)
+	// module is the Go module, named by a binary's build information,
+	// whose version this is; "" for a package.
+	module string
 }
 
 // Run checks the inputs against the lock.
@@ -144,13 +154,17 @@ func Run(opt Options) (*Result, error) {
 		return s
 	}
 	inputOf := map[string]string{}
-	imageVersions := map[string]string{}
+	records := imageRecords{versions: map[string]string{}, modules: map[string]string{}}
 	for _, in := range opt.Inputs {
-		owners, versions, err := inputOwners(opt, in)
+		owners, db, err := inputOwners(opt, in)
 		if err != nil {
 			return nil, err
 		}
-		maps.Copy(imageVersions, versions)
+		for _, m := range records.add(opt.Set, in.Path, db) {
+			s := state(m)
+			s.module = m
+			inputOf[s.name] = in.Path
+		}
 		if in.FileList != "" || in.Image {
 			// Every package of the target that has rules is checked, even
 			// with nothing to match: that is how its rules go stale.
@@ -176,7 +190,7 @@ func Run(opt Options) (*Result, error) {
 	// Within one source, the aliases in name order and then the package's
 	// own name, so that where two of them give different versions the
 	// lock is the same from run to run, and the rule file's name wins.
-	for _, versions := range []map[string]string{imageVersions, opt.Versions} {
+	for _, versions := range []map[string]string{records.versions, records.modules, opt.Versions} {
 		order := slices.Sorted(maps.Keys(versions))
 		slices.SortStableFunc(order, func(a, b string) int {
 			return cmp.Compare(b2i(a == canonical(opt.Set, a)), b2i(b == canonical(opt.Set, b)))
@@ -189,7 +203,7 @@ func Run(opt Options) (*Result, error) {
 		}
 	}
 
-	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}}
+	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: records.contradicted}
 	names := make([]string, 0, len(states))
 	for n := range states {
 		names = append(names, n)
@@ -241,9 +255,10 @@ func (res *Result) keepMissing(opt Options, states map[string]*pkgState) {
 }
 
 // inputOwners returns who installed what in a whole target (Buildroot's
-// file list) or image (its dpkg database and owners lists, with the
-// versions they record); an empty table for one package's input.
-func inputOwners(opt Options, in Input) (*owners.Table, map[string]string, error) {
+// file list) or image (its dpkg database, owners lists and Go binaries,
+// db, with the versions they record); an empty table for one package's
+// input.
+func inputOwners(opt Options, in Input) (*owners.Table, *owners.DB, error) {
 	table := owners.New()
 	switch {
 	case in.FileList != "":
@@ -257,9 +272,40 @@ func inputOwners(opt Options, in Input) (*owners.Table, map[string]string, error
 		if db == nil {
 			return nil, nil, fmt.Errorf("%s: no dpkg database (%s) and no %s in it: give --packages-file-list for a Buildroot target, or NAME=PATH for one package", in.Path, owners.DpkgInfoDir, owners.ListsDir)
 		}
-		return db.Owners, db.Versions, nil
+		return db.Owners, db, nil
 	}
 	return table, nil, nil
+}
+
+// imageRecords are what the images' own records say besides owners:
+// their packages' versions, their Go modules' and the contradictions
+// between the two.
+type imageRecords struct {
+	versions, modules map[string]string
+	contradicted      []Finding
+}
+
+// add takes db, input's records (nil for none), and returns its modules:
+// every one is locked, rules or none, as its version is what check gates.
+func (r *imageRecords) add(set *rules.Set, input string, db *owners.DB) []string {
+	if db == nil {
+		return nil
+	}
+	maps.Copy(r.versions, db.Versions)
+	maps.Copy(r.modules, db.Modules)
+	r.contradicted = append(r.contradicted, contradictions(set, input, db)...)
+	return slices.Sorted(maps.Keys(db.Modules))
+}
+
+// contradictions are the findings of the binaries of input whose owners
+// list names a version their Go build information contradicts.
+func contradictions(set *rules.Set, input string, db *owners.DB) []Finding {
+	var out []Finding
+	for _, c := range db.Contradictions {
+		out = append(out, Finding{Finding: trim.Finding{Input: input, Path: c.Path, Package: canonical(set, c.Package), Severity: rules.Error, Check: CheckContradicted,
+			Reason: fmt.Sprintf("the owners list says version %s, the binary's Go build information %s %s: fix the list's .version", c.Listed, c.Module, c.Version)}})
+	}
+	return out
 }
 
 // scan reads one input and records every file a rule or the policy matches.
@@ -367,6 +413,9 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 		res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Severity: sev, Check: CheckUnlocked,
 			Reason: "not in the lock: review its files, then run check --update-lock (or pass --allow-new)"}})
 		locked = &LockPackage{}
+	} else if locked.Version != s.version && locked.Version != "" && s.version != "" && s.module != "" {
+		res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Severity: rules.Error, Check: CheckModuleVersion,
+			Reason: fmt.Sprintf("module %s: version %s -> %s (its binaries' Go build information): review, then check --update-lock", s.module, locked.Version, s.version)}})
 	} else if locked.Version != s.version && locked.Version != "" && s.version != "" {
 		res.add(Finding{Finding: trim.Finding{Input: input, Package: s.name, Severity: rules.Note, Check: CheckVersion,
 			Reason: fmt.Sprintf("version %s -> %s", locked.Version, s.version)}})

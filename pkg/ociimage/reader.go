@@ -122,28 +122,42 @@ type File struct {
 // changesets"), not the files of any one layer. Their data is what the
 // first pass kept (Options.Keep); any other is read again from its layer.
 func (img *Image) Files(want func(name string) bool, max int64) ([]File, error) {
+	var files []File
+	err := img.EachFile(func(name string, _ *archive.Entry) bool { return want(name) }, func(e *archive.Entry, data io.Reader) error {
+		b, err := io.ReadAll(io.LimitReader(data, max))
+		if err != nil {
+			return fmt.Errorf("%s: %w", names.Quote(e.Name), err)
+		}
+		files = append(files, File{Entry: e, Data: b})
+		return nil
+	})
+	return files, err
+}
+
+// EachFile gives fn each entry of the merged view that want takes (by its
+// clean name and its entry, as Files yields them), with its data, in
+// order, without holding it: a layer is read again only up to the last
+// file wanted from it.
+func (img *Image) EachFile(want func(name string, e *archive.Entry) bool, fn func(e *archive.Entry, data io.Reader) error) error {
 	r := &Reader{img: img}
 	defer r.Close()
 	s := img.tree
-	var files []File
 	for _, k := range s.order {
 		p := s.plan[k]
-		if !want(p.node.name) {
+		e, asRead := p.entry()
+		if !want(p.node.name, e) {
 			continue
 		}
 		if r.again != nil && r.again.l.Index != k.layer {
 			if err := r.leave(); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		e, asRead := p.entry()
-		b, err := io.ReadAll(io.LimitReader(r.dataOf(k, p, e, asRead), max))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", names.Quote(e.Name), err)
+		if err := fn(e, r.dataOf(k, p, e, asRead)); err != nil {
+			return err
 		}
-		files = append(files, File{Entry: e, Data: b})
 	}
-	return files, r.leave()
+	return r.leave()
 }
 
 // readAgain is the data of entry k that the first pass did not keep: its

@@ -70,6 +70,14 @@ type DB struct {
 	// Versions are the packages' versions: dpkg's status file, then
 	// ListsDir's <package>.version files.
 	Versions map[string]string
+	// GoFiles counts the executables no record names that their Go build
+	// information gave an owner (its main module); Modules are those
+	// modules' versions ("" where unknown: "(devel)", a GOPATH build).
+	GoFiles int
+	Modules map[string]string
+	// Contradictions name the binaries whose owners list gives a version
+	// that their Go build information contradicts, a line each.
+	Contradictions []Contradiction
 }
 
 // indexDB is the ownership an applied image's index records, nil when
@@ -101,9 +109,12 @@ func (db *DB) Table() *Table {
 // Describe is the line commands print about where owners came from.
 func (db *DB) Describe(input string) string {
 	var s string
+	goOnly := db.Index == 0 && len(db.Local) == 0 && len(db.Packages) == 0 && db.GoFiles > 0
 	switch {
 	case db.Index > 0:
 		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, packagesCount(db.Index))
+	case goOnly:
+		s = fmt.Sprintf("owners: %s from Go build information in %s", filesCount(db.GoFiles), input)
 	case len(db.Local) == 0:
 		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(len(db.Packages)))
 	case len(db.Packages) == 0:
@@ -111,10 +122,23 @@ func (db *DB) Describe(input string) string {
 	default:
 		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(len(db.Packages)), ListsDir, packagesCount(len(db.Local)))
 	}
+	if db.GoFiles > 0 && !goOnly {
+		s += fmt.Sprintf("; %s from Go build information", filesCount(db.GoFiles))
+	}
 	if db.Ignored > 0 {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
 	}
+	for _, c := range db.Contradictions {
+		s += "; " + c.String()
+	}
 	return s
+}
+
+func filesCount(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 func packagesCount(n int) string {
@@ -310,6 +334,20 @@ func loadDpkgTree(dir string) (*DB, error) {
 		return nil, err
 	}
 	defer root.Close()
+	db, err := recordsOfTree(dir, root)
+	if err != nil {
+		return nil, err
+	}
+	found, err := goBinariesOfTree(root, db)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return withGoBuilt(db, found), nil
+}
+
+// recordsOfTree reads the records of the tree dir, opened as root: its
+// dpkg database and ListsDir, else its index; nil when it has none.
+func recordsOfTree(dir string, root *os.Root) (*DB, error) {
 	var files []string
 	found := false
 	for _, d := range []string{DpkgInfoDir, ListsDir} {
@@ -441,6 +479,9 @@ type dbScan struct {
 	// index is an applied image's index, whose owners count when the
 	// image has no database (a release ISO rootfs-trim trimmed).
 	index []byte
+	// gobin are the executables' Go build information, given to those
+	// no record names once the records are all in (done).
+	gobin goBinaries
 }
 
 // entry looks at e, whose data is data; it reads the data only of a file
@@ -493,16 +534,31 @@ func (s *dbScan) entry(name string, e *archive.Entry, data io.Reader) error {
 // done reads the held-back ListsDir lists and returns the database, nil
 // if the archive has none.
 func (s *dbScan) done(name string) (*DB, error) {
+	db := s.db
 	if !s.found {
-		return indexDB(s.index), nil
-	}
-	for _, lf := range s.local {
-		if err := s.db.read(lf.kind, lf.base, true, bytes.NewReader(lf.data)); err != nil {
-			return nil, fmt.Errorf("%s: %s/%s: %w", name, ListsDir, lf.base, err)
+		db = indexDB(s.index)
+	} else {
+		for _, lf := range s.local {
+			if err := db.read(lf.kind, lf.base, true, bytes.NewReader(lf.data)); err != nil {
+				return nil, fmt.Errorf("%s: %s/%s: %w", name, ListsDir, lf.base, err)
+			}
 		}
+		s.local = nil
 	}
-	s.local = nil
-	return s.db, nil
+	return withGoBuilt(db, s.gobin.found), nil
+}
+
+// withGoBuilt adds the owners Go build information gives (found) to db,
+// which it makes when the input records no other owners.
+func withGoBuilt(db *DB, found map[string]goBuild) *DB {
+	if len(found) == 0 {
+		return db
+	}
+	if db == nil {
+		db = newDB()
+	}
+	db.addGoBuilt(found)
+	return db
 }
 
 type localFile struct {
@@ -596,7 +652,8 @@ func validVersion(v string) bool {
 // a tree extracted from it holds) by the same dbScan as an archive's:
 // dpkg's status and lists, the ListsDir lists and versions, an earlier
 // apply's index. The first pass kept their data (ImageData, or IsRecord
-// here): the layers are not read again.
+// here): the layers are not read again for them, only for the Go binaries
+// they leave without an owner (goBinariesOfImage).
 func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 	files, err := img.Files(IsRecord, maxDpkgList)
 	if err != nil {
@@ -608,7 +665,15 @@ func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 			return nil, err
 		}
 	}
-	return scan.done(img.Path)
+	db, err := scan.done(img.Path)
+	if err != nil {
+		return nil, err
+	}
+	found, err := goBinariesOfImage(img, db)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", img.Path, err)
+	}
+	return withGoBuilt(db, found), nil
 }
 
 // IsRecord says whether a clean path is one dbScan looks at: a file of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
 
@@ -38,6 +39,13 @@ func NewLater[T any](name string, limit int) *Later[T] {
 // Entry read some of it, what it read followed by the rest.
 func (l *Later[T]) Entry(e *archive.Entry, data io.Reader) (io.Reader, error) {
 	l.read.Reset()
+	if clean, err := pathx.Clean(e.Name); err == nil && !IsRecord(clean) {
+		// What goBinaries read of an executable is all that was read
+		// of it.
+		if read, ok, err := l.scan.gobin.entry(clean, e, data); ok || err != nil {
+			return io.MultiReader(bytes.NewReader(read), data), err
+		}
+	}
 	if err := l.scan.entry(l.name, e, io.TeeReader(data, &l.read)); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,211 @@
+package owners
+
+import (
+	"bytes"
+	"debug/buildinfo"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
+)
+
+// MaxGoBinary bounds the executable whose Go build information is read
+// where the input streams past once (an archive, an initrd): its data is
+// held whole while debug/buildinfo looks for the section, and the caller
+// reads it from there. kicbase's largest (dockerd) is about 80 MB.
+const MaxGoBinary = 256 << 20
+
+// elfMagic opens every ELF file; only those are read whole. Go binaries
+// of other systems (PE, Mach-O) are no Linux root's.
+var elfMagic = []byte("\x7fELF")
+
+// goBuild is the owner a Go binary's build information names: its main
+// module and the module's version, or, for a GOPATH build, which records
+// no module, the main package's path and no version. A version of
+// "(devel)" (a build from a checkout without VCS stamping) is unknown.
+type goBuild struct {
+	owner, version string
+}
+
+// readGoBuild reads the Go build information of r; ok is false for
+// anything that is no Go binary or names no usable owner.
+func readGoBuild(r io.ReaderAt) (b goBuild, ok bool) {
+	bi, err := buildinfo.Read(r)
+	if err != nil {
+		return goBuild{}, false
+	}
+	switch {
+	case bi.Main.Path != "":
+		b = goBuild{owner: bi.Main.Path, version: bi.Main.Version}
+	default:
+		b = goBuild{owner: bi.Path}
+	}
+	if !validVersion(b.version) {
+		b.version = "" // "(devel)", or none
+	}
+	return b, validModulePath(b.owner)
+}
+
+// validModulePath keeps out of reports and locks what no Go toolchain
+// writes: an empty or overlong path, spaces, control characters.
+func validModulePath(p string) bool {
+	return p != "" && len(p) <= 2*maxVersion && !strings.ContainsFunc(p, func(r rune) bool {
+		return r > unicode.MaxASCII || !unicode.IsGraphic(r) || unicode.IsSpace(r)
+	})
+}
+
+// minGoBinary is below the smallest Go binary (an empty main, stripped,
+// is about a megabyte): scripts and small tools are not read for build
+// information, and an image's layer is not read again for them.
+const minGoBinary = 256 << 10
+
+// mayBeGoBinary says whether e is worth reading for build information:
+// a regular executable between minGoBinary and MaxGoBinary.
+func mayBeGoBinary(e *archive.Entry) bool {
+	return e.Type == archive.TypeRegular && e.Mode&0o111 != 0 && e.Size >= minGoBinary && e.Size <= MaxGoBinary
+}
+
+// goBinaries gathers, as an input streams past, the Go build information
+// of its executables, by path. buf is reused from one to the next.
+type goBinaries struct {
+	found map[string]goBuild
+	buf   bytes.Buffer
+}
+
+// entry reads e (clean, its path) when it may be a Go binary and returns
+// what it read of data, which the caller reads before the rest; ok is
+// false when it read nothing.
+func (g *goBinaries) entry(clean string, e *archive.Entry, data io.Reader) (read []byte, ok bool, err error) {
+	if !mayBeGoBinary(e) {
+		return nil, false, nil
+	}
+	g.buf.Reset()
+	// Data shorter than the magic is no ELF; the caller's reader says
+	// whether it is shorter than its header (found by FuzzGoBinaries).
+	if _, err := io.CopyN(&g.buf, data, int64(len(elfMagic))); err != nil && err != io.EOF {
+		return g.buf.Bytes(), true, err
+	}
+	if bytes.Equal(g.buf.Bytes(), elfMagic) {
+		if _, err := g.buf.ReadFrom(io.LimitReader(data, MaxGoBinary)); err != nil {
+			return g.buf.Bytes(), true, err
+		}
+		if b, ok := readGoBuild(bytes.NewReader(g.buf.Bytes())); ok {
+			g.add(clean, b)
+		}
+	}
+	return g.buf.Bytes(), true, nil
+}
+
+// Contradiction is a binary whose owners list (ListsDir) names a
+// version that its Go build information contradicts.
+type Contradiction struct {
+	Path, Package, Listed string
+	Module, Version       string
+}
+
+func (c Contradiction) String() string {
+	return fmt.Sprintf("%s: the owners list of %s says version %s, its Go build information %s %s", c.Path, c.Package, c.Listed, c.Module, c.Version)
+}
+
+// addGoBuilt gives each binary of found that no record names its build
+// information's owner, and the module its version; where an owners list
+// names the binary and its own version, which the build information
+// contradicts, it says so (Contradictions). dpkg's versions are Debian's
+// own (1.6.20~ds1-1), never a module's, and are not compared.
+func (db *DB) addGoBuilt(found map[string]goBuild) {
+	for _, p := range slices.Sorted(maps.Keys(found)) {
+		b := found[p]
+		if pkgs := db.Owners.Of(p); len(pkgs) > 0 {
+			pkg := pkgs[len(pkgs)-1]
+			listed := db.Versions[pkg]
+			if db.Local[pkg] && listed != "" && b.version != "" && strings.TrimPrefix(listed, "v") != strings.TrimPrefix(b.version, "v") {
+				db.Contradictions = append(db.Contradictions, Contradiction{Path: p, Package: pkg, Listed: listed, Module: b.owner, Version: b.version})
+			}
+			continue
+		}
+		db.Owners.Add(b.owner, p)
+		db.GoFiles++
+		if db.Modules == nil {
+			db.Modules = map[string]string{}
+		}
+		if b.version != "" || db.Modules[b.owner] == "" {
+			db.Modules[b.owner] = b.version
+		}
+	}
+}
+
+// goBinariesOfTree reads the Go build information of root's executables
+// that db's records leave without an owner, or give to an owners list
+// that names a version (to compare): a dpkg package's are left alone. A
+// tree's files are opened, not read: debug/buildinfo reads the headers
+// and the one section it needs.
+func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
+	var g goBinaries
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		if !db.goCandidate(p) {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil || fi.Mode()&0o111 == 0 || fi.Size() < minGoBinary {
+			return err
+		}
+		f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if b, ok := readGoBuild(f); ok {
+			g.add(p, b)
+		}
+		return nil
+	})
+	return g.found, err
+}
+
+// goBinariesOfImage reads the Go build information of the executables of
+// img's merged view that db leaves to it (goCandidate), reading again
+// only the layers that hold them, each binary held while it is read.
+func goBinariesOfImage(img *ociimage.Image, db *DB) (map[string]goBuild, error) {
+	var g goBinaries
+	err := img.EachFile(func(name string, e *archive.Entry) bool {
+		return mayBeGoBinary(e) && db.goCandidate(name)
+	}, func(e *archive.Entry, data io.Reader) error {
+		clean, err := pathx.Clean(e.Name)
+		if err == nil {
+			_, _, err = g.entry(clean, e, data)
+		}
+		return err
+	})
+	return g.found, err
+}
+
+// goCandidate says whether the executable at p is worth reading: no
+// record names it, or an owners list that gives a version (to compare);
+// a dpkg package's binaries are left alone. db may be nil.
+func (db *DB) goCandidate(p string) bool {
+	pkgs := db.Table().Of(p)
+	if len(pkgs) == 0 {
+		return true
+	}
+	last := pkgs[len(pkgs)-1]
+	return db.Local[last] && db.Versions[last] != ""
+}
+
+func (g *goBinaries) add(clean string, b goBuild) {
+	if g.found == nil {
+		g.found = map[string]goBuild{}
+	}
+	g.found[clean] = b
+}
