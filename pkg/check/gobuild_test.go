@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners/gobintest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
@@ -50,7 +51,7 @@ func TestGoModuleBump(t *testing.T) {
 	put("usr/local/bin/buildkitd", old, nil)
 	run := func(lock *Lock) *Result {
 		t.Helper()
-		res, err := Run(Options{Set: set, Lock: lock, AllowNew: true, Inputs: []Input{{Path: root, Image: true}}})
+		res, err := Run(Options{Set: set, Lock: lock, AllowNew: true, Inputs: []Input{{Path: root, Source: container.SourceOf(root, container.OpenOptions{}), Image: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}
