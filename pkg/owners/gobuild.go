@@ -150,9 +150,24 @@ func (db *DB) addGoBuilt(found map[string]goBuild) {
 // and the one section it needs.
 func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 	var g goBinaries
-	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
+	top, err := root.Stat(".")
+	if err != nil {
+		return nil, err
+	}
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			// One filesystem, as the tree reader walks it: a live root's
+			// /proc, /sys and /dev are mounts, and no file of the image.
+			if fi, err := d.Info(); err == nil && p != "." && !sameDevice(fi, top) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
 		}
 		if !db.goCandidate(p) {
 			return nil
@@ -208,4 +223,11 @@ func (g *goBinaries) add(clean string, b goBuild) {
 		g.found = map[string]goBuild{}
 	}
 	g.found[clean] = b
+}
+
+// sameDevice reports whether a and b are on one filesystem.
+func sameDevice(a, b os.FileInfo) bool {
+	sa, okA := a.Sys().(*syscall.Stat_t)
+	sb, okB := b.Sys().(*syscall.Stat_t)
+	return !okA || !okB || sa.Dev == sb.Dev
 }

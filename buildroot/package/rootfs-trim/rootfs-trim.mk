@@ -23,6 +23,8 @@ ROOTFS_TRIM_VERSION = $(shell cat $(ROOTFS_TRIM_SITE)/VERSION)
 ROOTFS_TRIM_LICENSE = Apache-2.0, BSD-3-Clause, MIT
 ROOTFS_TRIM_LICENSE_FILES = \
 	LICENSE \
+	vendor/github.com/CycloneDX/cyclonedx-go/LICENSE \
+	vendor/github.com/CycloneDX/cyclonedx-go/NOTICE \
 	vendor/github.com/bmatcuk/doublestar/v4/LICENSE \
 	vendor/github.com/google/go-containerregistry/LICENSE \
 	vendor/github.com/klauspost/compress/LICENSE \
