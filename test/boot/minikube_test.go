@@ -389,15 +389,15 @@ func checkMinikubeFlow(t *testing.T, flow string, r *report) {
 	}
 
 	t.Run("first-boot", func(t *testing.T) {
-		// No choice recorded yet: the render unit wrote nothing, every
-		// runtime the ISO enables came up.
+		// No choice recorded yet: the render unit wrote nothing, and the
+		// one runtime the image enables (docker with cri-dockerd) came up.
 		checkBootOrder(t, r, "b1")
 		r.wantLines(t, "b1/failed")
 		r.wantLines(t, "b1/crictl", "absent")
 		if got := netdConfigs(t, r, "b1"); len(got) != 0 {
 			t.Errorf("/etc/cni/net.d at boot holds configs %q", got)
 		}
-		r.wantLines(t, "b1/sockets", "/run/containerd/containerd.sock", "/var/run/crio/crio.sock", "/var/run/docker.sock", "/var/run/cri-dockerd.sock")
+		r.wantLines(t, "b1/sockets", "/var/run/docker.sock", "/var/run/cri-dockerd.sock")
 	})
 
 	for i, s := range minikubeSteps {
@@ -573,7 +573,15 @@ func checkBootOrder(t *testing.T, r *report, prefix string) {
 	// sockets.target, before basic.target and so before
 	// minikube-automount. Their services are, and a connection waits for
 	// them.
-	for _, u := range []string{"containerd.service", "crio.service", "docker.service", "cri-docker.service"} {
+	// The image starts one runtime, its rules' boot_runtime (docker, as
+	// minikube's default): containerd and cri-o start only when minikube
+	// chooses them.
+	for _, u := range []string{"containerd.service", "crio.service"} {
+		if start := num(u, "InactiveExitTimestampMonotonic"); start != 0 {
+			t.Errorf("%s started at boot (at %d µs): the image enables docker alone", u, start)
+		}
+	}
+	for _, u := range []string{"docker.service", "cri-docker.service"} {
 		start := num(u, "InactiveExitTimestampMonotonic")
 		if start == 0 {
 			t.Errorf("%s did not start at boot", u)
