@@ -5,8 +5,8 @@ import (
 	"sort"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // Version is the manifest format version; bump it on any incompatible change.

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // DefaultPodCIDR is minikube's cni.DefaultPodCIDR: what every CNI manager's

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // BootRuntime is the site's policy on which container runtime the image

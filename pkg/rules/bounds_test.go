@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // TestTemplateBoundsAtLoad: what a template would do at boot is checked at

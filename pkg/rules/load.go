@@ -18,10 +18,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // LoadError lists every problem found in a rule directory, each at its

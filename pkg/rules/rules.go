@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // Action is what a package rule does with a matching file.

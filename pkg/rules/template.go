@@ -10,7 +10,7 @@ import (
 	"text/template/parse"
 	"time"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // Template is a file the boot step renders into /etc once the runtime and

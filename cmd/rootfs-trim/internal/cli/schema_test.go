@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/contract"
 	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/check"
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/diff"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 )
