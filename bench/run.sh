@@ -261,9 +261,13 @@ prepare() {
 }
 
 # keep_best PREFIX: fold the run of run_once into the variables PREFIX_US
-# (fastest), PREFIX_KIB (largest peak RSS) and PREFIX_CS (least CPU time).
+# (fastest), PREFIX_KIB (largest peak RSS) and PREFIX_CS (least CPU time),
+# and add its CPU time to the list PREFIX_CSL (for median_cs).
 keep_best() {
-	local -n best_us=${1}_US best_kib=${1}_KIB best_cs=${1}_CS
+	local -n best_us=${1}_US best_kib=${1}_KIB best_cs=${1}_CS all_cs=${1}_CSL
+	if [[ -n $T_CS ]]; then
+		all_cs+=("$T_CS")
+	fi
 	if [[ -n $T_KIB ]] && { [[ -z $best_kib ]] || ((T_KIB > best_kib)); }; then
 		best_kib=$T_KIB
 	fi
@@ -303,6 +307,7 @@ measure() {
 	local name=$1 clean=$2 runs i base_note
 	shift 3
 	M_US='' M_KIB='' M_CS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_CS='' B_OK=1
+	M_CSL=() B_CSL=() A_CSL=()
 	A_US='' A_KIB='' A_CS='' A_OK=1
 	runs=$(runs_wanted)
 	M_RUNS=0
@@ -369,6 +374,16 @@ set_base() {
 }
 
 # fmt_cs CENTISECONDS: seconds with two decimals, or n/a.
+# median_cs PREFIX: the median of the CPU times in PREFIX_CSL,
+# centiseconds (the lower middle of an even count), or empty.
+median_cs() {
+	local -n list=${1}_CSL
+	((${#list[@]} > 0)) || return 0
+	local -a sorted
+	mapfile -t sorted < <(printf '%s\n' "${list[@]}" | sort -n)
+	printf '%s' "${sorted[$(((${#sorted[@]} - 1) / 2))]}"
+}
+
 fmt_cs() {
 	if [[ -n $1 ]]; then
 		printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
@@ -551,8 +566,15 @@ base_row() {
 		fi
 	fi
 	add_row ROWS "$case" "$OURS_CELL" "base rootfs-trim" "$base_cell" "$ratio_cell" "$bytes" "$OURS_RSS_CELL"
+	local bmed mmed cpu_ratio=-
+	bmed=$(median_cs B)
+	mmed=$(median_cs M)
+	if [[ -n $bmed && -n $mmed ]] && ((bmed > 0)); then
+		cpu_ratio=$(ratio "$mmed" "$bmed")
+	fi
 	add_row BASE_ROWS "$case" "$base_cell" "$OURS_CELL" "$ratio_cell" "$M_RUNS" \
-		"$(fmt_cs "$B_CS") / $(fmt_cs "$M_CS")" "$(fmt_mib "$B_KIB") / $OURS_RSS_CELL" "$same"
+		"$(fmt_cs "$B_CS") / $(fmt_cs "$M_CS")" "$(fmt_cs "$bmed") / $(fmt_cs "$mmed") ($cpu_ratio)" \
+		"$(fmt_mib "$B_KIB") / $OURS_RSS_CELL" "$same"
 	rm -rf -- "$bout"
 }
 
@@ -1260,8 +1282,9 @@ fi
 		printf '\n## Against the base binary\n\n'
 		printf 'current / base = rootfs-trim time / base time, fastest of the runs, taken in turn (base, current, ...):\n'
 		printf 'above 1 the current binary is slower. CPU s: least user + system time of the runs (children\n'
-		printf 'included), steadier than wall time on a busy machine. output: whether both wrote the same bytes.\n\n'
-		table "$(join_tab "case" "base s" "rootfs-trim s" "current / base" "runs" "CPU s (base / current)" "peak RSS MiB (base / current)" "output")" "${BASE_ROWS[@]}"
+		printf 'included), steadier than wall time on a busy machine; median CPU s: the median of the runs, and\n'
+		printf 'current / base of the medians. output: whether both wrote the same bytes.\n\n'
+		table "$(join_tab "case" "base s" "rootfs-trim s" "current / base" "runs" "CPU s (base / current)" "median CPU s (base / current, ratio)" "peak RSS MiB (base / current)" "output")" "${BASE_ROWS[@]}"
 	fi
 	if ((${#RSS_ROWS[@]} > 0)); then
 		printf '\n## Peak RSS of rootfs-trim repack by input size\n\n'
