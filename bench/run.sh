@@ -13,6 +13,8 @@
 #   BENCH_FASTEST_PEER=1  compare with the fastest peer pipeline of each codec only
 #   BENCH_NO_PEERS=1 run no peer: rootfs-trim (and BENCH_BASE_BIN) only
 #   BENCH_RSS_CODECS codecs of the peak-RSS comparison (default "none gzip xz lz4 zstd")
+#   BENCH_RULES     rules directory of apply and audit (default the repository's rules/;
+#                   an older one where BENCH_BASE_BIN cannot read today's)
 #   BENCH_DIR       cache and work directory (default .bench in the repository)
 #   BENCH_BIN       rootfs-trim binary (default bin/rootfs-trim, built if missing)
 #   BENCH_BASE_BIN  a base rootfs-trim binary (e.g. built at an older revision)
@@ -30,6 +32,7 @@ SMALL_MB=${BENCH_SMALL_MB:-100}
 RUNS_ENV=${BENCH_RUNS:-}
 SLOW_S=${BENCH_SLOW_S:-30}
 CASES=${BENCH_CASES:-}
+RULES=${BENCH_RULES:-$ROOT/rules}
 RSS_CODECS=${BENCH_RSS_CODECS:-none gzip xz lz4 zstd}
 BENCH_DIR=${BENCH_DIR:-$ROOT/.bench}
 BIN=${BENCH_BIN:-$ROOT/bin/rootfs-trim}
@@ -758,7 +761,7 @@ case_initrd_apply() {
 	gzip) comp="pigz -9 -n" ;;
 	zstd) comp="zstd -19 -T0 -q" ;;
 	esac
-	run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" \
+	run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$RULES" \
 		--packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" "$INITRD" "$out"
 	if [[ -f $out ]]; then
 		if cmp -s -n "$(size_of "$EARLY")" "$out" "$EARLY"; then
@@ -836,7 +839,7 @@ case_dpkg() {
 	in=$ARCHIVE
 	if [[ $mode == apply ]]; then
 		out=$WORK/ours-dpkg.cpio${DPKG_EXT[$codec]}
-		run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" "$in" "$out"
+		run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$RULES" "$in" "$out"
 		rm -f "$out" "$(base_path "$out")"
 	else
 		# The target for several blocks is a ratio to one xz thread.
@@ -844,7 +847,7 @@ case_dpkg() {
 			run_along "xz -dc -T1" xz -- xz -dc -T1 "$in"
 		fi
 		# audit exits 1 when something offends, as here.
-		run_ours "$case" "" -- bash -c '"$@"; (($? <= 1))' _ "$BIN" audit --rules "$ROOT/rules" "$in"
+		run_ours "$case" "" -- bash -c '"$@"; (($? <= 1))' _ "$BIN" audit --rules "$RULES" "$in"
 	fi
 	run_peer "$case" "bsdtar -tf" "" "bsdtar" -- bsdtar -tf "$in"
 	case $codec in
@@ -870,7 +873,7 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.3f%%", (a - b) * 100 / b }';
 # a second, untimed apply.
 compressor_of() {
 	local m=$WORK/compressor.json
-	"$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" \
+	"$BIN" apply --quiet --rules "$RULES" --packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" \
 		--manifest "$m" "$2" "$WORK/compressor.out" >/dev/null 2>&1 || { echo "compressor unknown"; return 0; }
 	sed -n 's/.*"compressor": "\(.*\)",*$/\1/p' "$m" | tail -n 1
 	rm -f "$m" "$WORK/compressor.out"
@@ -891,7 +894,7 @@ case_repack_codec() {
 	out=$WORK/ours.cpio$ext
 	local -a excl=()
 	if [[ $mode == apply ]]; then
-		run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" \
+		run_ours "$case" "$out" -- "$BIN" apply --quiet --rules "$RULES" \
 			--packages-file-list "$(rootfs_dir "$SIZE_MB")/packages-file-list.txt" "$in" "$out"
 		excl=(--exclude etc/cni/net.d/87-podman-bridge.conflist --exclude etc/crictl.yaml
 			--exclude etc/systemd/system/containerd.service)
@@ -954,7 +957,7 @@ case_apply_dir() {
 	list=$(rootfs_dir "$SIZE_MB")/packages-file-list.txt
 	tgt=$WORK/apply-dir
 	ensure_archive "$SIZE_MB" none
-	local -a apply=("$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$list" "$tgt")
+	local -a apply=("$BIN" apply --quiet --rules "$RULES" --packages-file-list "$list" "$tgt")
 
 	MEASURE_PREP=(bash -c 'rm -rf "$2" && cp -a "$1" "$2"' _ "$src" "$tgt")
 	run_ours "apply-dir first" "" -- env SOURCE_DATE_EPOCH="$EPOCH" "${apply[@]}"
@@ -1002,11 +1005,11 @@ case_apply_iso() {
 			-boot-load-size 4 -boot-info-table -o "$iso.tmp" "$tree" 2>/dev/null || die "xorriso failed"
 		mv "$iso.tmp" "$iso" && rm -rf "$tree"
 	fi
-	run_ours "apply-iso" "$out" -- "$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$list" "$iso" "$out"
+	run_ours "apply-iso" "$out" -- "$BIN" apply --quiet --rules "$RULES" --packages-file-list "$list" "$iso" "$out"
 	PEER_CLEAN=$WORK/peer.iso
 	run_peer "apply-iso" "apply on its initrd + cp of the ISO" "" "cp" -- \
 		bash -c '"$1" apply --quiet --rules "$2" --packages-file-list "$3" "$4" "$5/peer.cpio.gz" && cp "$6" "$5/peer.iso"' \
-		_ "$BIN" "$ROOT/rules" "$list" "$dir/rootfs.cpio.gz" "$WORK" "$iso"
+		_ "$BIN" "$RULES" "$list" "$dir/rootfs.cpio.gz" "$WORK" "$iso"
 	unset PEER_CLEAN
 	rm -f "$out" "$WORK/peer.iso" "$WORK/peer.cpio.gz"
 }
@@ -1043,8 +1046,8 @@ case_apply_image() {
 	if ((EUID != 0)); then
 		rootless=--rootless
 	fi
-	run_ours "apply-image" "$out" -- env SOURCE_DATE_EPOCH="$EPOCH" "$BIN" apply --quiet --rules "$ROOT/rules" --packages-file-list "$list" "$IMAGE" "$out"
-	strip=$("$BIN" audit --rules "$ROOT/rules" --packages-file-list "$list" --report json "$IMAGE" | grep -o '"path": "[^"]*"' | sed 's/"path": "\(.*\)"/\1/' | tr '\n' ' ' || true)
+	run_ours "apply-image" "$out" -- env SOURCE_DATE_EPOCH="$EPOCH" "$BIN" apply --quiet --rules "$RULES" --packages-file-list "$list" "$IMAGE" "$out"
+	strip=$("$BIN" audit --rules "$RULES" --packages-file-list "$list" --report json "$IMAGE" | grep -o '"path": "[^"]*"' | sed 's/"path": "\(.*\)"/\1/' | tr '\n' ' ' || true)
 	MEASURE_PREP=(bash -c 'rm -rf "$2" "$3" && cp -a "$1" "$2"' _ "$IMAGE" "$peer" "$bundle")
 	run_peer "apply-image" "umoci unpack, rm, umoci repack" "" "umoci" -- \
 		bash -c 'umoci unpack $4 --image "$1:bench" "$2" >/dev/null && (cd "$2/rootfs" && rm -rf -- $3) && umoci repack --image "$1:trimmed" "$2"' _ "$peer" "$bundle" "$strip" "$rootless"
@@ -1076,7 +1079,7 @@ case_image_read() {
 		run_ours "$case" "" -- "$BIN" list "$IMAGE"
 	else
 		# audit exits 1 when something offends, as here.
-		run_ours "$case" "" -- bash -c '"$@"; (($? <= 1))' _ "$BIN" audit --rules "$ROOT/rules" --packages-file-list "$list" "$IMAGE"
+		run_ours "$case" "" -- bash -c '"$@"; (($? <= 1))' _ "$BIN" audit --rules "$RULES" --packages-file-list "$list" "$IMAGE"
 	fi
 	run_peer "$case" "gzip -dc of every layer" "" "gzip" -- gzip -dc "${layers[@]}"
 	run_peer "$case" "pigz -dc of every layer" "" "pigz" -- pigz -dc "${layers[@]}"
