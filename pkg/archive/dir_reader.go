@@ -224,14 +224,9 @@ func cpioOrder(items []*dirItem) []*dirItem {
 			g.n++
 		}
 	}
-	// Regular groups move; without one, the order stays.
+	// In place: an item goes out at its own position or later, never
+	// before it is read.
 	out := items[:0]
-	for _, g := range groups {
-		if g.n >= 2 {
-			out = make([]*dirItem, 0, len(items))
-			break
-		}
-	}
 	var inode uint32
 	for _, it := range items {
 		var g *group
@@ -516,23 +511,10 @@ func parseDirent(b []byte) (name string, typ uint8, rest []byte, ok bool) {
 
 // typeFromDirent maps d_type; false for DT_UNKNOWN and anything odd.
 func typeFromDirent(dt uint8) (Type, bool) {
-	switch dt {
-	case unix.DT_REG:
-		return TypeRegular, true
-	case unix.DT_DIR:
-		return TypeDir, true
-	case unix.DT_LNK:
-		return TypeSymlink, true
-	case unix.DT_FIFO:
-		return TypeFifo, true
-	case unix.DT_SOCK:
-		return TypeSocket, true
-	case unix.DT_BLK:
-		return TypeBlock, true
-	case unix.DT_CHR:
-		return TypeChar, true
+	if dt > 0xf {
+		return 0, false
 	}
-	return 0, false
+	return typeFromUnixMode(uint32(dt) << 12)
 }
 
 // Stat fills in e, the entry Next returned last, from an lstat, and makes
@@ -588,7 +570,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		if xattrs, err = fsat.ListXattrs(fd, base, name, &st); err != nil {
 			return err
 		}
-		if uint32(st.Mode)&modeTypeMask != modeSymlink {
+		if uint32(st.Mode)&unix.S_IFMT != unix.S_IFLNK {
 			return nil
 		}
 		buf := make([]byte, pathx.PathMax+1)
@@ -604,7 +586,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 	}
 	t, ok := typeFromUnixMode(uint32(st.Mode))
 	if !ok {
-		return dirItem{}, fmt.Errorf("%s: unknown file type %#o", d.display(name), uint32(st.Mode)&modeTypeMask)
+		return dirItem{}, fmt.Errorf("%s: unknown file type %#o", d.display(name), uint32(st.Mode)&unix.S_IFMT)
 	}
 	it := dirItem{
 		name:      name,
@@ -612,7 +594,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		id:        fileID{uint64(st.Dev), uint64(st.Ino)},
 		mtimeSec:  int64(st.Mtim.Sec),
 		mtimeNsec: int32(st.Mtim.Nsec),
-		mode:      uint32(st.Mode) & (modeTypeMask | PermMask),
+		mode:      uint32(st.Mode) & (unix.S_IFMT | PermMask),
 		uid:       st.Uid,
 		gid:       st.Gid,
 		nlink:     1,
