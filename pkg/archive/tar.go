@@ -78,7 +78,8 @@ func (r *TarReader) Next() (*Entry, error) {
 			r.global, r.next = g, roundBlock(r.cnt.n)
 			continue
 		}
-		if err := checkTarNames(h, rec, off); err != nil {
+		main, err := checkTarNames(h, rec, off)
+		if err != nil {
 			return nil, err
 		}
 		f := &TarFormat{Header: h, Global: r.global}
@@ -93,12 +94,11 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, fmt.Errorf("tar %q at offset %d: %w", e.Name, off, err)
 		}
 		e.Format, e.Offset = f, off
-		var dataStart, stored int64
-		f.Sparse, dataStart, stored, err = sparseLayout(h, rec, off, r.cnt.n, e.Size)
-		if err != nil {
+		var stored int64
+		if f.Sparse, stored, err = sparseLayout(h, rec, main, off, r.cnt.n, e.Size); err != nil {
 			return nil, err
 		}
-		r.next = dataStart + roundBlock(stored)
+		r.next = r.cnt.n + roundBlock(stored)
 		r.cur, r.active, r.sparse = e.Name, true, f.Sparse != nil
 		return e, nil
 	}

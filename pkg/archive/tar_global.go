@@ -36,16 +36,10 @@ type TarGlobal struct {
 	raw []byte
 }
 
-// tarHeaderOf returns the tar header e was read with, or nil. A bare
-// *tar.Header, as a caller may build an entry with, is taken too.
+// tarHeaderOf returns the tar header e was read with, or nil.
 func tarHeaderOf(e *Entry) *tar.Header {
-	switch f := e.Format.(type) {
-	case *TarFormat:
-		if f != nil {
-			return f.Header
-		}
-	case *tar.Header:
-		return f
+	if f, ok := e.Format.(*TarFormat); ok && f != nil {
+		return f.Header
 	}
 	return nil
 }
