@@ -78,16 +78,12 @@ func withOpenEntry(dir int, base, name string, st *unix.Stat_t, fn func(fd int) 
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
 		return errNoDescriptor
 	}
-	fd, err := openatRetry(dir, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	f, err := openSame(dir, base, name, unix.O_RDONLY, st)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: name, Err: err}
+		return err
 	}
-	defer unix.Close(fd)
-	var got unix.Stat_t
-	if err := unix.Fstat(fd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
-		return ErrReplaced
-	}
-	return fn(fd)
+	defer f.Close()
+	return WithFd(f, fn)
 }
 
 func listXattrs(name string, list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string]string, error) {
