@@ -158,14 +158,7 @@ func NewDirReader(root string, opt DirReaderOptions) (*DirReader, error) {
 
 // scan walks the tree, sorts it and fills in the hard-link fields.
 func (d *DirReader) scan() error {
-	rootItem, err := d.statAt(".", func(fn func(fd int) error) error {
-		f, err := d.root.Open(".")
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return fsat.WithFd(f, fn)
-	}, ".")
+	rootItem, err := d.statAt(".", d.inDir("."), ".")
 	if err != nil {
 		return err
 	}
@@ -527,17 +520,10 @@ func (d *DirReader) Stat(e *Entry) error {
 	if d.root == nil {
 		return fmt.Errorf("%s: reader is closed", d.display(e.Name))
 	}
-	it, err := d.statAt(path.Base(e.Name), func(fn func(fd int) error) error {
-		// Through the parent, opened under the root: an lstat of the whole
-		// name from the root's descriptor would follow a symlink swapped
-		// into a parent since the walk.
-		parent, err := d.root.Open(path.Dir(e.Name))
-		if err != nil {
-			return err
-		}
-		defer parent.Close()
-		return fsat.WithFd(parent, fn)
-	}, e.Name)
+	// Through the parent, opened under the root: an lstat of the whole
+	// name from the root's descriptor would follow a symlink swapped into
+	// a parent since the walk.
+	it, err := d.statAt(path.Base(e.Name), d.inDir(path.Dir(e.Name)), e.Name)
 	if err != nil {
 		return err
 	}
@@ -551,6 +537,18 @@ func (d *DirReader) Stat(e *Entry) error {
 	d.unstated = false
 	d.curID, d.remaining = it.id, e.Size
 	return d.holes(e, &it)
+}
+
+// inDir runs a function on a descriptor of dir, opened under the root.
+func (d *DirReader) inDir(dir string) func(func(fd int) error) error {
+	return func(fn func(fd int) error) error {
+		f, err := d.root.Open(dir)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return fsat.WithFd(f, fn)
+	}
 }
 
 // statAt lstats base relative to a directory descriptor and builds the
