@@ -83,9 +83,7 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, err
 		}
 		f := &TarFormat{Header: h, Global: r.global}
-		if f.FromGlobal, err = r.global.apply(h); err != nil {
-			return nil, err
-		}
+		f.FromGlobal = r.global.apply(h)
 		e, err := entryFromTarHeader(h)
 		if err != nil {
 			return nil, err
