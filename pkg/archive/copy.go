@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
@@ -261,12 +262,7 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 		g.stagedSize = size
 		return nil
 	}
-	for i, p := range c.pending {
-		if p == g {
-			c.pending = append(c.pending[:i], c.pending[i+1:]...)
-			break
-		}
-	}
+	c.pending = slices.DeleteFunc(c.pending, func(p *linkGroup) bool { return p == g })
 	if complete || len(kept) == 0 {
 		delete(c.groups, g.key)
 	}
