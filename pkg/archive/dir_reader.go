@@ -400,12 +400,9 @@ func (d *DirReader) readDir(dir string) ([]dirItem, []string, error) {
 	}
 	items, subdirs, err := d.listDir(h, dir)
 	if cerr := h.close(); err == nil && cerr != nil {
-		err = fmt.Errorf("%s: %w", d.display(dir), cerr)
+		return nil, nil, fmt.Errorf("%s: %w", d.display(dir), cerr)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return items, subdirs, nil
+	return items, subdirs, err
 }
 
 func (d *DirReader) listDir(h dirHandle, dir string) ([]dirItem, []string, error) {
