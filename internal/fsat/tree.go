@@ -94,7 +94,7 @@ func (t *Tree) inParent(name string, create bool, fn func(dir int, base string) 
 		parent, base = ".", "."
 	}
 	if t.mode == NoSymlinks {
-		fd, err := t.walkDir(parent, create, nil)
+		fd, err := t.OpenDir(parent, create, nil)
 		if err != nil {
 			return err
 		}
@@ -130,16 +130,12 @@ func WithFd(f *os.File, fn func(fd int) error) error {
 
 // OpenDir opens dir (a clean relative name, "." for the root) in a
 // NoSymlinks tree, one component at a time with O_NOFOLLOW, creating
-// missing directories when create is set. The descriptor is the caller's
-// to close. Errors are the system's (unix.ENOENT, ...) or ErrSymlinkOnPath.
-func (t *Tree) OpenDir(dir string, create bool) (int, error) {
-	return t.walkDir(dir, create, nil)
-}
-
-// walkDir is OpenDir that also hands each directory on the way, the root
-// first, to check (if set) with its name from the root ("/", "/var", ...);
-// an error from check stops the walk.
-func (t *Tree) walkDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
+// missing directories when create is set, and hands each directory on the
+// way, the root first, to check (if set) with its name from the root ("/",
+// "/var", ...); an error from check stops the walk. The descriptor is the
+// caller's to close. Errors are the system's (unix.ENOENT, ...),
+// ErrSymlinkOnPath or check's.
+func (t *Tree) OpenDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
 	if t.mode != NoSymlinks {
 		return -1, errors.New("fsat: a descriptor walk needs a NoSymlinks tree")
 	}
