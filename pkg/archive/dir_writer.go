@@ -350,11 +350,11 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 	}
 	w.file = f
 	if linked {
-		var id fileID
-		if err := fsat.WithFd(f, func(fd int) (err error) { id, err = fdID(fd); return err }); err != nil {
+		var st unix.Stat_t
+		if err := fsat.WithFd(f, func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
 			return err
 		}
-		w.links[key] = linkedFile{name, id}
+		w.links[key] = linkedFile{name, fileID{uint64(st.Dev), st.Ino}}
 	}
 	return nil
 }
@@ -489,14 +489,6 @@ func (w *DirWriter) onEntry(name string, t Type, fn func(at *fsat.At, id fileID)
 		}
 		return fn(at, fileID{uint64(at.Stat.Dev), at.Stat.Ino})
 	})
-}
-
-func fdID(fd int) (fileID, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fileID{}, err
-	}
-	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
 func typeOfMode(m fs.FileMode) string {
