@@ -16,16 +16,11 @@ import (
 const MaxReadSize = 16 << 20
 
 // ReadFile reads the regular file name in a NoSymlinks tree without
-// following a symlink on the way or at the end. A name that is missing
-// gives fs.ErrNotExist.
-func (t *Tree) ReadFile(name string) ([]byte, error) {
-	return t.ReadFileChecked(name, nil)
-}
-
-// ReadFileChecked is ReadFile that hands every directory on the way and
-// the file itself to check (see walkDir), which may refuse them.
-func (t *Tree) ReadFileChecked(name string, check func(fd int, shown string) error) ([]byte, error) {
-	dir, err := t.walkDir(path.Dir(name), false, check)
+// following a symlink on the way or at the end, and hands every directory
+// on the way and the file itself to check, if set (see OpenDir), which
+// may refuse them. A name that is missing gives fs.ErrNotExist.
+func (t *Tree) ReadFile(name string, check func(fd int, shown string) error) ([]byte, error) {
+	dir, err := t.OpenDir(path.Dir(name), false, check)
 	if err != nil {
 		if err == unix.ENOENT {
 			return nil, os.ErrNotExist
@@ -67,7 +62,7 @@ func (t *Tree) ReadFileChecked(name string, check func(fd int, shown string) err
 // ReadEntry reads a regular file, or a symlink's target, in a NoSymlinks
 // tree, never following it: what was written at name, either way.
 func (t *Tree) ReadEntry(name string) ([]byte, error) {
-	dir, err := t.walkDir(path.Dir(name), false, nil)
+	dir, err := t.OpenDir(path.Dir(name), false, nil)
 	if err != nil {
 		if err == unix.ENOENT {
 			return nil, os.ErrNotExist
@@ -86,14 +81,14 @@ func (t *Tree) ReadEntry(name string) ([]byte, error) {
 		return buf[:n], nil
 	}
 	unix.Close(dir)
-	return t.ReadFile(name)
+	return t.ReadFile(name, nil)
 }
 
 // RemoveRegular removes name if it is a regular file, in a NoSymlinks tree,
 // and reports whether it did; a name beneath a missing directory or a
 // symlink is left, and no error.
 func (t *Tree) RemoveRegular(name string) (bool, error) {
-	dir, err := t.walkDir(path.Dir(name), false, nil)
+	dir, err := t.OpenDir(path.Dir(name), false, nil)
 	if err == unix.ENOENT || err == ErrSymlinkOnPath {
 		return false, nil
 	}

@@ -94,7 +94,7 @@ func (t *Tree) inParent(name string, create bool, fn func(dir int, base string) 
 		parent, base = ".", "."
 	}
 	if t.mode == NoSymlinks {
-		fd, err := t.walkDir(parent, create, nil)
+		fd, err := t.OpenDir(parent, create, nil)
 		if err != nil {
 			return err
 		}
@@ -130,16 +130,12 @@ func WithFd(f *os.File, fn func(fd int) error) error {
 
 // OpenDir opens dir (a clean relative name, "." for the root) in a
 // NoSymlinks tree, one component at a time with O_NOFOLLOW, creating
-// missing directories when create is set. The descriptor is the caller's
-// to close. Errors are the system's (unix.ENOENT, ...) or ErrSymlinkOnPath.
-func (t *Tree) OpenDir(dir string, create bool) (int, error) {
-	return t.walkDir(dir, create, nil)
-}
-
-// walkDir is OpenDir that also hands each directory on the way, the root
-// first, to check (if set) with its name from the root ("/", "/var", ...);
-// an error from check stops the walk.
-func (t *Tree) walkDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
+// missing directories when create is set, and hands each directory on the
+// way, the root first, to check (if set) with its name from the root ("/",
+// "/var", ...); an error from check stops the walk. The descriptor is the
+// caller's to close. Errors are the system's (unix.ENOENT, ...),
+// ErrSymlinkOnPath or check's.
+func (t *Tree) OpenDir(dir string, create bool, check func(fd int, shown string) error) (int, error) {
 	if t.mode != NoSymlinks {
 		return -1, errors.New("fsat: a descriptor walk needs a NoSymlinks tree")
 	}
@@ -228,36 +224,46 @@ var ErrReplaced = errors.New("the name now holds another file")
 // again by its name with O_NOFOLLOW, and checks it got the same inode: the
 // data goes into that file or nowhere.
 func OpenWrite(at *At, name string) (*os.File, error) {
-	fd, err := unix.Openat(at.Dir, at.Base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	return openSame(at.Dir, at.Base, name, unix.O_WRONLY, &at.Stat)
+}
+
+// openSame opens base, in dir, with flags, without following it or
+// blocking, and checks it is the inode st describes.
+func openSame(dir int, base, name string, flags int, st *unix.Stat_t) (*os.File, error) {
+	fd, err := openatRetry(dir, base, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), name)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Dev != at.Stat.Dev || st.Ino != at.Stat.Ino {
+	var got unix.Stat_t
+	if err := unix.Fstat(fd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
 		f.Close()
 		return nil, ErrReplaced
 	}
 	return f, nil
 }
 
-// Mknod creates a device node or fifo at name, its permission bits without
-// setuid, setgid and sticky: the mode is the caller's to set afterwards.
-func (t *Tree) Mknod(name string, mode uint32, dev uint64) error {
+// inParentErr is InParent with call's error naming name and op.
+func (t *Tree) inParentErr(name, op string, call func(dir int, base string) error) error {
 	return t.InParent(name, func(dir int, base string) error {
-		if err := unix.Mknodat(dir, base, mode&^0o7000, int(dev)); err != nil {
-			return &os.PathError{Op: "mknod", Path: name, Err: err}
+		if err := call(dir, base); err != nil {
+			return &os.PathError{Op: op, Path: name, Err: err}
 		}
 		return nil
 	})
 }
 
+// Mknod creates a device node or fifo at name, its permission bits without
+// setuid, setgid and sticky: the mode is the caller's to set afterwards.
+func (t *Tree) Mknod(name string, mode uint32, dev uint64) error {
+	return t.inParentErr(name, "mknod", func(dir int, base string) error {
+		return unix.Mknodat(dir, base, mode&^0o7000, int(dev))
+	})
+}
+
 // Mkdir creates the directory name with perm (as umask allows).
 func (t *Tree) Mkdir(name string, perm uint32) error {
-	return t.InParent(name, func(dir int, base string) error {
-		if err := unix.Mkdirat(dir, base, perm&0o777); err != nil {
-			return &os.PathError{Op: "mkdirat", Path: name, Err: err}
-		}
-		return nil
+	return t.inParentErr(name, "mkdirat", func(dir int, base string) error {
+		return unix.Mkdirat(dir, base, perm&0o777)
 	})
 }

@@ -63,7 +63,10 @@ func (t *Tree) fill(file *os.File, f File) error {
 		}
 	}
 	if err == nil {
-		err = file.Chmod(fileMode(f.Mode))
+		err = WithFd(file, func(fd int) error { return unix.Fchmod(fd, f.Mode&0o7777) })
+		if err != nil {
+			err = &os.PathError{Op: "chmod", Path: file.Name(), Err: err}
+		}
 	}
 	if err == nil && t.opts.Sync {
 		err = file.Sync()
@@ -129,29 +132,10 @@ func (t *Tree) rename(dir int, from, to, fromName, toName string) error {
 	return nil
 }
 
-// fileMode is the os.FileMode spelling of permission bits with setuid,
-// setgid and sticky, for os.File.Chmod.
-func fileMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	if m&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
-}
-
 // Unlink removes the file (never a directory) at name.
 func (t *Tree) Unlink(name string) error {
-	return t.InParent(name, func(dir int, base string) error {
-		if err := unix.Unlinkat(dir, base, 0); err != nil {
-			return &os.PathError{Op: "unlinkat", Path: name, Err: err}
-		}
-		return nil
+	return t.inParentErr(name, "unlinkat", func(dir int, base string) error {
+		return unix.Unlinkat(dir, base, 0)
 	})
 }
 

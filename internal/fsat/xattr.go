@@ -78,16 +78,12 @@ func withOpenEntry(dir int, base, name string, st *unix.Stat_t, fn func(fd int) 
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
 		return errNoDescriptor
 	}
-	fd, err := openatRetry(dir, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	f, err := openSame(dir, base, name, unix.O_RDONLY, st)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: name, Err: err}
+		return err
 	}
-	defer unix.Close(fd)
-	var got unix.Stat_t
-	if err := unix.Fstat(fd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
-		return ErrReplaced
-	}
-	return fn(fd)
+	defer f.Close()
+	return WithFd(f, fn)
 }
 
 func listXattrs(name string, list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string]string, error) {
@@ -96,7 +92,7 @@ func listXattrs(name string, list func([]byte) (int, error), get func(string, []
 		return nil, nil // a filesystem without attributes
 	}
 	if err != nil {
-		return nil, procErr("listxattr", name, err)
+		return nil, &os.PathError{Op: "listxattr", Path: name, Err: err}
 	}
 	if len(names) == 0 {
 		return nil, nil
@@ -109,7 +105,7 @@ func listXattrs(name string, list func([]byte) (int, error), get func(string, []
 			continue // removed since listed
 		}
 		if err != nil {
-			return nil, procErr("getxattr "+k, name, err)
+			return nil, &os.PathError{Op: "getxattr " + k, Path: name, Err: err}
 		}
 		if total += len(k) + len(v); total > MaxXattrs {
 			return nil, fmt.Errorf("%s: extended attributes over %d bytes", name, MaxXattrs)
@@ -139,42 +135,32 @@ func xattrCall(call func([]byte) (int, error)) ([]byte, error) {
 	}
 }
 
-func procErr(op, name string, err error) error {
-	return &os.PathError{Op: op, Path: name, Err: err}
-}
-
 // SetXattrs gives the entry at (found by OnEntry) the attributes x, in
 // order of name. A symlink's own attributes are set through its directory
 // and name, not following it; anything else's through its descriptor.
 // Setting security.capability needs CAP_SETFCAP and trusted.* needs
 // CAP_SYS_ADMIN: without them the error names the file and the attribute.
 func SetXattrs(at *At, name string, x map[string]string) error {
-	if len(x) == 0 {
+	setAll := func(set func(k string, v []byte) error) error {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if err := set(k, []byte(x[k])); err != nil {
+				return &os.PathError{Op: "setxattr " + k, Path: name, Err: err}
+			}
+		}
 		return nil
 	}
-	if procMissing() {
+	if len(x) > 0 && procMissing() {
 		err := withOpenEntry(at.Dir, at.Base, name, &at.Stat, func(fd int) error {
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if err := unix.Fsetxattr(fd, k, []byte(x[k]), 0); err != nil {
-					return &os.PathError{Op: "setxattr " + k, Path: name, Err: err}
-				}
-			}
-			return nil
+			return setAll(func(k string, v []byte) error { return unix.Fsetxattr(fd, k, v, 0) })
 		})
 		if err == errNoDescriptor {
 			return &os.PathError{Op: "setxattr", Path: name, Err: err}
 		}
 		return err
 	}
-	p := procFd(at.Fd)
-	set := unix.Setxattr
+	p, set := procFd(at.Fd), unix.Setxattr
 	if at.Stat.Mode&unix.S_IFMT == unix.S_IFLNK {
 		p, set = procFd(at.Dir)+"/"+at.Base, unix.Lsetxattr
 	}
-	for _, k := range slices.Sorted(maps.Keys(x)) {
-		if err := set(p, k, []byte(x[k]), 0); err != nil {
-			return procErr("setxattr "+k, name, err)
-		}
-	}
-	return nil
+	return setAll(func(k string, v []byte) error { return set(p, k, v, 0) })
 }

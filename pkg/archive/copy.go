@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 )
@@ -146,7 +147,8 @@ func (c *copier) handle(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	if e.Type == TypeHardlink || c.opt.Links != nil || fromTar(e) {
+	// A tar source's hard links name their target by path.
+	if e.Type == TypeHardlink || c.opt.Links != nil || tarHeaderOf(e) != nil {
 		return c.handleTarStyle(e, act)
 	}
 	if act == Drop {
@@ -260,12 +262,7 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 		g.stagedSize = size
 		return nil
 	}
-	for i, p := range c.pending {
-		if p == g {
-			c.pending = append(c.pending[:i], c.pending[i+1:]...)
-			break
-		}
-	}
+	c.pending = slices.DeleteFunc(c.pending, func(p *linkGroup) bool { return p == g })
 	if complete || len(kept) == 0 {
 		delete(c.groups, g.key)
 	}
@@ -383,12 +380,6 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 	c.keptNames[clean] = keptFile{typ: out.Type, mode: out.Mode, inode: out.Inode, nlink: out.Nlink,
 		rdevMajor: out.RdevMajor, rdevMinor: out.RdevMinor}
 	return c.emit(out, c.src)
-}
-
-// fromTar reports whether e came from a TarReader, whose hard links name
-// their target by path.
-func fromTar(e *Entry) bool {
-	return tarHeaderOf(e) != nil
 }
 
 // NoData is the data of an entry that has none: every Read is io.EOF.

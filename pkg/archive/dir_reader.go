@@ -158,14 +158,7 @@ func NewDirReader(root string, opt DirReaderOptions) (*DirReader, error) {
 
 // scan walks the tree, sorts it and fills in the hard-link fields.
 func (d *DirReader) scan() error {
-	rootItem, err := d.statAt(".", func(fn func(fd int) error) error {
-		f, err := d.root.Open(".")
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return fsat.WithFd(f, fn)
-	}, ".")
+	rootItem, err := d.statAt(".", d.inDir("."), ".")
 	if err != nil {
 		return err
 	}
@@ -224,14 +217,9 @@ func cpioOrder(items []*dirItem) []*dirItem {
 			g.n++
 		}
 	}
-	// Regular groups move; without one, the order stays.
+	// In place: an item goes out at its own position or later, never
+	// before it is read.
 	out := items[:0]
-	for _, g := range groups {
-		if g.n >= 2 {
-			out = make([]*dirItem, 0, len(items))
-			break
-		}
-	}
 	var inode uint32
 	for _, it := range items {
 		var g *group
@@ -412,12 +400,9 @@ func (d *DirReader) readDir(dir string) ([]dirItem, []string, error) {
 	}
 	items, subdirs, err := d.listDir(h, dir)
 	if cerr := h.close(); err == nil && cerr != nil {
-		err = fmt.Errorf("%s: %w", d.display(dir), cerr)
+		return nil, nil, fmt.Errorf("%s: %w", d.display(dir), cerr)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return items, subdirs, nil
+	return items, subdirs, err
 }
 
 func (d *DirReader) listDir(h dirHandle, dir string) ([]dirItem, []string, error) {
@@ -516,23 +501,10 @@ func parseDirent(b []byte) (name string, typ uint8, rest []byte, ok bool) {
 
 // typeFromDirent maps d_type; false for DT_UNKNOWN and anything odd.
 func typeFromDirent(dt uint8) (Type, bool) {
-	switch dt {
-	case unix.DT_REG:
-		return TypeRegular, true
-	case unix.DT_DIR:
-		return TypeDir, true
-	case unix.DT_LNK:
-		return TypeSymlink, true
-	case unix.DT_FIFO:
-		return TypeFifo, true
-	case unix.DT_SOCK:
-		return TypeSocket, true
-	case unix.DT_BLK:
-		return TypeBlock, true
-	case unix.DT_CHR:
-		return TypeChar, true
+	if dt > 0xf {
+		return 0, false
 	}
-	return 0, false
+	return typeFromUnixMode(uint32(dt) << 12)
 }
 
 // Stat fills in e, the entry Next returned last, from an lstat, and makes
@@ -545,17 +517,10 @@ func (d *DirReader) Stat(e *Entry) error {
 	if d.root == nil {
 		return fmt.Errorf("%s: reader is closed", d.display(e.Name))
 	}
-	it, err := d.statAt(path.Base(e.Name), func(fn func(fd int) error) error {
-		// Through the parent, opened under the root: an lstat of the whole
-		// name from the root's descriptor would follow a symlink swapped
-		// into a parent since the walk.
-		parent, err := d.root.Open(path.Dir(e.Name))
-		if err != nil {
-			return err
-		}
-		defer parent.Close()
-		return fsat.WithFd(parent, fn)
-	}, e.Name)
+	// Through the parent, opened under the root: an lstat of the whole
+	// name from the root's descriptor would follow a symlink swapped into
+	// a parent since the walk.
+	it, err := d.statAt(path.Base(e.Name), d.inDir(path.Dir(e.Name)), e.Name)
 	if err != nil {
 		return err
 	}
@@ -569,6 +534,18 @@ func (d *DirReader) Stat(e *Entry) error {
 	d.unstated = false
 	d.curID, d.remaining = it.id, e.Size
 	return d.holes(e, &it)
+}
+
+// inDir runs a function on a descriptor of dir, opened under the root.
+func (d *DirReader) inDir(dir string) func(func(fd int) error) error {
+	return func(fn func(fd int) error) error {
+		f, err := d.root.Open(dir)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return fsat.WithFd(f, fn)
+	}
 }
 
 // statAt lstats base relative to a directory descriptor and builds the
@@ -588,7 +565,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		if xattrs, err = fsat.ListXattrs(fd, base, name, &st); err != nil {
 			return err
 		}
-		if uint32(st.Mode)&modeTypeMask != modeSymlink {
+		if uint32(st.Mode)&unix.S_IFMT != unix.S_IFLNK {
 			return nil
 		}
 		buf := make([]byte, pathx.PathMax+1)
@@ -604,7 +581,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 	}
 	t, ok := typeFromUnixMode(uint32(st.Mode))
 	if !ok {
-		return dirItem{}, fmt.Errorf("%s: unknown file type %#o", d.display(name), uint32(st.Mode)&modeTypeMask)
+		return dirItem{}, fmt.Errorf("%s: unknown file type %#o", d.display(name), uint32(st.Mode)&unix.S_IFMT)
 	}
 	it := dirItem{
 		name:      name,
@@ -612,7 +589,7 @@ func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, na
 		id:        fileID{uint64(st.Dev), uint64(st.Ino)},
 		mtimeSec:  int64(st.Mtim.Sec),
 		mtimeNsec: int32(st.Mtim.Nsec),
-		mode:      uint32(st.Mode) & (modeTypeMask | PermMask),
+		mode:      uint32(st.Mode) & (unix.S_IFMT | PermMask),
 		uid:       st.Uid,
 		gid:       st.Gid,
 		nlink:     1,

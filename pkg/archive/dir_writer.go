@@ -161,6 +161,10 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	if err != nil {
 		return err
 	}
+	key, linked := e.LinkKey()
+	if first, ok := w.links[key]; linked && ok {
+		return w.laterMember(first, name, e)
+	}
 
 	switch e.Type {
 	case TypeDir:
@@ -194,16 +198,6 @@ func (w *DirWriter) create(name string, e *Entry) error {
 		_, err := w.applyMeta(name, e)
 		return err
 	default: // char, block, fifo
-		key, linked := e.LinkKey()
-		if linked {
-			if first, ok := w.links[key]; ok {
-				if err := w.linkMember(first, name, e.Type); err != nil {
-					return err
-				}
-				_, err := w.applyMeta(name, e)
-				return err
-			}
-		}
 		// The mode is fixed by applyMeta; umask and setuid do not matter
 		// here.
 		if err := w.tree.Mknod(name, e.UnixMode(), unix.Mkdev(e.RdevMajor, e.RdevMinor)); err != nil {
@@ -217,13 +211,15 @@ func (w *DirWriter) create(name string, e *Entry) error {
 	}
 }
 
-// linkMember links name to the file of its hard-link group and checks
-// that it got that very file, of type t.
-func (w *DirWriter) linkMember(first linkedFile, name string, t Type) error {
+// laterMember links name to the file of its hard-link group and checks
+// that it got that very file, of e's type. A regular member that carries
+// the group's data is left open for it; the others get their metadata
+// now, or from finish.
+func (w *DirWriter) laterMember(first linkedFile, name string, e *Entry) error {
 	if err := w.root.Link(first.name, name); err != nil {
 		return err
 	}
-	err := w.onEntry(name, t, func(_ *fsat.At, id fileID) error {
+	err := w.onEntry(name, e.Type, func(_ *fsat.At, id fileID) error {
 		if id != first.id {
 			return errReplaced
 		}
@@ -233,7 +229,35 @@ func (w *DirWriter) linkMember(first linkedFile, name string, t Type) error {
 		w.root.Remove(name)
 		return fmt.Errorf("hard link to %q: %w", first.name, err)
 	}
-	return nil
+	if e.Type != TypeRegular {
+		_, err := w.applyMeta(name, e)
+		return err
+	}
+	if e.Size == 0 {
+		return nil // metadata is applied by finish
+	}
+	// This member carries the group's data into the shared file, which
+	// may already have its final, read-only mode.
+	return w.onEntry(name, TypeRegular, func(at *fsat.At, _ fileID) error {
+		if err := fsat.Chmod(at.Fd, 0o600); err != nil {
+			return &os.PathError{Op: "chmod", Path: name, Err: err}
+		}
+		// O_NOFOLLOW, and the inode checked again once open: the data
+		// goes into the group's file or nowhere.
+		f, err := fsat.OpenWrite(at, name)
+		if errors.Is(err, fsat.ErrReplaced) {
+			return errReplaced
+		}
+		if err != nil {
+			return err
+		}
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return err
+		}
+		w.file = f
+		return nil
+	})
 }
 
 // errReplaced: a later entry took the name of a hard-link group's first
@@ -292,15 +316,13 @@ func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
 			return err
 		}
 	}
-	if w.owners {
-		if err := w.tree.InParent(name, func(fd int, base string) error {
-			return fsat.Chown(fd, base, name, int(e.UID), int(e.GID))
-		}); err != nil {
-			return err
-		}
-	}
-	if len(e.Xattrs) > 0 {
+	if w.owners || len(e.Xattrs) > 0 {
 		if err := w.onEntry(name, TypeDir, func(at *fsat.At, _ fileID) error {
+			if w.owners {
+				if err := fsat.ChownFd(at.Fd, name, e.UID, e.GID); err != nil {
+					return err
+				}
+			}
 			return fsat.SetXattrs(at, name, e.Xattrs)
 		}); err != nil {
 			return err
@@ -317,42 +339,9 @@ func (w *DirWriter) dir(name string, e *Entry, exists bool) error {
 	return nil
 }
 
-// regular creates (or, for a later cpio hard-link member, links) a regular
-// file and leaves it open for its data.
+// regular creates a regular file and leaves it open for its data.
 func (w *DirWriter) regular(name string, e *Entry) error {
 	key, linked := e.LinkKey()
-	if linked {
-		if first, ok := w.links[key]; ok {
-			if err := w.linkMember(first, name, TypeRegular); err != nil {
-				return err
-			}
-			if e.Size == 0 {
-				return nil // metadata is applied by finish
-			}
-			// This member carries the group's data into the shared file,
-			// which may already have its final, read-only mode.
-			return w.onEntry(name, TypeRegular, func(at *fsat.At, _ fileID) error {
-				if err := fsat.Chmod(at.Fd, 0o600); err != nil {
-					return &os.PathError{Op: "chmod", Path: name, Err: err}
-				}
-				// O_NOFOLLOW, and the inode checked again once open: the
-				// data goes into the group's file or nowhere.
-				f, err := fsat.OpenWrite(at, name)
-				if errors.Is(err, fsat.ErrReplaced) {
-					return errReplaced
-				}
-				if err != nil {
-					return err
-				}
-				if err := f.Truncate(0); err != nil {
-					f.Close()
-					return err
-				}
-				w.file = f
-				return nil
-			})
-		}
-	}
 	// O_EXCL: clearPath removed what was there, so anything found now is
 	// not ours to write through. 0600 until the exact mode is set.
 	f, err := w.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_TRUNC, 0o600)
@@ -361,11 +350,11 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 	}
 	w.file = f
 	if linked {
-		var id fileID
-		if err := fsat.WithFd(f, func(fd int) (err error) { id, err = fdID(fd); return err }); err != nil {
+		var st unix.Stat_t
+		if err := fsat.WithFd(f, func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
 			return err
 		}
-		w.links[key] = linkedFile{name, id}
+		w.links[key] = linkedFile{name, fileID{uint64(st.Dev), st.Ino}}
 	}
 	return nil
 }
@@ -500,14 +489,6 @@ func (w *DirWriter) onEntry(name string, t Type, fn func(at *fsat.At, id fileID)
 		}
 		return fn(at, fileID{uint64(at.Stat.Dev), at.Stat.Ino})
 	})
-}
-
-func fdID(fd int) (fileID, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fileID{}, err
-	}
-	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
 func typeOfMode(m fs.FileMode) string {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"maps"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Type is what an entry is. The values are stable: they appear in JSON.
@@ -30,62 +32,53 @@ const (
 	TypeTrailer
 )
 
-var typeNames = [...]string{
-	TypeRegular:  "file",
-	TypeDir:      "dir",
-	TypeSymlink:  "symlink",
-	TypeHardlink: "hardlink",
-	TypeChar:     "char",
-	TypeBlock:    "block",
-	TypeFifo:     "fifo",
-	TypeSocket:   "socket",
-	TypeTrailer:  "trailer",
+// typeInfo is each Type's name, its `ls -l` letter and its stat(2) file
+// type bits (a tar hard link is a name of a regular file).
+var typeInfo = [...]struct {
+	name   string
+	letter byte
+	mode   uint32
+}{
+	TypeRegular:  {"file", '-', unix.S_IFREG},
+	TypeDir:      {"dir", 'd', unix.S_IFDIR},
+	TypeSymlink:  {"symlink", 'l', unix.S_IFLNK},
+	TypeHardlink: {"hardlink", 'h', unix.S_IFREG},
+	TypeChar:     {"char", 'c', unix.S_IFCHR},
+	TypeBlock:    {"block", 'b', unix.S_IFBLK},
+	TypeFifo:     {"fifo", 'p', unix.S_IFIFO},
+	TypeSocket:   {"socket", 's', unix.S_IFSOCK},
+	TypeTrailer:  {"trailer", 'T', 0},
+}
+
+// modeTypes is the Type of each file type, by st_mode>>12 (S_IFMT), which
+// is also d_type's value for it (DT_REG ...); 0 for none.
+var modeTypes = [16]Type{
+	unix.S_IFREG >> 12:  TypeRegular,
+	unix.S_IFDIR >> 12:  TypeDir,
+	unix.S_IFLNK >> 12:  TypeSymlink,
+	unix.S_IFCHR >> 12:  TypeChar,
+	unix.S_IFBLK >> 12:  TypeBlock,
+	unix.S_IFIFO >> 12:  TypeFifo,
+	unix.S_IFSOCK >> 12: TypeSocket,
 }
 
 func (t Type) String() string {
-	if int(t) < len(typeNames) && typeNames[t] != "" {
-		return typeNames[t]
+	if int(t) < len(typeInfo) && typeInfo[t].name != "" {
+		return typeInfo[t].name
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
 
 // Letter is the first column of an `ls -l` listing.
 func (t Type) Letter() byte {
-	switch t {
-	case TypeDir:
-		return 'd'
-	case TypeSymlink:
-		return 'l'
-	case TypeHardlink:
-		return 'h'
-	case TypeChar:
-		return 'c'
-	case TypeBlock:
-		return 'b'
-	case TypeFifo:
-		return 'p'
-	case TypeSocket:
-		return 's'
-	case TypeTrailer:
-		return 'T'
+	if int(t) < len(typeInfo) && typeInfo[t].letter != 0 {
+		return typeInfo[t].letter
 	}
 	return '-'
 }
 
-// Unix file type bits, as in <sys/stat.h>; cpio stores them in c_mode.
-const (
-	modeTypeMask = 0o170000
-	modeSocket   = 0o140000
-	modeSymlink  = 0o120000
-	modeRegular  = 0o100000
-	modeBlock    = 0o060000
-	modeDir      = 0o040000
-	modeChar     = 0o020000
-	modeFifo     = 0o010000
-
-	// PermMask covers the permission bits plus setuid, setgid and sticky.
-	PermMask = 0o7777
-)
+// PermMask covers the permission bits plus setuid, setgid and sticky.
+const PermMask = 0o7777
 
 // Entry is one member of a rootfs archive with every field a rootfs entry
 // can carry. Fields a format cannot express are zero when read from it.
@@ -180,44 +173,17 @@ func (e *Entry) Clone() *Entry {
 // UnixMode returns the stat(2) st_mode of e: type bits and permission bits.
 func (e *Entry) UnixMode() uint32 {
 	var t uint32
-	switch e.Type {
-	case TypeRegular, TypeHardlink:
-		t = modeRegular
-	case TypeDir:
-		t = modeDir
-	case TypeSymlink:
-		t = modeSymlink
-	case TypeChar:
-		t = modeChar
-	case TypeBlock:
-		t = modeBlock
-	case TypeFifo:
-		t = modeFifo
-	case TypeSocket:
-		t = modeSocket
+	if int(e.Type) < len(typeInfo) {
+		t = typeInfo[e.Type].mode
 	}
 	return t | e.Mode&PermMask
 }
 
-// typeFromUnixMode maps the file type bits of a stat(2) st_mode to a Type.
+// typeFromUnixMode maps the file type bits of a stat(2) st_mode (or of
+// a cpio c_mode) to a Type.
 func typeFromUnixMode(m uint32) (Type, bool) {
-	switch m & modeTypeMask {
-	case modeRegular:
-		return TypeRegular, true
-	case modeDir:
-		return TypeDir, true
-	case modeSymlink:
-		return TypeSymlink, true
-	case modeChar:
-		return TypeChar, true
-	case modeBlock:
-		return TypeBlock, true
-	case modeFifo:
-		return TypeFifo, true
-	case modeSocket:
-		return TypeSocket, true
-	}
-	return 0, false
+	t := modeTypes[m&unix.S_IFMT>>12]
+	return t, t != 0
 }
 
 // Reader yields the entries of an archive in order. After Next returns an

@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/tar"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -22,31 +23,28 @@ const (
 // order -h lists them.
 var Kinds = []Kind{KindCpio, KindCpioCRC, KindTar, KindDir}
 
+// kindNames are the names ParseKind accepts for each kind, the first the
+// one String gives.
+var kindNames = [...][]string{
+	KindCpio:    {"newc", "cpio"},
+	KindCpioCRC: {"crc"},
+	KindTar:     {"tar", "pax", "ustar", "gnutar"},
+	KindDir:     {"dir", "directory"},
+}
+
 func (k Kind) String() string {
-	switch k {
-	case KindCpio:
-		return "newc"
-	case KindCpioCRC:
-		return "crc"
-	case KindTar:
-		return "tar"
-	case KindDir:
-		return "dir"
+	if int(k) < len(kindNames) && kindNames[k] != nil {
+		return kindNames[k][0]
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
 // ParseKind accepts the names used by --format.
 func ParseKind(s string) (Kind, error) {
-	switch strings.ToLower(s) {
-	case "newc", "cpio":
-		return KindCpio, nil
-	case "crc":
-		return KindCpioCRC, nil
-	case "tar", "pax", "ustar", "gnutar":
-		return KindTar, nil
-	case "dir", "directory":
-		return KindDir, nil
+	for k, names := range kindNames {
+		if slices.Contains(names, strings.ToLower(s)) {
+			return Kind(k), nil
+		}
 	}
 	return 0, fmt.Errorf("unknown format %q (want newc, crc, tar or dir)", s)
 }

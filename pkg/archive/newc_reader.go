@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -196,7 +197,7 @@ func (cr *CpioReader) readHeader(start int64) (CpioVariant, [13]uint32, error) {
 		return 0, f, io.EOF
 	}
 	if err != nil {
-		if cr.sawTrailer && allZero(hdr[:n]) {
+		if cr.sawTrailer && bytes.Equal(hdr[:n], zeroBlock[:n]) {
 			// Padding shorter than a header after the last trailer.
 			return 0, f, io.EOF
 		}
@@ -372,6 +373,8 @@ func (cr *CpioReader) finishEntry() error {
 			return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: err}
 		}
 	}
+	// Summed: through Read, which fails on a short stream and verifies
+	// the sum at the end.
 	if cr.remaining > 0 {
 		if _, err := io.Copy(io.Discard, struct{ io.Reader }{cr}); err != nil {
 			return err
@@ -380,9 +383,6 @@ func (cr *CpioReader) finishEntry() error {
 		if err := cr.verify(); err != nil {
 			return err
 		}
-	}
-	if cr.remaining > 0 {
-		return &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: io.ErrUnexpectedEOF}
 	}
 	if cr.dataPad > 0 {
 		n, err := cr.r.Discard(cr.dataPad)
@@ -461,12 +461,8 @@ func (cr *CpioReader) segmentBoundary() (done bool, err error) {
 		cr.Foreign = true
 		return true, io.EOF
 	}
-	return true, &FormatError{Offset: cr.off, Err: fmt.Errorf("%w: %s where a cpio header should start", ErrJunkWithin, printable(peekSome(cr.r)))}
-}
-
-func peekSome(br *bufio.Reader) []byte {
-	b, _ := br.Peek(8)
-	return b
+	b, _ = cr.r.Peek(8)
+	return true, &FormatError{Offset: cr.off, Err: fmt.Errorf("%w: %s where a cpio header should start", ErrJunkWithin, printable(b))}
 }
 
 func parseHex8(b []byte) (uint32, bool) {
@@ -496,15 +492,6 @@ func sumBytes(sum uint32, p []byte) uint32 {
 }
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
-
-func allZero(p []byte) bool {
-	for _, c := range p {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
 
 // printable quotes bytes from a hostile header safely for an error message,
 // in Go's double-quoted form; callers put it in with %s: %q would escape

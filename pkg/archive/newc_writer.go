@@ -126,11 +126,6 @@ func (cw *CpioWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// ReadFrom lets io.Copy hand the data over without an extra buffer.
-func (cw *CpioWriter) ReadFrom(r io.Reader) (int64, error) {
-	return io.Copy(struct{ io.Writer }{cw}, r)
-}
-
 // Close finishes the last entry and, unless the stream already ended on a
 // trailer, writes one. It does not close the underlying writer.
 func (cw *CpioWriter) Close() error {

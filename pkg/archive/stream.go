@@ -81,9 +81,7 @@ func validV7Checksum(h []byte) bool {
 func NewReaderFor(r io.Reader, f Format, holes Budget) Reader {
 	if f.Kind == KindTar {
 		tr := NewTarReader(r)
-		if holes != nil {
-			tr.holes = holes
-		}
+		tr.holes = holes // a nil Budget is a nil expandBudget
 		return tr
 	}
 	return NewCpioReader(r)

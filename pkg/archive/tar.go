@@ -78,13 +78,12 @@ func (r *TarReader) Next() (*Entry, error) {
 			r.global, r.next = g, roundBlock(r.cnt.n)
 			continue
 		}
-		if err := checkTarNames(h, rec, off); err != nil {
+		main, err := checkTarNames(h, rec, off)
+		if err != nil {
 			return nil, err
 		}
 		f := &TarFormat{Header: h, Global: r.global}
-		if f.FromGlobal, err = r.global.apply(h); err != nil {
-			return nil, err
-		}
+		f.FromGlobal = r.global.apply(h)
 		e, err := entryFromTarHeader(h)
 		if err != nil {
 			return nil, err
@@ -93,12 +92,11 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, fmt.Errorf("tar %q at offset %d: %w", e.Name, off, err)
 		}
 		e.Format, e.Offset = f, off
-		var dataStart, stored int64
-		f.Sparse, dataStart, stored, err = sparseLayout(h, rec, off, r.cnt.n, e.Size)
-		if err != nil {
+		var stored int64
+		if f.Sparse, stored, err = sparseLayout(h, rec, main, off, r.cnt.n, e.Size); err != nil {
 			return nil, err
 		}
-		r.next = dataStart + roundBlock(stored)
+		r.next = r.cnt.n + roundBlock(stored)
 		r.cur, r.active, r.sparse = e.Name, true, f.Sparse != nil
 		return e, nil
 	}
@@ -256,11 +254,8 @@ func NewTarWriter(w io.Writer, format tar.Format) *TarWriter {
 // WriteHeader starts a new entry. TypeTrailer entries (cpio member
 // boundaries) are ignored; sockets cannot be stored in tar and are an error.
 func (w *TarWriter) WriteHeader(e *Entry) error {
-	if err := w.endSparse(); err != nil {
+	if err := w.endEntry(); err != nil {
 		return err
-	}
-	if w.discard > 0 {
-		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
 	}
 	// Flush now so that a short previous entry is reported under its own
 	// name rather than the new one's.
@@ -422,23 +417,23 @@ func (w *TarWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// endSparse finishes the sparse entry being written, if any.
-func (w *TarWriter) endSparse() error {
-	if w.sparse == nil {
-		return nil
+// endEntry checks the entry being written got all its data, and pads a
+// sparse one's.
+func (w *TarWriter) endEntry() error {
+	if s := w.sparse; s != nil {
+		w.sparse = nil
+		return s.end(w.out)
 	}
-	s := w.sparse
-	w.sparse = nil
-	return s.end(w.out)
+	if w.discard > 0 {
+		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
+	}
+	return nil
 }
 
 // Close writes the tar footer. It does not close the underlying writer.
 func (w *TarWriter) Close() error {
-	if err := w.endSparse(); err != nil {
+	if err := w.endEntry(); err != nil {
 		return err
-	}
-	if w.discard > 0 {
-		return fmt.Errorf("tar %q: %d bytes of data missing", w.name, w.discard)
 	}
 	if err := w.tw.Close(); err != nil {
 		if w.name != "" {

@@ -36,16 +36,10 @@ type TarGlobal struct {
 	raw []byte
 }
 
-// tarHeaderOf returns the tar header e was read with, or nil. A bare
-// *tar.Header, as a caller may build an entry with, is taken too.
+// tarHeaderOf returns the tar header e was read with, or nil.
 func tarHeaderOf(e *Entry) *tar.Header {
-	switch f := e.Format.(type) {
-	case *TarFormat:
-		if f != nil {
-			return f.Header
-		}
-	case *tar.Header:
-		return f
+	if f, ok := e.Format.(*TarFormat); ok && f != nil {
+		return f.Header
 	}
 	return nil
 }
@@ -116,22 +110,11 @@ func newTarGlobal(h *tar.Header, off int64, raw []byte) (*TarGlobal, error) {
 		if strings.HasPrefix(k, "GNU.sparse.") {
 			return nil, fmt.Errorf("tar: PAX global header at offset %d: record %q: a sparse map belongs to one file; refusing it", off, k)
 		}
-		if err := checkGlobalField(k, v); err != nil {
+		if err := setGlobalField(&tar.Header{}, k, v); err != nil {
 			return nil, fmt.Errorf("tar: PAX global header at offset %d: record %q: %w", off, k, err)
 		}
 	}
 	return g, nil
-}
-
-func checkGlobalField(k, v string) error {
-	var err error
-	switch k {
-	case "uid", "gid":
-		_, err = parsePAXID(v)
-	case "mtime", "atime", "ctime":
-		_, err = parsePAXTime(v)
-	}
-	return err
 }
 
 func parsePAXID(v string) (int, error) {
@@ -162,9 +145,9 @@ func parsePAXTime(v string) (time.Time, error) {
 
 // apply gives h, an entry's header, the records of g it has none of its
 // own for, and returns their names. g may be nil.
-func (g *TarGlobal) apply(h *tar.Header) ([]string, error) {
+func (g *TarGlobal) apply(h *tar.Header) []string {
 	if g == nil {
-		return nil, nil
+		return nil
 	}
 	var from []string
 	for _, k := range slices.Sorted(maps.Keys(g.Records)) {
@@ -184,26 +167,30 @@ func (g *TarGlobal) apply(h *tar.Header) ([]string, error) {
 			h.PAXRecords[k] = v
 			h.Format = tar.FormatPAX
 		} else {
-			setGlobalField(h, k, v)
+			setGlobalField(h, k, v) // checked by newTarGlobal
 		}
 		from = append(from, k)
 	}
-	return from, nil
+	return from
 }
 
-// setGlobalField sets one of globalFields, checked by newTarGlobal.
-func setGlobalField(h *tar.Header, k, v string) {
+// setGlobalField sets one of globalFields, which newTarGlobal checks on
+// a scratch header.
+func setGlobalField(h *tar.Header, k, v string) (err error) {
 	switch k {
 	case "uid":
-		h.Uid, _ = parsePAXID(v)
+		h.Uid, err = parsePAXID(v)
 	case "gid":
-		h.Gid, _ = parsePAXID(v)
+		h.Gid, err = parsePAXID(v)
 	case "uname":
 		h.Uname = v
 	case "gname":
 		h.Gname = v
 	case "mtime", "atime", "ctime":
-		t, _ := parsePAXTime(v)
+		var t time.Time
+		if t, err = parsePAXTime(v); err != nil {
+			return err
+		}
 		switch k {
 		case "mtime":
 			h.ModTime = t
@@ -217,6 +204,7 @@ func setGlobalField(h *tar.Header, k, v string) {
 			h.Format = tar.FormatPAX
 		}
 	}
+	return err
 }
 
 // writeGlobal writes, before e, the global header e was read after, if it

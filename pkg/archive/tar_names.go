@@ -117,27 +117,28 @@ func gnuTarNames(blk []byte, p tarPrelude, recs map[string]string) (name, link s
 }
 
 // checkTarNames refuses an entry whose name or link target GNU tar reads
-// otherwise than archive/tar did (h). rec holds its header bytes; nil when
-// they outgrew maxKeptHeaders, which only a hostile archive does.
-func checkTarNames(h *tar.Header, rec []byte, off int64) error {
+// otherwise than archive/tar did (h), and returns where in rec, its header
+// bytes, its own header is. rec is nil when they outgrew maxKeptHeaders,
+// which only a hostile archive does.
+func checkTarNames(h *tar.Header, rec []byte, off int64) (int, error) {
 	if rec == nil {
-		return fmt.Errorf("tar %q at offset %d: headers over %d bytes", h.Name, off, maxKeptHeaders)
+		return 0, fmt.Errorf("tar %q at offset %d: headers over %d bytes", h.Name, off, maxKeptHeaders)
 	}
 	p, err := readTarPrelude(rec)
 	if err != nil {
-		return fmt.Errorf("tar %q at offset %d: %w; refusing it", h.Name, off, err)
+		return 0, fmt.Errorf("tar %q at offset %d: %w; refusing it", h.Name, off, err)
 	}
 	if v, ok := h.PAXRecords["GNU.sparse.name"]; ok && v == "" {
-		return fmt.Errorf("tar %q at offset %d: an empty GNU.sparse.name record (GNU tar then ignores its path record); refusing it", h.Name, off)
+		return 0, fmt.Errorf("tar %q at offset %d: an empty GNU.sparse.name record (GNU tar then ignores its path record); refusing it", h.Name, off)
 	}
 	name, link := gnuTarNames(rec[p.main:p.main+tarBlockSize], p, h.PAXRecords)
 	if name != h.Name {
-		return fmt.Errorf("tar %q at offset %d: GNU tar reads the name %q (%s); refusing it", h.Name, off, name, nameSources(rec[p.main:], p, h.PAXRecords))
+		return 0, fmt.Errorf("tar %q at offset %d: GNU tar reads the name %q (%s); refusing it", h.Name, off, name, nameSources(rec[p.main:], p, h.PAXRecords))
 	}
 	if link != h.Linkname {
-		return fmt.Errorf("tar %q at offset %d: its link target is %q, GNU tar reads %q (%s); refusing it", h.Name, off, h.Linkname, link, linkSources(rec[p.main:], p, h.PAXRecords))
+		return 0, fmt.Errorf("tar %q at offset %d: its link target is %q, GNU tar reads %q (%s); refusing it", h.Name, off, h.Linkname, link, linkSources(rec[p.main:], p, h.PAXRecords))
 	}
-	return nil
+	return p.main, nil
 }
 
 // nameSources says where the entry's names come from, for the error.

@@ -56,22 +56,15 @@ func sparseKind(h *tar.Header) string {
 	return "pax-0.1"
 }
 
-// sparseLayout returns, for the entry with header h read from the header
-// bytes rec at offset off, whether it is sparse, where its remaining data
-// starts and how many bytes of it the archive holds. pos is where
-// archive/tar stopped reading: past the headers, and for PAX 1.0 past the
-// map at the start of the data too. size is the entry's Size.
-func sparseLayout(h *tar.Header, rec []byte, off, pos, size int64) (*TarSparse, int64, int64, error) {
+// sparseLayout returns, for the entry with header h, whether it is sparse
+// and how many bytes of its data the archive holds. rec holds its header
+// bytes read at offset off, its own header at main (readTarPrelude); pos
+// is where archive/tar stopped reading: past the headers, and for PAX 1.0
+// past the map at the start of the data too. size is the entry's Size.
+func sparseLayout(h *tar.Header, rec []byte, main int, off, pos, size int64) (*TarSparse, int64, error) {
 	kind := sparseKind(h)
 	if kind == "" {
-		return nil, pos, size, nil
-	}
-	if rec == nil {
-		return nil, 0, 0, fmt.Errorf("tar %q: sparse file's headers over %d bytes", h.Name, maxKeptHeaders)
-	}
-	main, ok := mainTarHeader(rec)
-	if !ok {
-		return nil, 0, 0, fmt.Errorf("tar %q at offset %d: cannot find the sparse file's header", h.Name, off)
+		return nil, size, nil
 	}
 	raw, ok := tarNumeric(rec[main+124 : main+136])
 	if s, set := h.PAXRecords["size"]; set && kind != "gnu" {
@@ -83,14 +76,14 @@ func sparseLayout(h *tar.Header, rec []byte, off, pos, size int64) (*TarSparse, 
 		stored -= pos - (off + int64(main) + tarBlockSize)
 	}
 	if !ok || stored < 0 || stored > size {
-		return nil, 0, 0, fmt.Errorf("tar %q at offset %d: sparse map and sizes disagree (%d bytes stored, %d expanded)", h.Name, off, stored, size)
+		return nil, 0, fmt.Errorf("tar %q at offset %d: sparse map and sizes disagree (%d bytes stored, %d expanded)", h.Name, off, stored, size)
 	}
 	sp := &TarSparse{Format: kind, Stored: stored}
 	sp.Map = sparseMap(kind, h, rec[main:])
 	if !validSparseMap(sp.Map, stored, size) {
 		sp.Map = nil
 	}
-	return sp, pos, stored, nil
+	return sp, stored, nil
 }
 
 // sparseMap reads the map archive/tar read (and keeps to itself) again,
@@ -197,26 +190,6 @@ func validSparseMap(m []SparseSegment, stored, size int64) bool {
 	return sum == stored
 }
 
-// mainTarHeader returns where in rec, the header blocks archive/tar read
-// for one entry, the entry's own header is: past PAX extended headers and
-// GNU long names, each a header block and its data.
-func mainTarHeader(rec []byte) (int, bool) {
-	for p := 0; p+tarBlockSize <= len(rec); {
-		blk := rec[p : p+tarBlockSize]
-		switch blk[156] {
-		case tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
-			n, ok := tarNumeric(blk[124:136])
-			if !ok || n > int64(len(rec)) {
-				return 0, false
-			}
-			p += tarBlockSize + int(roundBlock(n))
-		default:
-			return p, true
-		}
-	}
-	return 0, false
-}
-
 // tarNumeric reads a non-negative tar number field: octal, or GNU's
 // base-256 when the first byte's high bit is set.
 func tarNumeric(b []byte) (int64, bool) {
@@ -309,12 +282,6 @@ func sparseRecords(e *Entry, h *tar.Header) map[string]string {
 	for k, v := range h.PAXRecords {
 		if !paxHeaderKeys[k] && !strings.HasPrefix(k, "GNU.sparse.") {
 			recs[k] = v
-		}
-	}
-	//lint:ignore SA1019 a caller may have set only Xattrs, which archive/tar still writes
-	for k, v := range h.Xattrs {
-		if _, ok := recs["SCHILY.xattr."+k]; !ok {
-			recs["SCHILY.xattr."+k] = v
 		}
 	}
 	if t := h.ModTime; t.Nanosecond() != 0 || t.Unix() < 0 || t.Unix() > maxOctal(12) {

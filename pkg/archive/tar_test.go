@@ -275,8 +275,8 @@ func TestTarRoundTrip(t *testing.T) {
 
 func TestTarWriterHeaders(t *testing.T) {
 	mtime := time.Date(2025, 3, 1, 12, 0, 0, 900000000, time.UTC)
-	base := &tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644, Uid: 1000, Gid: 100,
-		Uname: "user", Gname: "users", ModTime: mtime, Format: tar.FormatUSTAR}
+	base := &TarFormat{Header: &tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644, Uid: 1000, Gid: 100,
+		Uname: "user", Gname: "users", ModTime: mtime, Format: tar.FormatUSTAR}}
 	tests := []struct {
 		name   string
 		entry  Entry

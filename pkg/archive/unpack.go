@@ -97,7 +97,18 @@ func (r *Resolver) Resolve(e *Entry) (Landing, error) {
 // as path lookup follows them; what does not exist yet is taken as it is
 // written.
 func (r *Resolver) Canonical(dir, target string) string {
-	return r.tree.Canonical(dir, target)
+	var via []string
+	if p, ok := r.tree.walk(dir, target, true, &via); ok {
+		return p
+	}
+	// A target that loops is taken as it is written.
+	if !strings.HasPrefix(target, "/") {
+		target = dir + "/" + target
+	}
+	if p := strings.TrimPrefix(path.Clean("/"+target), "/"); p != "" {
+		return p
+	}
+	return "."
 }
 
 // Lstat says what is at the clean path p now, as lstat(2) would in the
@@ -502,22 +513,6 @@ func (t *KernelTree) walk(base, p string, lax bool, via *[]string) (string, bool
 		}
 	}
 	return cur, true
-}
-
-// Canonical is Resolver.Canonical. A target that loops is taken as it is
-// written.
-func (t *KernelTree) Canonical(dir, target string) string {
-	var via []string
-	if p, ok := t.walk(dir, target, true, &via); ok {
-		return p
-	}
-	if !strings.HasPrefix(target, "/") {
-		target = dir + "/" + target
-	}
-	if p := strings.TrimPrefix(path.Clean("/"+target), "/"); p != "" {
-		return p
-	}
-	return "."
 }
 
 // join is path.Join for a clean directory and one component.

@@ -173,7 +173,7 @@ func Render(opt Options) (*Result, error) {
 // whose directory is reached through a symlink.
 func refuseLinkedDirs(t *tree, plan []*planned) error {
 	for _, p := range plan {
-		if dir, err := t.OpenDir(path.Dir(p.dest), false); err == nil {
+		if dir, err := t.OpenDir(path.Dir(p.dest), false, nil); err == nil {
 			unix.Close(dir)
 		} else if errors.Is(err, errSymlinkOnPath) {
 			return fmt.Errorf("nothing written: /%s: %w", p.dest, err)
