@@ -190,7 +190,7 @@ func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
 		werr := cmd.Wait()
 		<-p.running
 		if werr != nil {
-			werr = fmt.Errorf("%s: %w%s", cmd.Path, werr, stderrTail(&stderr))
+			werr = toolFailed(cmd.Path, werr, &stderr)
 		}
 		if err := p.collect(out, werr); err != nil {
 			out.err = p.blockError(out, err)
