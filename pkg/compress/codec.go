@@ -132,13 +132,18 @@ func (c Codec) IsLayer() bool { return spec(c).Layer }
 // LayerCodecs are the codecs a new layer may be compressed with, none
 // aside: "gzip, zstd".
 func LayerCodecs() string {
-	var names []string
+	return strings.Join(names(func(c Codec, s *Spec) bool { return c != None && s.Layer }), ", ")
+}
+
+// names are the names of the table's rows that keep keeps, in its order.
+func names(keep func(c Codec, s *Spec) bool) []string {
+	var out []string
 	for c := range table {
-		if Codec(c) != None && table[c].Layer {
-			names = append(names, table[c].Name)
+		if keep(Codec(c), &table[c]) {
+			out = append(out, table[c].Name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return out
 }
 
 // ParseCodec returns the codec called s: the name of one of Codecs or
@@ -147,20 +152,12 @@ func LayerCodecs() string {
 func ParseCodec(s string) (Codec, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for _, c := range Codecs {
-		if table[c].Name == name {
+		if table[c].Name == name || slices.Contains(table[c].Aliases, name) {
 			return c, nil
 		}
 	}
-	var names []string
-	for _, c := range Codecs {
-		for _, a := range table[c].Aliases {
-			if a == name {
-				return c, nil
-			}
-		}
-		names = append(names, table[c].Name)
-	}
-	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(names, ", "))
+	single := names(func(_ Codec, s *Spec) bool { return s.Decode != nil })
+	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(single, ", "))
 }
 
 // MarshalText implements encoding.TextMarshaler so that codecs can appear in

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,25 +35,19 @@ const (
 	External
 )
 
+var backendNames = [...]string{Auto: "auto", PureGo: "go", External: "external"}
+
 func (b Backend) String() string {
-	switch b {
-	case PureGo:
-		return "go"
-	case External:
-		return "external"
+	if int(b) < len(backendNames) {
+		return backendNames[b]
 	}
 	return "auto"
 }
 
 // ParseBackend accepts auto, go and external.
 func ParseBackend(s string) (Backend, error) {
-	switch strings.ToLower(s) {
-	case "", "auto":
-		return Auto, nil
-	case "go":
-		return PureGo, nil
-	case "external":
-		return External, nil
+	if i := slices.Index(backendNames[:], strings.ToLower(s)); i >= 0 || s == "" {
+		return Backend(max(i, 0)), nil
 	}
 	return Auto, fmt.Errorf("unknown backend %q (want auto, go or external)", s)
 }
@@ -115,7 +110,7 @@ func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, string,
 				// concatenated legacy streams, so chunks of that size go
 				// to one tool each, in parallel, and come out in order:
 				// exactly the tool's own output, for any thread count.
-				return newChunkedWriter(w, c, path, args, lz4LegacyBlock, threads),
+				return newChunkedWriter(w, lz4BlockTool{path, args}, threads),
 					fmt.Sprintf("%s level %d, external %s in %d MiB chunks", c, level, filepath.Base(path), lz4LegacyBlock>>20), nil
 			}
 			ew, err := startCompressor(w, c, path, args)
@@ -232,7 +227,7 @@ func (e *extWriter) wait(cause error) error {
 	if err == nil {
 		err = cause
 	}
-	return wrapErr(e.codec, fmt.Errorf("%s: %w%s", e.cmd.Path, err, stderrTail(&e.stderr)))
+	return wrapErr(e.codec, toolFailed(e.cmd.Path, err, &e.stderr))
 }
 
 // A FileSource is a source that reads a regular file, which an external
@@ -303,7 +298,7 @@ func (e *extReader) finish() error {
 	var err error
 	e.once.Do(func() {
 		if werr := e.cmd.Wait(); werr != nil {
-			err = wrapErr(e.codec, fmt.Errorf("%s: %w%s", e.cmd.Path, werr, stderrTail(&e.stderr)))
+			err = wrapErr(e.codec, toolFailed(e.cmd.Path, werr, &e.stderr))
 		}
 	})
 	return err
@@ -319,33 +314,59 @@ func (e *extReader) Close() error {
 	return nil
 }
 
-func stderrTail(b *bytes.Buffer) string {
-	s := strings.TrimSpace(b.String())
-	if s == "" {
-		return ""
-	}
+// toolFailed is err from the tool at path, with the end of its stderr.
+func toolFailed(path string, err error, stderr *bytes.Buffer) error {
+	s := strings.TrimSpace(stderr.String())
 	if len(s) > 300 {
 		s = s[len(s)-300:]
 	}
-	return ": " + s
+	if s != "" {
+		s = ": " + s
+	}
+	return fmt.Errorf("%s: %w%s", path, err, s)
 }
 
 // lz4LegacyBlock is the legacy frame's block size: chunks of it compress
 // exactly as the tool would compress them inside one stream.
 const lz4LegacyBlock = 8 << 20
 
-// chunkedWriter compresses fixed-size chunks with separate runs of an
-// external tool, several at a time, and writes the results in order.
+// lz4BlockTool is the lz4 tool writing legacy streams.
+type lz4BlockTool struct {
+	path string
+	args []string
+}
+
+// stream compresses src, one block (at most 8 MiB), into a whole legacy
+// stream appended to out: the magic, then exactly one block, or an error,
+// since anything else is not what can go between two other blocks.
+func (t lz4BlockTool) stream(src, out []byte) ([]byte, error) {
+	if len(src) == 0 || len(src) > lz4LegacyBlock {
+		return nil, wrapErr(Lz4Legacy, fmt.Errorf("block of %d bytes", len(src)))
+	}
+	var stderr bytes.Buffer
+	buf := bytes.NewBuffer(out)
+	cmd := exec.Command(t.path, t.args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(src), buf, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, wrapErr(Lz4Legacy, toolFailed(t.path, err, &stderr))
+	}
+	data := buf.Bytes()
+	if len(data) < 9 || !bytes.Equal(data[:4], magicLz4Legacy) ||
+		int(binary.LittleEndian.Uint32(data[4:8])) != len(data)-8 {
+		return nil, wrapErr(Lz4Legacy, fmt.Errorf("%s: unexpected output for a block of %d bytes", t.path, len(src)))
+	}
+	return data, nil
+}
+
+// chunkedWriter compresses the legacy lz4 blocks with a run of the tool
+// each, several at a time, and writes the results in order.
 //
 // Its buffers are recycled: a fresh 8 MiB input and a growing output per
 // chunk made the collector keep twice what was in flight (113 MiB peak
 // RSS for `repack` to lz4; make bench: rss).
 type chunkedWriter struct {
 	w       io.Writer
-	codec   Codec
-	path    string
-	args    []string
-	size    int
+	tool    lz4BlockTool
 	buf     []byte
 	pending []chan chunkResult
 	slots   chan struct{}
@@ -353,8 +374,7 @@ type chunkedWriter struct {
 	outBufs chan []byte // spare output buffers
 	err     error
 	closed  bool
-	started bool // a chunk was dispatched
-	wrote   bool // a chunk was written
+	wrote   bool // the stream's magic was written
 }
 
 type chunkResult struct {
@@ -362,8 +382,8 @@ type chunkResult struct {
 	err  error
 }
 
-func newChunkedWriter(w io.Writer, c Codec, path string, args []string, size, workers int) *chunkedWriter {
-	return &chunkedWriter{w: w, codec: c, path: path, args: args, size: size,
+func newChunkedWriter(w io.Writer, tool lz4BlockTool, workers int) *chunkedWriter {
+	return &chunkedWriter{w: w, tool: tool,
 		slots:   make(chan struct{}, workers),
 		inBufs:  make(chan []byte, workers+1),
 		outBufs: make(chan []byte, workers+1),
@@ -391,9 +411,7 @@ func recycle(pool chan []byte, b []byte) {
 // chunkOutBound is room for the tool's output for one chunk: the magic
 // and a block of at most LZ4_compressBound(8 MiB), plus the 512 bytes
 // bytes.Buffer.ReadFrom wants free before each read, lest it regrow.
-func (cw *chunkedWriter) chunkOutBound() int {
-	return cw.size + cw.size/255 + 4096
-}
+const chunkOutBound = lz4LegacyBlock + lz4LegacyBlock/255 + 4096
 
 func (cw *chunkedWriter) Write(p []byte) (int, error) {
 	if cw.err != nil {
@@ -402,12 +420,12 @@ func (cw *chunkedWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if cw.buf == nil {
-			cw.buf = spare(cw.inBufs, cw.size)
+			cw.buf = spare(cw.inBufs, lz4LegacyBlock)
 		}
-		k := min(cw.size-len(cw.buf), len(p))
+		k := min(lz4LegacyBlock-len(cw.buf), len(p))
 		cw.buf = append(cw.buf, p[:k]...)
 		p = p[k:]
-		if len(cw.buf) == cw.size {
+		if len(cw.buf) == lz4LegacyBlock {
 			if err := cw.dispatch(); err != nil {
 				return 0, err
 			}
@@ -421,7 +439,6 @@ func (cw *chunkedWriter) Write(p []byte) (int, error) {
 func (cw *chunkedWriter) dispatch() error {
 	chunk := cw.buf
 	cw.buf = nil
-	cw.started = true
 	for len(cw.pending) >= cap(cw.slots) {
 		if err := cw.drainOne(); err != nil {
 			return err
@@ -430,20 +447,12 @@ func (cw *chunkedWriter) dispatch() error {
 	done := make(chan chunkResult, 1)
 	cw.pending = append(cw.pending, done)
 	cw.slots <- struct{}{}
-	outBuf := spare(cw.outBufs, cw.chunkOutBound())
+	outBuf := spare(cw.outBufs, chunkOutBound)
 	go func() {
 		defer func() { <-cw.slots }()
-		var stderr bytes.Buffer
-		out := bytes.NewBuffer(outBuf)
-		cmd := exec.Command(cw.path, cw.args...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(chunk), out, &stderr
-		err := cmd.Run()
+		data, err := cw.tool.stream(chunk, outBuf)
 		recycle(cw.inBufs, chunk[:0])
-		if err != nil {
-			done <- chunkResult{err: wrapErr(cw.codec, fmt.Errorf("%s: %w%s", cw.path, err, stderrTail(&stderr)))}
-			return
-		}
-		done <- chunkResult{data: out.Bytes()}
+		done <- chunkResult{data: data, err: err}
 	}()
 	return nil
 }
@@ -464,10 +473,6 @@ func (cw *chunkedWriter) drainOne() error {
 	}
 	data := r.data
 	if cw.wrote {
-		if len(data) < 4 || !bytes.Equal(data[:4], magicLz4Legacy) {
-			cw.err = wrapErr(cw.codec, fmt.Errorf("%s: unexpected output for a chunk", cw.path))
-			return cw.err
-		}
 		data = data[4:]
 	}
 	cw.wrote = true
@@ -483,11 +488,15 @@ func (cw *chunkedWriter) Close() error {
 		return cw.err
 	}
 	cw.closed = true
-	if cw.err == nil && (len(cw.buf) > 0 || !cw.started) {
+	if cw.err == nil && len(cw.buf) > 0 {
 		cw.dispatch()
 	}
 	for len(cw.pending) > 0 {
 		cw.drainOne()
+	}
+	if cw.err == nil && !cw.wrote {
+		// No input: the tool writes the magic alone.
+		_, cw.err = cw.w.Write(magicLz4Legacy)
 	}
 	return cw.err
 }
@@ -515,23 +524,11 @@ func Lz4LegacyBlockTool(level int, b Backend) (func(src []byte) ([]byte, error),
 		}
 		return nil, false, nil
 	}
+	tool := lz4BlockTool{path, args}
 	return func(src []byte) ([]byte, error) {
-		if len(src) == 0 || len(src) > lz4LegacyBlock {
-			return nil, wrapErr(Lz4Legacy, fmt.Errorf("block of %d bytes", len(src)))
-		}
-		var stderr bytes.Buffer
-		out := bytes.NewBuffer(make([]byte, 0, len(src)+len(src)/255+64))
-		cmd := exec.Command(path, args...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(src), out, &stderr
-		if err := cmd.Run(); err != nil {
-			return nil, wrapErr(Lz4Legacy, fmt.Errorf("%s: %w%s", path, err, stderrTail(&stderr)))
-		}
-		data := out.Bytes()
-		// The magic, then exactly one block: anything else is not what a
-		// splice can put between two copied blocks.
-		if len(data) < 9 || !bytes.Equal(data[:4], magicLz4Legacy) ||
-			int(binary.LittleEndian.Uint32(data[4:8])) != len(data)-8 {
-			return nil, wrapErr(Lz4Legacy, fmt.Errorf("%s: unexpected output for a block of %d bytes", path, len(src)))
+		data, err := tool.stream(src, make([]byte, 0, len(src)+len(src)/255+64))
+		if err != nil {
+			return nil, err
 		}
 		return data[4:], nil
 	}, true, nil

@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -74,51 +75,24 @@ func xzPresets(dict int) (lo, hi int) {
 }
 
 func xzHint(b []byte) LevelHint {
-	// Stream header (12 bytes), then the first block's header: its size,
-	// flags, the sizes it may give (varints), then the filters, LZMA2
-	// last (xz-file-format.txt, 3.1).
-	if len(b) < 14 || string(b[:6]) != "\xfd7zXZ\x00" || b[12] == 0 {
+	// The stream header (12 bytes), then the first block's header, whose
+	// last filter is LZMA2 (xz-file-format.txt, 3.1).
+	if len(b) < 14 || !bytes.HasPrefix(b, magicXz) || b[12] == 0 {
 		return LevelHint{}
 	}
 	end := 12 + (int(b[12])+1)*4
 	if end > len(b) {
 		return LevelHint{}
 	}
-	flags, p := b[13], 14
-	varint := func() (uint64, bool) {
-		v, n := binary.Uvarint(b[p:end])
-		if n <= 0 {
-			return 0, false
-		}
-		p += n
-		return v, true
+	_, filters, err := parseXzBlockHeader(b[12 : end-4])
+	if err != nil {
+		return LevelHint{}
 	}
-	for _, bit := range []byte{0x40, 0x80} {
-		if flags&bit != 0 {
-			if _, ok := varint(); !ok {
-				return LevelHint{}
-			}
-		}
-	}
-	for range int(flags&3) + 1 {
-		id, ok := varint()
-		if !ok {
-			return LevelHint{}
-		}
-		size, ok := varint()
-		if !ok || uint64(end-p) < size {
-			return LevelHint{}
-		}
-		if id == 0x21 && size == 1 && b[p] < 40 {
-			bits := int(b[p])
-			dict := (2 | bits&1) << (bits/2 + 11)
-			lo, hi := xzPresets(dict)
-			if lo == 0 { // no preset's: set by hand, it says nothing
-				return LevelHint{}
-			}
+	if f := filters[len(filters)-1]; f.id == 0x21 && len(f.props) == 1 && f.props[0] < 40 {
+		dict := int(lzma2DictSize(f.props[0]))
+		if lo, hi := xzPresets(dict); lo != 0 { // else set by hand: it says nothing
 			return LevelHint{lo, hi, "dictionary " + sizeName(int64(dict)), false}
 		}
-		p += int(size)
 	}
 	return LevelHint{}
 }

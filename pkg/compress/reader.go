@@ -112,12 +112,8 @@ func newDecoder(c Codec, br *bufio.Reader, src io.Reader) (d *decoder, err error
 			d, err = nil, fmt.Errorf("%w: %v", ErrDecoderPanic, v)
 		}
 	}()
-	decode := spec(c).Decode
-	if decode == nil {
-		return nil, fmt.Errorf("no reader for codec %d", uint8(c))
-	}
-	d = &decoder{codec: c}
-	if d.r, d.close, err = decode(br, src); err != nil {
+	d = &decoder{codec: c} // c has a Decode: Sniff found it
+	if d.r, d.close, err = spec(c).Decode(br, src); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -218,73 +218,45 @@ const (
 // flags say, the data) up to the block of uncompressed size 0.
 func lzoLen(r io.ReaderAt, size int64) (int64, error) {
 	at := int64(0)
-	read := func(n int) ([]byte, error) {
-		if at+int64(n) > size {
-			return nil, fmt.Errorf("compress: lzo: cut short at byte %d: %w", at, io.ErrUnexpectedEOF)
+	var err error
+	// skip passes n bytes; read returns the next n (at most 13), zeros
+	// after the first error, which lzoLen returns.
+	skip := func(n int64) {
+		if err == nil && at+n > size {
+			err = fmt.Errorf("compress: lzo: cut short at byte %d: %w", at, io.ErrUnexpectedEOF)
 		}
+		at += n
+	}
+	read := func(n int) []byte {
 		b := make([]byte, n)
-		if _, err := r.ReadAt(b, at); err != nil {
-			return nil, err
+		if skip(int64(n)); err == nil {
+			_, err = r.ReadAt(b, at-int64(n))
 		}
-		at += int64(n)
-		return b, nil
+		return b
 	}
-	h, err := read(9 + 2 + 2)
-	if err != nil {
-		return 0, err
-	}
-	if !bytes.Equal(h[:9], magicLzop) {
+	h := read(9 + 2 + 2)
+	if err == nil && !bytes.Equal(h[:9], magicLzop) {
 		return 0, errors.New("compress: lzo: bad magic")
 	}
 	version := binary.BigEndian.Uint16(h[9:])
-	fixed := 1 + 4 + 4 + 4 // method, flags, mode, mtime
+	fixed, flagsAt := 1+4+4+4, 1 // method, flags, mode, mtime
 	if version >= 0x0940 {
-		fixed += 2 + 1 + 4 // version needed, level, mtime high
+		fixed, flagsAt = fixed+2+1+4, 2+1+1 // version needed, level, mtime high
 	}
-	f, err := read(fixed)
-	if err != nil {
-		return 0, err
-	}
-	flagsAt := 1
-	if version >= 0x0940 {
-		flagsAt = 2 + 1 + 1
-	}
-	flags := binary.BigEndian.Uint32(f[flagsAt:])
+	flags := binary.BigEndian.Uint32(read(fixed)[flagsAt:])
 	if flags&lzoFilter != 0 {
-		if _, err := read(4); err != nil {
-			return 0, err
-		}
+		skip(4)
 	}
-	nl, err := read(1)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := read(int(nl[0]) + 4); err != nil { // name, header checksum
-		return 0, err
-	}
+	skip(int64(read(1)[0]) + 4) // name, header checksum
 	if flags&lzoExtra != 0 {
-		l, err := read(4)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := read(int(binary.BigEndian.Uint32(l)) + 4); err != nil {
-			return 0, err
-		}
+		skip(int64(binary.BigEndian.Uint32(read(4))) + 4)
 	}
-	for {
-		b, err := read(4)
-		if err != nil {
-			return 0, err
+	for err == nil {
+		dst := binary.BigEndian.Uint32(read(4))
+		if err != nil || dst == 0 {
+			break
 		}
-		dst := binary.BigEndian.Uint32(b)
-		if dst == 0 {
-			return at, nil
-		}
-		b, err = read(4)
-		if err != nil {
-			return 0, err
-		}
-		src := binary.BigEndian.Uint32(b)
+		src := binary.BigEndian.Uint32(read(4))
 		sums := 0
 		for _, bit := range []uint32{lzoAdler32D, lzoCRC32D} {
 			if flags&bit != 0 {
@@ -298,12 +270,15 @@ func lzoLen(r io.ReaderAt, size int64) (int64, error) {
 				}
 			}
 		}
-		if src > dst || dst > 64<<20 {
+		if err == nil && (src > dst || dst > 64<<20) {
 			return 0, fmt.Errorf("compress: lzo: block at byte %d: %d bytes for %d", at-8, src, dst)
 		}
-		at += int64(sums) + int64(src)
-		if at > size {
+		if at += int64(sums) + int64(src); err == nil && at > size {
 			return 0, fmt.Errorf("compress: lzo: cut short: %w", io.ErrUnexpectedEOF)
 		}
 	}
+	if err != nil {
+		return 0, err
+	}
+	return at, nil
 }

@@ -90,3 +90,38 @@ func TestXzLenCraftedIndex(t *testing.T) {
 }
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// TestLzoLen: an lzop stream's length, from its header and block sizes,
+// with and without what follows it, and the refusals.
+func TestLzoLen(t *testing.T) {
+	requireTool(t, "lzop")
+	one := mustRunTool(t, mixedData(300<<10, 4), "lzop", "-c")
+	named := mustRunTool(t, mixedData(1<<10, 5), "lzop", "-c", "--name", "-1")
+	for _, tc := range []struct {
+		name    string
+		file    []byte
+		want    int64
+		wantErr string
+	}{
+		{name: "alone", file: one, want: int64(len(one))},
+		{name: "then a cpio", file: cat(one, []byte("070701")), want: int64(len(one))},
+		{name: "two", file: cat(named, one), want: int64(len(named))},
+		{name: "cut in a block", file: one[:len(one)-100], wantErr: "cut short"},
+		{name: "cut in the header", file: one[:20], wantErr: "cut short at byte"},
+		{name: "no end block", file: one[:len(one)-4], wantErr: "cut short"},
+		{name: "not lzop", file: cat([]byte("070701"), one), wantErr: "bad magic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := lzoLen(bytes.NewReader(tc.file), int64(len(tc.file)))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("lzoLen = %d, %v; want an error saying %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("lzoLen = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -37,9 +37,9 @@ func isSkippable(b []byte) bool {
 }
 
 // Sniff reports the codec of the data buffered in br, without consuming any
-// of it. It peeks at no more than 13 bytes, except past leading skippable
-// frames (LZ4 and Zstandard share their magic numbers), where it looks
-// behind them as far as br's buffer allows.
+// of it: it peeks at no more than 13 bytes. Leading skippable frames
+// (which LZ4 and Zstandard share) are the caller's: NewReader discards
+// them first, and Sniff sees no codec in them.
 //
 // Data that matches no signature, including anything shorter than four
 // bytes, is None: whether it is a valid archive is for the caller to decide.
@@ -47,32 +47,11 @@ func isSkippable(b []byte) bool {
 // single stream (lzma, lzo) are reported with an error wrapping
 // ErrUnsupported.
 func Sniff(br *bufio.Reader) (Codec, error) {
-	off := 0
-	for {
-		b, err := peek(br, off+sniffLen)
-		if err != nil {
-			return None, err
-		}
-		if len(b) < off {
-			// The input ends inside a skippable frame (found by FuzzSniff).
-			return None, fmt.Errorf("compress: skippable frame: %w", io.ErrUnexpectedEOF)
-		}
-		b = b[off:]
-		if !isSkippable(b) {
-			return sniffBytes(b)
-		}
-		if len(b) < 8 {
-			return None, fmt.Errorf("compress: skippable frame: %w", io.ErrUnexpectedEOF)
-		}
-		size := int64(binary.LittleEndian.Uint32(b[4:8]))
-		next := int64(off) + 8 + size
-		if next+sniffLen > int64(br.Size()) {
-			// NewReader discards skippable frames before sniffing, so
-			// only a direct caller with a small buffer ends up here.
-			return None, fmt.Errorf("compress: cannot look past a %d byte skippable frame with a %d byte buffer", size, br.Size())
-		}
-		off = int(next)
+	b, err := peek(br, sniffLen)
+	if err != nil {
+		return None, err
 	}
+	return sniffBytes(b)
 }
 
 // peek returns up to n bytes, fewer at the end of the input.
@@ -100,9 +79,6 @@ func sniffBytes(b []byte) (Codec, error) {
 			return Codec(c), nil
 		}
 	}
-	// Only skippable frames up to the end of the input are left (Sniff
-	// looks behind the others): an empty LZ4 or Zstandard stream, which
-	// is no more than empty data.
 	return None, nil
 }
 

@@ -84,12 +84,7 @@ func newGoWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error
 // kernelWritable names the codecs that are written and that the kernel
 // reads: "gzip, xz, lz4-legacy or zstd".
 func kernelWritable() string {
-	var names []string
-	for c := range table {
-		if table[c].Encode != nil && table[c].KernelMagic != nil {
-			names = append(names, table[c].Name)
-		}
-	}
+	names := names(func(_ Codec, s *Spec) bool { return s.Encode != nil && s.KernelMagic != nil })
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -280,71 +281,87 @@ func readXzBlockHeader(r io.ReaderAt, off int64, check byte, rec XzRecord) (xzBl
 	if crc32.ChecksumIEEE(h[:size-4]) != binary.LittleEndian.Uint32(h[size-4:]) {
 		return xzBlock{}, layoutError("header CRC32 at %d", off)
 	}
-	flags := h[1]
-	if flags&0x3C != 0 {
-		return xzBlock{}, layoutError("reserved header flags %#x", flags)
-	}
 	dataSize := rec.Unpadded - size - int64(xzCheckSize(check))
 	if dataSize <= 0 {
 		return xzBlock{}, layoutError("index unpadded size %d is smaller than the header and check", rec.Unpadded)
 	}
-	p := h[2 : size-4]
-	var err error
-	for _, f := range []struct {
-		bit  byte
-		want int64
-		what string
-	}{{0x40, dataSize, "compressed"}, {0x80, rec.Size, "uncompressed"}} {
-		if flags&f.bit == 0 {
-			continue
-		}
-		var v uint64
-		if v, p, err = xzVLI(p); err != nil {
-			return xzBlock{}, layoutError("header %s size: %v", f.what, err)
-		}
-		if int64(v) != f.want {
-			return xzBlock{}, layoutError("header says %d bytes %s, the index %d", v, f.what, f.want)
-		}
-	}
-	filters, p, err := xzFilterArgs(p, int(flags&0x03)+1)
+	sizes, filters, err := parseXzBlockHeader(h[:size-4])
 	if err != nil {
 		return xzBlock{}, err
 	}
-	if !allZero(p) {
-		return xzBlock{}, layoutError("header padding")
+	for i, want := range []int64{dataSize, rec.Size} {
+		if sizes[i] >= 0 && sizes[i] != want {
+			return xzBlock{}, layoutError("header says %d bytes, the index %d", sizes[i], want)
+		}
 	}
-	return xzBlock{offset: off, headerSize: size, dataSize: dataSize, size: rec.Size, check: check, filters: filters}, nil
+	args, err := xzFilterArgs(filters)
+	if err != nil {
+		return xzBlock{}, err
+	}
+	return xzBlock{offset: off, headerSize: size, dataSize: dataSize, size: rec.Size, check: check, filters: args}, nil
 }
 
-// xzFilterArgs turns the filter flags (3.1.5) into the options of `xz
-// --format=raw`, for the chains a rootfs is compressed with: LZMA2 alone,
-// or after one branch filter. Others (delta, custom filters) are left to
-// xz reading the whole stream.
-func xzFilterArgs(p []byte, n int) ([]string, []byte, error) {
-	bcj := map[uint64]string{0x04: "--x86", 0x05: "--powerpc", 0x06: "--ia64", 0x07: "--arm", 0x08: "--armthumb", 0x09: "--sparc", 0x0A: "--arm64"}
-	var args []string
-	for i := range n {
-		id, rest, err := xzVLI(p)
-		if err != nil {
-			return nil, nil, layoutError("filter id: %v", err)
-		}
-		propSize, rest, err := xzVLI(rest)
-		if err != nil || propSize > uint64(len(rest)) {
-			return nil, nil, layoutError("filter properties")
-		}
-		props := rest[:propSize]
-		p = rest[propSize:]
-		last := i == n-1
-		switch {
-		case id == 0x21 && last && propSize == 1 && props[0] <= 37: // xz takes up to 1.5 GiB
-			args = append(args, "--lzma2=dict="+formatDictSize(lzma2DictSize(props[0])))
-		case bcj[id] != "" && !last && propSize == 0:
-			args = append(args, bcj[id])
-		default:
-			return nil, nil, layoutError("filter %#x with %d bytes of properties", id, propSize)
+// xzFilter is one filter of a block's chain (3.1.5).
+type xzFilter struct {
+	id    uint64
+	props []byte
+}
+
+// parseXzBlockHeader reads block header h, without its CRC32 (3.1): the
+// compressed and uncompressed sizes it gives (-1 where it does not), and
+// its filters.
+func parseXzBlockHeader(h []byte) (sizes [2]int64, filters []xzFilter, err error) {
+	flags, p := h[1], h[2:]
+	if flags&0x3C != 0 {
+		return sizes, nil, layoutError("reserved header flags %#x", flags)
+	}
+	sizes = [2]int64{-1, -1}
+	for i, bit := range []byte{0x40, 0x80} {
+		if flags&bit != 0 {
+			var v uint64
+			if v, p, err = xzVLI(p); err != nil {
+				return sizes, nil, layoutError("header size: %v", err)
+			}
+			sizes[i] = int64(min(v, math.MaxInt64))
 		}
 	}
-	return args, p, nil
+	for range int(flags&0x03) + 1 {
+		id, rest, err := xzVLI(p)
+		if err != nil {
+			return sizes, nil, layoutError("filter id: %v", err)
+		}
+		n, rest, err := xzVLI(rest)
+		if err != nil || n > uint64(len(rest)) {
+			return sizes, nil, layoutError("filter properties")
+		}
+		filters = append(filters, xzFilter{id, rest[:n]})
+		p = rest[n:]
+	}
+	if !allZero(p) {
+		return sizes, nil, layoutError("header padding")
+	}
+	return sizes, filters, nil
+}
+
+// xzFilterArgs turns the filters into the options of `xz --format=raw`,
+// for the chains a rootfs is compressed with: LZMA2 alone, or after one
+// branch filter. Others (delta, custom filters) are left to xz reading
+// the whole stream.
+func xzFilterArgs(filters []xzFilter) ([]string, error) {
+	bcj := map[uint64]string{0x04: "--x86", 0x05: "--powerpc", 0x06: "--ia64", 0x07: "--arm", 0x08: "--armthumb", 0x09: "--sparc", 0x0A: "--arm64"}
+	var args []string
+	for i, f := range filters {
+		last := i == len(filters)-1
+		switch {
+		case f.id == 0x21 && last && len(f.props) == 1 && f.props[0] <= 37: // xz takes up to 1.5 GiB
+			args = append(args, "--lzma2=dict="+formatDictSize(lzma2DictSize(f.props[0])))
+		case bcj[f.id] != "" && !last && len(f.props) == 0:
+			args = append(args, bcj[f.id])
+		default:
+			return nil, layoutError("filter %#x with %d bytes of properties", f.id, len(f.props))
+		}
+	}
+	return args, nil
 }
 
 // formatDictSize writes a dictionary size as xz --list does

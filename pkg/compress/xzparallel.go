@@ -3,7 +3,6 @@ package compress
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"hash"
 	"hash/crc32"
@@ -11,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -88,15 +88,9 @@ func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	for _, b := range blocks {
-		total += b.size
-	}
-	if len(blocks) < 2 || workers < 2 || total/int64(len(blocks)) < xzParallelMinBlock {
-		return nil, layoutError("%d blocks of %d bytes", len(blocks), total)
-	}
-	var largest int64
+	var total, largest int64
 	for i, b := range blocks {
+		total += b.size
 		largest = max(largest, b.size)
 		if b.size > xzParallelBudget/2 {
 			return nil, layoutError("block %d holds %d bytes", i+1, b.size)
@@ -104,6 +98,9 @@ func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 		if b.check != 0 && b.check != 1 && b.check != 4 && b.check != 10 {
 			return nil, layoutError("check type %d", b.check)
 		}
+	}
+	if len(blocks) < 2 || workers < 2 || total/int64(len(blocks)) < xzParallelMinBlock {
+		return nil, layoutError("%d blocks of %d bytes", len(blocks), total)
 	}
 	files, err := newBlockFiles(largest, 1)
 	if err != nil {
@@ -190,7 +187,7 @@ func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
 		werr := cmd.Wait()
 		<-p.running
 		if werr != nil {
-			werr = fmt.Errorf("%s: %w%s", cmd.Path, werr, stderrTail(&stderr))
+			werr = toolFailed(cmd.Path, werr, &stderr)
 		}
 		if err := p.collect(out, werr); err != nil {
 			out.err = p.blockError(out, err)
@@ -237,28 +234,19 @@ func xzCheckHash(t byte) hash.Hash {
 	return nil
 }
 
-// checkBytes is h's sum as a check field holds it: the CRCs little-endian
-// (3.4), SHA-256 as it is.
-func checkBytes(h hash.Hash) []byte {
-	switch h := h.(type) {
-	case nil:
-		return nil
-	case hash.Hash32:
-		return binary.LittleEndian.AppendUint32(nil, h.Sum32())
-	case hash.Hash64:
-		return binary.LittleEndian.AppendUint64(nil, h.Sum64())
-	default:
-		return h.Sum(nil)
-	}
-}
-
 // verify compares the block's check field with the sum of its output.
 func (p *xzParallel) verify(out *xzBlockOut) error {
 	want := make([]byte, xzCheckSize(out.block.check))
 	if _, err := p.file.ReadAt(want, out.block.checkOffset()); err != nil {
 		return fmt.Errorf("reading the check: %w", err)
 	}
-	sum := checkBytes(out.sum)
+	var sum []byte
+	if out.sum != nil {
+		sum = out.sum.Sum(nil)
+	}
+	if out.block.check != 10 {
+		slices.Reverse(sum) // the CRCs are little-endian in the file (3.4)
+	}
 	if !bytes.Equal(want, sum) {
 		return fmt.Errorf("check %x, the data sums to %x", want, sum)
 	}

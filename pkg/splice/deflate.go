@@ -1,7 +1,6 @@
 package splice
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -19,63 +18,6 @@ type DeflateBlock struct {
 func (b DeflateBlock) End() int64 { return b.Start + b.Len }
 
 var errDeflate = errors.New("malformed deflate data")
-
-// bitReader reads a deflate stream's bits, least significant first.
-type bitReader struct {
-	r   *bufio.Reader
-	acc uint64
-	n   uint  // bits in acc
-	off int64 // bytes taken from r
-	eof bool
-}
-
-func (b *bitReader) refill() {
-	for b.n <= 56 && !b.eof {
-		c, err := b.r.ReadByte()
-		if err != nil {
-			b.eof = true
-			return
-		}
-		b.acc |= uint64(c) << b.n
-		b.n += 8
-		b.off++
-	}
-}
-
-// bits reads k <= 32 bits.
-func (b *bitReader) bits(k uint) (uint32, error) {
-	if b.n < k {
-		b.refill()
-		if b.n < k {
-			return 0, fmt.Errorf("%w: %w", errDeflate, io.ErrUnexpectedEOF)
-		}
-	}
-	v := uint32(b.acc & (1<<k - 1))
-	b.acc >>= k
-	b.n -= k
-	return v, nil
-}
-
-// skipBytes skips n whole bytes; the reader is byte aligned.
-func (b *bitReader) skipBytes(n int) error {
-	for n > 0 && b.n >= 8 {
-		b.acc >>= 8
-		b.n -= 8
-		n--
-	}
-	if n == 0 {
-		return nil
-	}
-	k, err := b.r.Discard(n)
-	b.off += int64(k)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errDeflate, io.ErrUnexpectedEOF)
-	}
-	return nil
-}
-
-// pos is the bit position of the next bit, from the reader's start.
-func (b *bitReader) pos() int64 { return b.off*8 - int64(b.n) }
 
 const huffFast = 10 // bits resolved by one table lookup
 
@@ -130,13 +72,6 @@ func (h *huffman) init(lengths []uint8) error {
 	return nil
 }
 
-func (h *huffman) decode(b *bitReader) (int, error) {
-	if b.n < 15 {
-		b.refill()
-	}
-	return h.lookup(&b.acc, &b.n)
-}
-
 // lookup decodes a symbol from the bits in acc (n of them): by the table,
 // or for a longer code by walking the counts.
 func (h *huffman) lookup(acc *uint64, n *uint) (int, error) {
@@ -164,17 +99,8 @@ func (h *huffman) lookup(acc *uint64, n *uint) (int, error) {
 	return 0, fmt.Errorf("%w: bad code", errDeflate)
 }
 
-// codeReader is what reading a dynamic block's code lengths takes: the
-// scanner's bitReader and the inflater.
-type codeReader interface {
-	bits(k uint) (uint32, error)
-	sym(h *huffman) (int, error)
-}
-
-func (b *bitReader) sym(h *huffman) (int, error) { return h.decode(b) }
-
 // readCodes reads a dynamic block's code lengths and builds its tables.
-func readCodes(r codeReader, lit, dist *huffman) error {
+func readCodes(r *inflater, lit, dist *huffman) error {
 	v, err := r.bits(14)
 	if err != nil {
 		return err
@@ -250,105 +176,3 @@ var (
 	distExtra = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
 	clOrder   = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
 )
-
-// deflateScanner walks a deflate stream block by block. It decodes every
-// symbol, since nothing else tells where a Huffman block ends, but only
-// counts the bytes they stand for.
-type deflateScanner struct {
-	br        bitReader
-	start     int64 // bit position of the stream in the file
-	out       int64 // uncompressed bytes so far
-	done      bool
-	lit, dist huffman
-}
-
-// next returns the next block; io.EOF after the final one.
-func (s *deflateScanner) next() (DeflateBlock, error) {
-	if s.done {
-		return DeflateBlock{}, io.EOF
-	}
-	b := DeflateBlock{Bit: s.start + s.br.pos(), Start: s.out}
-	hdr, err := s.br.bits(3)
-	if err != nil {
-		return b, err
-	}
-	b.Final = hdr&1 == 1
-	switch hdr >> 1 {
-	case 0:
-		b.Stored = true
-		s.br.acc >>= s.br.n % 8
-		s.br.n -= s.br.n % 8
-		lens, err := s.br.bits(32)
-		if err != nil {
-			return b, err
-		}
-		n := lens & 0xffff
-		if lens>>16 != ^n&0xffff {
-			return b, fmt.Errorf("%w: stored block length check", errDeflate)
-		}
-		if err := s.br.skipBytes(int(n)); err != nil {
-			return b, err
-		}
-		s.out += int64(n)
-	case 1:
-		lit, dist := fixedTables()
-		if err := s.codes(lit, dist); err != nil {
-			return b, err
-		}
-	case 2:
-		if err := s.dynamic(); err != nil {
-			return b, err
-		}
-		if err := s.codes(&s.lit, &s.dist); err != nil {
-			return b, err
-		}
-	default:
-		return b, fmt.Errorf("%w: block type 3", errDeflate)
-	}
-	b.EndBit = s.start + s.br.pos()
-	b.Len = s.out - b.Start
-	s.done = b.Final
-	return b, nil
-}
-
-func (s *deflateScanner) dynamic() error { return readCodes(&s.br, &s.lit, &s.dist) }
-
-// codes walks a Huffman block's symbols up to its end-of-block code.
-func (s *deflateScanner) codes(lit, dist *huffman) error {
-	for {
-		sym, err := lit.decode(&s.br)
-		if err != nil {
-			return err
-		}
-		switch {
-		case sym < 256:
-			s.out++
-			continue
-		case sym == 256:
-			return nil
-		case sym > 285:
-			return fmt.Errorf("%w: bad length code", errDeflate)
-		}
-		sym -= 257
-		extra, err := s.br.bits(uint(lenExtra[sym]))
-		if err != nil {
-			return err
-		}
-		n := int64(lenBase[sym]) + int64(extra)
-		d, err := dist.decode(&s.br)
-		if err != nil {
-			return err
-		}
-		if d >= 30 {
-			return fmt.Errorf("%w: bad distance code", errDeflate)
-		}
-		dx, err := s.br.bits(uint(distExtra[d]))
-		if err != nil {
-			return err
-		}
-		if int64(distBase[d])+int64(dx) > s.out {
-			return fmt.Errorf("%w: distance too far back", errDeflate)
-		}
-		s.out += n
-	}
-}

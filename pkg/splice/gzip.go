@@ -46,11 +46,24 @@ type GzipLayout struct {
 
 // scanAhead maps blocks beyond what the GzipReader has published, from
 // the input file, when the splicer needs them before the reader gets
-// there: it only counts the bytes, as ScanGzip does.
+// there: it decodes them only for the map, as ScanGzip does.
 type scanAhead struct {
-	s      *deflateScanner
+	f      *inflater
 	blocks []DeflateBlock
 	done   bool
+}
+
+// newScanner decodes the deflate stream in br, which starts at the file's
+// bit, to map its blocks (onBlock): nothing else tells where a Huffman
+// block ends. The output is dropped, so the window before off is zeros:
+// a reference into it is checked as a decoder checks it, not followed.
+func newScanner(br *bufio.Reader, bit, off int64, onBlock func(DeflateBlock)) (*inflater, error) {
+	f, err := newInflater(br, bit/8, uint(bit%8), make([]byte, min(off, deflateWindow)), off)
+	if err != nil {
+		return nil, err
+	}
+	f.onBlock = func(b DeflateBlock, _ *inflater) { onBlock(b) }
+	return f, nil
 }
 
 // ScanGzip reads the gzip header of r and starts scanning its blocks. A
@@ -62,8 +75,7 @@ func ScanGzip(r io.ReaderAt, size int64) (*GzipLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &deflateScanner{br: bitReader{r: br}, start: int64(len(l.Header)) * 8}
-	go l.scan(s, size)
+	go l.scan(br, size)
 	return l, nil
 }
 
@@ -141,7 +153,7 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 	return hdr, xfl, nil
 }
 
-func (l *GzipLayout) scan(s *deflateScanner, size int64) {
+func (l *GzipLayout) scan(br *bufio.Reader, size int64) {
 	var batch []DeflateBlock
 	publish := func(done bool, err error) {
 		l.mu.Lock()
@@ -154,25 +166,24 @@ func (l *GzipLayout) scan(s *deflateScanner, size int64) {
 		l.cond.Broadcast()
 		batch = batch[:0]
 	}
-	for !l.stop.Load() {
-		b, err := s.next()
-		if err == io.EOF {
-			// The member's trailer follows, byte aligned.
-			end := (s.start+s.br.pos()+7)/8 + 8
-			l.more = end < size
-			publish(true, nil)
-			return
-		}
-		if err != nil {
-			publish(true, err)
-			return
-		}
-		batch = append(batch, b)
-		if len(batch) == 64 {
+	f, err := newScanner(br, int64(len(l.Header))*8, 0, func(b DeflateBlock) {
+		if batch = append(batch, b); len(batch) == 64 {
 			publish(false, nil)
 		}
+	})
+	for err == nil && !l.stop.Load() {
+		_, err = f.decode()
 	}
-	publish(true, errors.New("stopped"))
+	switch {
+	case err == io.EOF:
+		// The member's trailer follows, byte aligned.
+		l.more = (f.bitPos()+7)/8+8 < size
+		publish(true, nil)
+	case err != nil:
+		publish(true, err)
+	default:
+		publish(true, errors.New("stopped"))
+	}
 }
 
 // add publishes a block the GzipReader has decoded.
@@ -271,17 +282,16 @@ func (l *GzipLayout) through(off int64, in io.ReaderAt) ([]DeflateBlock, int64, 
 			bit = blocks[n-1].EndBit
 		}
 		br := bufio.NewReaderSize(io.NewSectionReader(in, bit/8, math.MaxInt64-bit/8), 64<<10)
-		a = &scanAhead{s: &deflateScanner{br: bitReader{r: br}, start: bit / 8 * 8, out: known}}
-		if k := uint(bit % 8); k > 0 {
-			if _, err := a.s.br.bits(k); err != nil {
-				return nil, 0, err
-			}
+		a = &scanAhead{}
+		var err error
+		if a.f, err = newScanner(br, bit, known, func(b DeflateBlock) { a.blocks = append(a.blocks, b) }); err != nil {
+			return nil, 0, err
 		}
 		l.ahead = a
 	}
 	a := l.ahead
 	for !a.done && (len(a.blocks) == 0 || a.blocks[len(a.blocks)-1].End() < off) {
-		b, err := a.s.next()
+		_, err := a.f.decode()
 		if err == io.EOF {
 			a.done = true
 			break
@@ -289,7 +299,6 @@ func (l *GzipLayout) through(off int64, in io.ReaderAt) ([]DeflateBlock, int64, 
 		if err != nil {
 			return nil, 0, err
 		}
-		a.blocks = append(a.blocks, b)
 	}
 	blocks, known = l.known()
 	return blocks, known, nil

@@ -10,11 +10,11 @@ import (
 
 // inflater decodes a raw deflate stream block by block into a sliding
 // window, reporting each block as DeflateBlock describes it. It is the one
-// decoder of both the input of a gzip splice (GzipReader: what the archive
-// reader reads, with the block map the splicer needs, in one pass) and of
-// the check of its output (checkGzip: a chunk from a block boundary, with
-// its window from the expected plain text). It starts at any bit, with any
-// window: the caller says where.
+// decoder of the input of a gzip splice (GzipReader: what the archive
+// reader reads, with the block map the splicer needs, in one pass; or
+// newScanner: the map alone), and of the check of its output (CheckGzip:
+// a chunk from a block boundary, with its window from the expected plain
+// text). It starts at any bit, with any window: the caller says where.
 //
 // This is a plain sequential inflate; a parallel one (speculative block
 // starts) would sit beside it, not in it.

@@ -16,24 +16,11 @@ import (
 // several (`xz -T0`). Only a file of one stream is counted; for several
 // streams it reports ErrUnhandled.
 func XzBlocks(r io.ReaderAt, size int64) (int, error) {
-	st, err := oneXzStream(r, size)
+	lay, err := ScanXz(r, size)
 	if err != nil {
 		return 0, err
 	}
-	return len(st.Records), nil
-}
-
-// oneXzStream reads the layout of an xz file that must be one stream
-// (compress.XzStreams: every CRC32 of header, index and footer checked).
-func oneXzStream(r io.ReaderAt, size int64) (*compress.XzStream, error) {
-	streams, err := compress.XzStreams(r, 0, size)
-	if err != nil {
-		return nil, fmt.Errorf("xz: %w", err)
-	}
-	if len(streams) > 1 {
-		return nil, fmt.Errorf("xz: %d streams: %w", len(streams), ErrUnhandled)
-	}
-	return &streams[0], nil
+	return len(lay.Blocks), nil
 }
 
 // XzLayout is what ScanXz reads of a one-stream xz file.
@@ -49,12 +36,17 @@ const XzCheckCRC32 = 0x01
 // ScanXz lists the blocks of the xz file r of size bytes from the index at
 // its end, which gives each block's compressed (unpadded) and uncompressed
 // size: blocks are independent, so each can be copied or recompressed
-// alone. A file of several streams reports ErrUnhandled.
+// alone. The layout is compress.XzStreams', every CRC32 of header, index
+// and footer checked. A file of several streams reports ErrUnhandled.
 func ScanXz(r io.ReaderAt, size int64) (*XzLayout, error) {
-	st, err := oneXzStream(r, size)
+	streams, err := compress.XzStreams(r, 0, size)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("xz: %w", err)
 	}
+	if len(streams) > 1 {
+		return nil, fmt.Errorf("xz: %d streams: %w", len(streams), ErrUnhandled)
+	}
+	st := streams[0]
 	lay := &XzLayout{Header: st.Header, Check: st.Check}
 	off, start := int64(12), int64(0)
 	for _, rec := range st.Records {
