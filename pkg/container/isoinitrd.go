@@ -221,11 +221,7 @@ func describeFiles(files []isoFile) string {
 // it last. A file none of whose segments changed is not written: the
 // image keeps it as it is.
 func (w *segWriter) joinFiles() error {
-	segs := w.in.Segments()
-	byIn := map[int]*segOut{}
-	for _, p := range w.parts {
-		byIn[p.seg] = p
-	}
+	segs, byIn := w.in.Segments(), w.byNumber()
 	w.Files = make([]string, len(w.files))
 	k, count := 0, 0
 	var base int64 // where file i starts in the output's files one after the other
@@ -237,10 +233,7 @@ func (w *segWriter) joinFiles() error {
 		}
 		changed, n, err := w.joinFile(j, f, segs, k, byIn)
 		if err == nil && i == len(w.files)-1 && w.added != nil {
-			var at, m int64
-			at, m, _, err = j.part(w.added)
-			w.Results = append(w.Results, w.result(w.added, at, m))
-			changed, n = true, n+1
+			err, changed, n = w.addTo(j), true, n+1
 		}
 		base += j.at
 		if cerr := j.out.Close(); err == nil {
@@ -298,6 +291,22 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		w.Results = append(w.Results, w.result(p, at, m))
 	}
 	return changed, n, j.zeros(end - pos)
+}
+
+// byNumber is the parts by their input segment's number.
+func (w *segWriter) byNumber() map[int]*segOut {
+	byIn := map[int]*segOut{}
+	for _, p := range w.parts {
+		byIn[p.seg] = p
+	}
+	return byIn
+}
+
+// addTo appends what apply adds to j.
+func (w *segWriter) addTo(j *joined) error {
+	at, n, _, err := j.part(w.added)
+	w.Results = append(w.Results, w.result(w.added, at, n))
+	return err
 }
 
 // joined is a file being put together from parts and zeros; base is

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -330,15 +329,11 @@ func (w *segWriter) report(res *Result, note func(string)) {
 
 func (w *segWriter) commit() error {
 	w.done = true
-	parts := w.parts
-	if w.added != nil {
-		parts = append(parts, w.added)
-	}
 	if w.files != nil {
 		return w.joinFiles()
 	}
-	if len(parts) == 1 && w.added == nil && len(w.in.Segments()) == 1 {
-		p := parts[0]
+	if len(w.parts) == 1 && w.added == nil && len(w.in.Segments()) == 1 {
+		p := w.parts[0]
 		p.o.Path = w.final
 		if err := p.wrap(p.o.Commit()); err != nil {
 			return err
@@ -351,17 +346,24 @@ func (w *segWriter) commit() error {
 		w.Results = []SegmentResult{w.result(p, 0, fi.Size())}
 		return nil
 	}
-	return w.join(parts, w.opt.Digest)
+	return w.join()
 }
 
-// join writes the parts one after the other into the output, each input
-// segment's with the zeros that followed it, each raw one at an offset
-// that is a multiple of 4 (the kernel looks for a raw cpio only there).
-func (w *segWriter) join(parts []*segOut, digestIt bool) error {
-	dir, base := filepath.Split(w.final)
-	if dir == "" {
-		dir = "."
+// join writes the parts into the output as joinFile writes a file of an
+// ISO's initrd, the output being one file: each input segment in its
+// place, with the zeros that followed it, up to the last one an entry
+// came from, then what apply adds.
+func (w *segWriter) join() error {
+	parts := w.parts
+	if w.added != nil {
+		parts = append(parts, w.added)
 	}
+	for _, p := range parts {
+		if _, err := p.finish(); err != nil {
+			return fmt.Errorf("writing %s: %w", w.final, err)
+		}
+	}
+	dir, base := splitPath(w.final)
 	out, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		return userPathError(w.final, err)
@@ -373,60 +375,26 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			os.Remove(out.Name())
 		}
 	}()
-	var at int64
-	segs := w.in.Segments()
-	var zeros [4096]byte
-	pad := func(n int64) error {
-		for n > 0 {
-			k, err := out.Write(zeros[:min(n, int64(len(zeros)))])
-			if err != nil {
-				return err
-			}
-			n -= int64(k)
-			at += int64(k)
-		}
-		return nil
+	last := 0
+	if n := len(w.parts); n > 0 {
+		last = w.parts[n-1].seg
 	}
-	next := 1 // the next input segment to write
-	for _, p := range parts {
-		if p.seg > 0 {
-			// Segments no entry came from (an empty gzip member) are
-			// copied where they were.
-			for ; next < p.seg; next++ {
-				s := segs[next-1]
-				n, err := copyRange(out, w.in.segs().src, s.Offset, s.Length+s.Pad)
-				if err != nil {
-					return err
-				}
-				w.Results = append(w.Results, copiedResult(next, s, at))
-				at += n
-			}
-			next = p.seg + 1
-		}
-		if p.codec == compress.None && at%4 != 0 {
-			if err := pad(4 - at%4); err != nil {
-				return err
-			}
-		}
-		tmp, err := p.finish()
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", w.final, err)
-		}
-		n, err := appendFile(out, tmp)
-		p.abort()
-		if err != nil {
+	segs, file := w.in.Segments()[:last], viewFile{}
+	if last > 0 {
+		s := segs[last-1]
+		file.Size = s.Offset + s.Length + s.Pad
+	}
+	j := &joined{out: out}
+	if _, _, err := w.joinFile(j, file, segs, 0, w.byNumber()); err != nil {
+		return err
+	}
+	if w.added != nil {
+		if err := w.addTo(j); err != nil {
 			return err
 		}
-		w.Results = append(w.Results, w.result(p, at, n))
-		at += n
-		if p.seg > 0 {
-			if err := pad(segs[p.seg-1].Pad); err != nil {
-				return err
-			}
-		}
 	}
-	if digestIt {
-		if w.digest, err = fileDigest(out, at); err != nil {
+	if w.opt.Digest {
+		if w.digest, err = fileDigest(out, j.at); err != nil {
 			return err
 		}
 	}
