@@ -241,7 +241,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			segs := w.in.segs()
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
-				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1),
+				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzLays[k-1],
 				Several: func() bool { return len(segs.segs) > 1 }}
 		} else {
 			m.Disable()
