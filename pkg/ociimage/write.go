@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -290,8 +289,4 @@ func (w *Writer) Abort() {
 		w.spool.Close()
 		os.Remove(w.spool.Name())
 	}
-}
-
-func blobPath(dir, d string) string {
-	return filepath.Join(dir, "blobs", "sha256", d[len("sha256:"):])
 }
