@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -177,13 +176,8 @@ func (o *isoSegOut) Commit() error {
 	if err := o.segWriter.Commit(); err != nil {
 		return err
 	}
-	o.iso = &isoOutput{placement: placement{Path: o.path, tmp: o.work}, from: o.in, digest: o.opt.Digest, Compressor: CompressorCopy}
-	for i, p := range o.Files {
-		o.iso.files = append(o.iso.files, isoFile{Path: o.in.Parts[i].Path, New: p})
-		if p != "" {
-			o.iso.Compressor = o.segWriter.Compressor
-		}
-	}
+	o.iso = &isoOutput{placement: placement{Path: o.path, tmp: o.work}, from: o.in, digest: o.opt.Digest,
+		Compressor: o.segWriter.Compressor, files: o.isoFiles}
 	return o.iso.Commit()
 }
 
@@ -203,17 +197,6 @@ type isoFile struct {
 	Path, New string
 }
 
-// describeFiles names the files that changed, for the compressor's line.
-func describeFiles(files []isoFile) string {
-	var changed []string
-	for _, f := range files {
-		if f.New != "" {
-			changed = append(changed, f.Path)
-		}
-	}
-	return strings.Join(changed, " ")
-}
-
 // joinFiles writes the segments back file by file, for an ISO's initrd
 // of several files (segWriter.files): each file's segments in their
 // place, the zeros between them as they were, a raw one at a multiple of
@@ -222,7 +205,7 @@ func describeFiles(files []isoFile) string {
 // image keeps it as it is.
 func (w *segWriter) joinFiles() error {
 	segs, byIn := w.in.Segments(), w.byNumber()
-	w.Files = make([]string, len(w.files))
+	w.isoFiles = make([]isoFile, len(w.files))
 	k, count := 0, 0
 	var base int64 // where file i starts in the output's files one after the other
 	for i, f := range w.files {
@@ -245,8 +228,9 @@ func (w *segWriter) joinFiles() error {
 		}
 		k += n
 		count += n
+		w.isoFiles[i].Path = f.Path
 		if changed {
-			w.Files[i] = path
+			w.isoFiles[i].New = path
 		} else {
 			os.Remove(path)
 		}
@@ -276,7 +260,7 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		p := byIn[k+n+1]
 		if p == nil { // no entry came from it (an empty gzip member): its bytes
 			w.Results = append(w.Results, copiedResult(k+n+1, s, j.base+j.at))
-			m, err := copyRange(j.out, w.in.segs().src, s.Offset, s.Length)
+			m, err := j.out.ReadFrom(io.NewSectionReader(w.in.segs().src, s.Offset, s.Length))
 			j.at += m
 			if err != nil {
 				return false, n, err

@@ -3,7 +3,6 @@ package container
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -64,9 +63,9 @@ type segWriter struct {
 
 	// files, when set, are the files of an ISO's initrd the input's
 	// segments are in: Commit writes each on its own (joinFiles), and
-	// Files says where, "" for one that did not change.
-	files []viewFile
-	Files []string
+	// isoFiles says where.
+	files    []viewFile
+	isoFiles []isoFile
 }
 
 type segOut struct {
@@ -294,19 +293,6 @@ func (w *segWriter) level(codec compress.Codec, seg Segment) compress.LevelChoic
 	return compress.ChooseLevel(codec, compress.StreamHead(w.in.segs().src, seg.Offset), len(w.in.Segments()) > 1)
 }
 
-// levelNotes says, of each segment compressed anew at a level the input
-// did not give, which level and why.
-func levelNotes(results []SegmentResult, note func(string)) {
-	if note == nil {
-		return
-	}
-	for i, r := range results {
-		if r.LevelGuess {
-			note(fmt.Sprintf("segment %d of the output compressed anew with %s (%s): pass --level to choose", i+1, r.Compressor, r.Level))
-		}
-	}
-}
-
 // Close ends every part. It does not commit: Commit does.
 func (w *segWriter) Close() error { return nil }
 
@@ -320,11 +306,16 @@ func (w *segWriter) Commit() error {
 	return nil
 }
 
-// report says what became of each segment, and of the levels chosen.
+// report says what became of each segment, and, of each compressed anew
+// at a level the input did not give, which level and why.
 func (w *segWriter) report(res *Result, note func(string)) {
 	res.Compressor, res.OutDigest, res.Segments = w.Compressor, w.digest, w.Results
 	res.InSegments = w.in.Segments()
-	levelNotes(res.Segments, note)
+	for i, r := range res.Segments {
+		if r.LevelGuess && note != nil {
+			note(fmt.Sprintf("segment %d of the output compressed anew with %s (%s): pass --level to choose", i+1, r.Compressor, r.Level))
+		}
+	}
 }
 
 func (w *segWriter) commit() error {
@@ -451,11 +442,6 @@ func (w *segWriter) Abort() {
 	}
 }
 
-// copyRange copies n bytes of in from off to the end of out.
-func copyRange(out *os.File, in io.ReaderAt, off, n int64) (int64, error) {
-	return out.ReadFrom(io.NewSectionReader(in, off, n))
-}
-
 // appendFile copies the file at path to the end of out (copy_file_range
 // where the kernel can).
 func appendFile(out *os.File, path string) (int64, error) {
@@ -466,6 +452,3 @@ func appendFile(out *os.File, path string) (int64, error) {
 	defer f.Close()
 	return out.ReadFrom(f)
 }
-
-// Digest is "sha256:<hex>" of the output, once committed with digestIt.
-func (w *segWriter) Digest() string { return w.digest }
