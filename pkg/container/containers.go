@@ -101,7 +101,11 @@ type streamContainer struct{ plain }
 func (streamContainer) Name() string                     { return "stream" }
 func (streamContainer) Is(_ string, fi os.FileInfo) bool { return fi.Mode().IsRegular() }
 func (streamContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
-	return openFile(path, fi, opt)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return streamFile(path, f, fi, opt)
 }
 
 func (streamContainer) create(w writing) (sink, error) {

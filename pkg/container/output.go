@@ -293,7 +293,6 @@ func (o *Output) startBuffer() {
 	o.buf = bufio.NewWriterSize(o.counter, 256<<10)
 }
 
-// Commit finishes the archive and renames it into place.
 func (o *Output) Commit() error {
 	return o.place(func() (string, error) { return o.tmp, o.finish() }, o.removeTemp)
 }

@@ -59,10 +59,9 @@ type Reuse struct {
 	GzipLayout *splice.GzipLayout
 }
 
-// The Compressor strings of the reuse paths, as the manifest records them.
-const (
-	CompressorCopy = "copy of the input"
-)
+// CompressorCopy is how the manifest records an output that is the
+// input's compressed bytes, copied.
+const CompressorCopy = "copy of the input"
 
 // reuseWriter takes the output's archive bytes. While they equal the
 // input's, it only counts them; at the first difference it starts a sink
@@ -500,7 +499,7 @@ func (r *reuseWriter) copyInput() error {
 			c := r.o.counter
 			c.n += size
 			if c.h != nil {
-				if _, err := io.Copy(asyncHashWriter{c.h}, r.at(f, size)); err != nil {
+				if _, err := io.Copy(c.h, r.at(f, size)); err != nil {
 					return err
 				}
 			}
@@ -582,14 +581,6 @@ func (r *reuseWriter) closeInput() {
 		r.inFile.Close()
 		r.inFile = nil
 	}
-}
-
-// asyncHashWriter is an io.Writer over an asyncHash.
-type asyncHashWriter struct{ h *asyncHash }
-
-func (w asyncHashWriter) Write(p []byte) (int, error) {
-	w.h.Write(p)
-	return len(p), nil
 }
 
 // verifyGzip checks a spliced gzip output on every core: in chunks that

@@ -432,7 +432,6 @@ func copiedResult(k int, s Segment, off int64) SegmentResult {
 		Codec: s.Codec, Action: "copied", Compressor: CompressorCopy}
 }
 
-// Abort discards every part.
 func (w *segWriter) Abort() {
 	for _, p := range w.parts {
 		p.abort()
