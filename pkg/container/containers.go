@@ -36,6 +36,10 @@ type Container interface {
 	// in the manifest (Shape.FormatName).
 	describe(f archive.Format) string
 	formatName(f archive.Format) string
+	// ownersUnknown says why a user should hear that the owners of an
+	// input of it are unknown, when no database names them
+	// (OwnersUnknown); "" when that is not worth saying.
+	ownersUnknown() string
 }
 
 // writing is what an output is made from: the input, where the output
@@ -74,13 +78,34 @@ func containerOf(path string, fi os.FileInfo) (Container, bool) {
 	return nil, false
 }
 
+// OwnersUnknown is why the owners of the input at path are worth a note
+// when no database names them, as its container says
+// (Container.ownersUnknown); "" when nothing need be said. Only the
+// containers with something to say are asked whether it is theirs.
+func OwnersUnknown(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	for _, c := range containers {
+		if why := c.ownersUnknown(); why != "" && c.Is(path, fi) {
+			return why
+		}
+	}
+	return ""
+}
+
 // streamContainer is a single stream: one archive, raw or compressed.
 type streamContainer struct{ plain }
 
 func (streamContainer) Name() string                     { return "stream" }
 func (streamContainer) Is(_ string, fi os.FileInfo) bool { return fi.Mode().IsRegular() }
 func (streamContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
-	return openFile(path, fi, opt)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return streamFile(path, f, fi, opt)
 }
 
 func (streamContainer) create(w writing) (sink, error) {

@@ -208,7 +208,8 @@ func slicesHasEmpty(cells []string) bool {
 }
 
 // TestContainerOrder: an input two rows could take goes to the one the
-// order of containers puts first, and that is the one that reads it: an
+// order of containers puts first, and that is the one that reads it and
+// says whether its unknown owners are worth a note (OwnersUnknown): an
 // image tarball is a tar file too, an image layout a tree, an ISO image
 // and an initrd regular files any stream reader would try.
 func TestContainerOrder(t *testing.T) {
@@ -232,6 +233,9 @@ func TestContainerOrder(t *testing.T) {
 			mustDo(t, err)
 			if got, ok := containerOf(tc.path, fi); !ok || got != tc.first {
 				t.Errorf("taken by %v, want %s", got, tc.first.Name())
+			}
+			if got, want := OwnersUnknown(tc.path), tc.first.ownersUnknown(); got != want {
+				t.Errorf("OwnersUnknown: %q, want its container's %q", got, want)
 			}
 			if tc.also != nil && !tc.also.Is(tc.path, fi) {
 				t.Errorf("%s would not take it: the order is not what decides", tc.also.Name())

@@ -31,13 +31,6 @@ type ISO struct {
 	Initrd iso9660.Initrd
 }
 
-// IsISO reports whether path is an ISO 9660 image, which Open reads as
-// the initrd its boot configuration names.
-func IsISO(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && isISOFile(path)
-}
-
 func isISOFile(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -152,6 +145,10 @@ func (isoContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, 
 
 func (isoContainer) describe(f archive.Format) string   { return f.String() + " in " + ContainerISO }
 func (isoContainer) formatName(f archive.Format) string { return f.Kind.String() }
+
+// ownersUnknown: a release ISO carries no packages-file-list, so whether
+// its owners are known is always worth saying.
+func (isoContainer) ownersUnknown() string { return "an ISO image carries no packages-file-list" }
 
 // Output: the image, around the new initrd, when OUT is named *.iso; else
 // the initrd alone, said, since an image was asked of nothing but OUT's

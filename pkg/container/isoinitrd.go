@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -177,13 +176,8 @@ func (o *isoSegOut) Commit() error {
 	if err := o.segWriter.Commit(); err != nil {
 		return err
 	}
-	o.iso = &isoOutput{placement: placement{Path: o.path, tmp: o.work}, from: o.in, digest: o.opt.Digest, Compressor: CompressorCopy}
-	for i, p := range o.Files {
-		o.iso.files = append(o.iso.files, isoFile{Path: o.in.Parts[i].Path, New: p})
-		if p != "" {
-			o.iso.Compressor = o.segWriter.Compressor
-		}
-	}
+	o.iso = &isoOutput{placement: placement{Path: o.path, tmp: o.work}, from: o.in, digest: o.opt.Digest,
+		Compressor: o.segWriter.Compressor, files: o.isoFiles}
 	return o.iso.Commit()
 }
 
@@ -203,17 +197,6 @@ type isoFile struct {
 	Path, New string
 }
 
-// describeFiles names the files that changed, for the compressor's line.
-func describeFiles(files []isoFile) string {
-	var changed []string
-	for _, f := range files {
-		if f.New != "" {
-			changed = append(changed, f.Path)
-		}
-	}
-	return strings.Join(changed, " ")
-}
-
 // joinFiles writes the segments back file by file, for an ISO's initrd
 // of several files (segWriter.files): each file's segments in their
 // place, the zeros between them as they were, a raw one at a multiple of
@@ -221,12 +204,8 @@ func describeFiles(files []isoFile) string {
 // it last. A file none of whose segments changed is not written: the
 // image keeps it as it is.
 func (w *segWriter) joinFiles() error {
-	segs := w.in.Segments()
-	byIn := map[int]*segOut{}
-	for _, p := range w.parts {
-		byIn[p.seg] = p
-	}
-	w.Files = make([]string, len(w.files))
+	segs, byIn := w.in.Segments(), w.byNumber()
+	w.isoFiles = make([]isoFile, len(w.files))
 	k, count := 0, 0
 	var base int64 // where file i starts in the output's files one after the other
 	for i, f := range w.files {
@@ -237,10 +216,7 @@ func (w *segWriter) joinFiles() error {
 		}
 		changed, n, err := w.joinFile(j, f, segs, k, byIn)
 		if err == nil && i == len(w.files)-1 && w.added != nil {
-			var at, m int64
-			at, m, _, err = j.part(w.added)
-			w.Results = append(w.Results, w.result(w.added, at, m))
-			changed, n = true, n+1
+			err, changed, n = w.addTo(j), true, n+1
 		}
 		base += j.at
 		if cerr := j.out.Close(); err == nil {
@@ -252,8 +228,9 @@ func (w *segWriter) joinFiles() error {
 		}
 		k += n
 		count += n
+		w.isoFiles[i].Path = f.Path
 		if changed {
-			w.Files[i] = path
+			w.isoFiles[i].New = path
 		} else {
 			os.Remove(path)
 		}
@@ -283,7 +260,7 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		p := byIn[k+n+1]
 		if p == nil { // no entry came from it (an empty gzip member): its bytes
 			w.Results = append(w.Results, copiedResult(k+n+1, s, j.base+j.at))
-			m, err := copyRange(j.out, w.in.segs().src, s.Offset, s.Length)
+			m, err := j.out.ReadFrom(io.NewSectionReader(w.in.segs().src, s.Offset, s.Length))
 			j.at += m
 			if err != nil {
 				return false, n, err
@@ -298,6 +275,22 @@ func (w *segWriter) joinFile(j *joined, f viewFile, segs []Segment, k int, byIn 
 		w.Results = append(w.Results, w.result(p, at, m))
 	}
 	return changed, n, j.zeros(end - pos)
+}
+
+// byNumber is the parts by their input segment's number.
+func (w *segWriter) byNumber() map[int]*segOut {
+	byIn := map[int]*segOut{}
+	for _, p := range w.parts {
+		byIn[p.seg] = p
+	}
+	return byIn
+}
+
+// addTo appends what apply adds to j.
+func (w *segWriter) addTo(j *joined) error {
+	at, n, _, err := j.part(w.added)
+	w.Results = append(w.Results, w.result(w.added, at, n))
+	return err
 }
 
 // joined is a file being put together from parts and zeros; base is

@@ -2,13 +2,13 @@ package container
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +34,7 @@ type isoOutput struct {
 	out            string    // the image, once built: what Commit renames into place
 	Compressor     string
 	digest         bool
-	sum            []byte
+	sum            string
 }
 
 func (x *isoOutput) Commit() error {
@@ -51,10 +51,7 @@ func (x *isoOutput) removeTemp() {
 	os.RemoveAll(x.tmp)
 }
 func (x *isoOutput) report(res *Result, _ func(string)) {
-	res.Compressor = x.Compressor
-	if x.sum != nil {
-		res.OutDigest = "sha256:" + hex.EncodeToString(x.sum)
-	}
+	res.Compressor, res.OutDigest = x.Compressor, x.sum
 }
 
 // CompressorXorriso is how the manifest names the image's writer.
@@ -75,7 +72,7 @@ func (x *isoOutput) finish() error {
 		}
 	}
 	x.out = filepath.Join(x.tmp, "out.iso")
-	if describeFiles(x.files) == "" {
+	if !slices.ContainsFunc(x.files, func(f isoFile) bool { return f.New != "" }) {
 		if _, _, err := extractPart(x.from, Part{Path: x.from.Path, Size: x.from.info.Size()}, x.out); err != nil {
 			return err
 		}
@@ -98,11 +95,12 @@ func (x *isoOutput) finish() error {
 			return err
 		}
 		defer f.Close()
-		h := digest.New()
-		if _, err := io.Copy(h, f); err != nil {
+		fi, err := f.Stat()
+		if err != nil {
 			return err
 		}
-		x.sum = h.Sum(nil)
+		x.sum, err = fileDigest(f, fi.Size())
+		return err
 	}
 	return nil
 }

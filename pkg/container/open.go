@@ -89,7 +89,6 @@ func (in *Input) Consumed() int64 { return in.src.consumed() }
 // its config's digest (its ID).
 func (in *Input) Digest() (string, error) { return in.src.digest() }
 
-// Close releases the input.
 func (in *Input) Close() error {
 	err := in.src.close()
 	if in.file != nil {
@@ -264,15 +263,6 @@ func openImage(path string, opt OpenOptions) (*Input, error) {
 	return &Input{Reader: r, Path: path, Format: Shape{imageContainer{kind: img.Kind}, f}, src: imageSource{img, r}}, nil
 }
 
-// openFile opens a single stream: its one part is the whole file.
-func openFile(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	return streamFile(path, f, fi, opt)
-}
-
 // streamFile reads the file f at path as one stream.
 func streamFile(path string, f *os.File, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	in, err := openStream(f, f, opt, false)
@@ -400,9 +390,9 @@ func newAsyncHash() *asyncHash {
 	return a
 }
 
-func (a *asyncHash) Write(p []byte) {
-	b := append(a.pool.Get().([]byte)[:0], p...)
-	a.ch <- b
+func (a *asyncHash) Write(p []byte) (int, error) {
+	a.ch <- append(a.pool.Get().([]byte)[:0], p...)
+	return len(p), nil
 }
 
 // Sum waits for the hashing to finish; later calls return the same sum.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
@@ -134,7 +133,7 @@ type Output struct {
 	direct    bool
 	toTool    *bufio.Writer // entries on their way to the tool
 	digest    bool
-	directSum []byte
+	directSum string
 }
 
 // userPathError names path, not the temporary file beside it that could not
@@ -294,7 +293,6 @@ func (o *Output) startBuffer() {
 	o.buf = bufio.NewWriterSize(o.counter, 256<<10)
 }
 
-// Commit finishes the archive and renames it into place.
 func (o *Output) Commit() error {
 	return o.place(func() (string, error) { return o.tmp, o.finish() }, o.removeTemp)
 }
@@ -350,11 +348,9 @@ func (o *Output) finish() error {
 			return err
 		}
 		if o.digest {
-			h := digest.New()
-			if _, err := io.Copy(h, io.NewSectionReader(o.file, 0, size)); err != nil {
+			if o.directSum, err = fileDigest(o.file, size); err != nil {
 				return err
 			}
-			o.directSum = h.Sum(nil)
 		}
 	} else if err := o.buf.Flush(); err != nil {
 		return err
@@ -429,8 +425,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // Digest returns "sha256:<hex>" of the file written, after Commit; ""
 // when OutputOptions.Digest was not set.
 func (o *Output) Digest() string {
-	if o.directSum != nil {
-		return "sha256:" + hex.EncodeToString(o.directSum)
+	if o.directSum != "" {
+		return o.directSum
 	}
 	if o.counter == nil || o.counter.h == nil {
 		return ""

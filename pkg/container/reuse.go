@@ -59,10 +59,9 @@ type Reuse struct {
 	GzipLayout *splice.GzipLayout
 }
 
-// The Compressor strings of the reuse paths, as the manifest records them.
-const (
-	CompressorCopy = "copy of the input"
-)
+// CompressorCopy is how the manifest records an output that is the
+// input's compressed bytes, copied.
+const CompressorCopy = "copy of the input"
 
 // reuseWriter takes the output's archive bytes. While they equal the
 // input's, it only counts them; at the first difference it starts a sink
@@ -128,10 +127,11 @@ func (r *reuseWriter) emit(run []byte, src int64) error {
 	return r.sink(run, src)
 }
 
-// digestPrefix digests the output's first r.n bytes, which equal the
-// input's (the Matcher compared each), by decompressing the input again:
-// with ExpectSame they went by undigested.
-func (r *reuseWriter) digestPrefix() error {
+// replayPrefix writes the output's first r.n bytes, which equal the
+// input's (the Matcher compared each) and went by unkept, to w, by
+// decompressing the input again: to the digest (with ExpectSame they went
+// by undigested), or to the compressor that takes over.
+func (r *reuseWriter) replayPrefix(w io.Writer) error {
 	if r.n == 0 {
 		return nil
 	}
@@ -144,7 +144,7 @@ func (r *reuseWriter) digestPrefix() error {
 		return fmt.Errorf("%s: %w", r.in.Path, err)
 	}
 	defer d.Close()
-	if _, err := io.CopyN(digestWriter{r}, d, r.n); err != nil {
+	if _, err := io.CopyN(w, d, r.n); err != nil {
 		return fmt.Errorf("%s: decompressing again: %w", r.in.Path, err)
 	}
 	return nil
@@ -164,7 +164,7 @@ func (r *reuseWriter) start() error {
 		return err
 	}
 	if r.in.ExpectSame {
-		if err := r.digestPrefix(); err != nil {
+		if err := r.replayPrefix(digestWriter{r}); err != nil {
 			return err
 		}
 	}
@@ -381,21 +381,8 @@ func (r *reuseWriter) startFull() error {
 	if err != nil {
 		return err
 	}
-	if r.n > 0 {
-		// The prefix went by without being kept: decompress it again.
-		f, size, err := r.openInput()
-		if err != nil {
-			return err
-		}
-		d, _, err := compress.NewReader(r.at(f, size), compress.ReaderOptions{Backend: r.in.Backend})
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.in.Path, err)
-		}
-		_, err = io.CopyN(entries, d, r.n)
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("%s: decompressing again: %w", r.in.Path, err)
-		}
+	if err := r.replayPrefix(entries); err != nil {
+		return err
 	}
 	r.sink = func(p []byte, _ int64) error {
 		_, err := entries.Write(p)
@@ -512,7 +499,7 @@ func (r *reuseWriter) copyInput() error {
 			c := r.o.counter
 			c.n += size
 			if c.h != nil {
-				if _, err := io.Copy(asyncHashWriter{c.h}, r.at(f, size)); err != nil {
+				if _, err := io.Copy(c.h, r.at(f, size)); err != nil {
 					return err
 				}
 			}
@@ -594,14 +581,6 @@ func (r *reuseWriter) closeInput() {
 		r.inFile.Close()
 		r.inFile = nil
 	}
-}
-
-// asyncHashWriter is an io.Writer over an asyncHash.
-type asyncHashWriter struct{ h *asyncHash }
-
-func (w asyncHashWriter) Write(p []byte) (int, error) {
-	w.h.Write(p)
-	return len(p), nil
 }
 
 // verifyGzip checks a spliced gzip output on every core: in chunks that

@@ -50,7 +50,8 @@ type segReader struct {
 	cur  *segPart
 	next int64 // where the search for the next segment starts
 	left int64 // decompressed bytes the size limit still allows
-	// gzLays: the block maps of the gzip segments read for a reuse.
+	// gzLays: the block maps of the gzip segments read for a reuse, by
+	// segment (0-based), which their decoders made as they read them.
 	gzLays map[int]*splice.GzipLayout
 }
 
@@ -288,10 +289,6 @@ func (s *segReader) mappedGzip(br *bufio.Reader) (io.ReadCloser, func() int64, e
 	return compress.WrapStreamDecoder(compress.Gzip, r), func() int64 { return 0 }, nil
 }
 
-// gzipLayout is the block map the decoder of segment k (0-based) made as
-// it read it, or nil.
-func (s *segReader) gzipLayout(k int) *splice.GzipLayout { return s.gzLays[k] }
-
 // decode sets up the decoding of seg in a new part.
 //
 // mapped: a reuse may splice the segment, so a gzip member is decoded by
@@ -325,7 +322,7 @@ func (s *segReader) open(seg Segment, cut bool) error {
 	k := len(s.segs)
 	var p *segPart
 	var dec io.Reader
-	tap := s.tapFor(k - 1)
+	tap := s.opt.taps.at(k - 1)
 	if raw {
 		p = &segPart{known: true}
 		dec = io.NewSectionReader(s.src, seg.Offset, seg.Length)
@@ -345,10 +342,6 @@ func (s *segReader) open(seg Segment, cut bool) error {
 	s.cur = p
 	return nil
 }
-
-// tapFor is the matcher that watches segment k's (0-based) decompressed
-// stream.
-func (s *segReader) tapFor(k int) *splice.Matcher { return s.opt.taps.at(k) }
 
 // Next returns the next entry of the current segment, going on to the
 // next segment at the end of one.
@@ -397,14 +390,11 @@ func (s *segReader) segErr(err error) error {
 	if seg.Codec != compress.None && errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &ce) {
 		err = fmt.Errorf("%w: %w", archive.ErrJunkAtEnd, err)
 	}
-	if len(s.segs) == 1 && s.single() {
+	if len(s.segs) == 1 {
 		return err
 	}
 	return fmt.Errorf("segment %d (%s at offset %d): %w", len(s.segs), seg.Codec, seg.Offset, err)
 }
-
-// single reports whether nothing but the first segment was met so far.
-func (s *segReader) single() bool { return len(s.segs) == 1 }
 
 // end closes the current segment, whose entries are over, and works out
 // where it ended when it was decoded to its end.

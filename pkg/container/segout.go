@@ -3,9 +3,7 @@ package container
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
@@ -65,9 +63,9 @@ type segWriter struct {
 
 	// files, when set, are the files of an ISO's initrd the input's
 	// segments are in: Commit writes each on its own (joinFiles), and
-	// Files says where, "" for one that did not change.
-	files []viewFile
-	Files []string
+	// isoFiles says where.
+	files    []viewFile
+	isoFiles []isoFile
 }
 
 type segOut struct {
@@ -242,7 +240,7 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			segs := w.in.segs()
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
-				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzipLayout(k - 1),
+				Length: func() int64 { return segs.lengthOf(k - 1) }, GzipLayout: segs.gzLays[k-1],
 				Several: func() bool { return len(segs.segs) > 1 }}
 		} else {
 			m.Disable()
@@ -295,19 +293,6 @@ func (w *segWriter) level(codec compress.Codec, seg Segment) compress.LevelChoic
 	return compress.ChooseLevel(codec, compress.StreamHead(w.in.segs().src, seg.Offset), len(w.in.Segments()) > 1)
 }
 
-// levelNotes says, of each segment compressed anew at a level the input
-// did not give, which level and why.
-func levelNotes(results []SegmentResult, note func(string)) {
-	if note == nil {
-		return
-	}
-	for i, r := range results {
-		if r.LevelGuess {
-			note(fmt.Sprintf("segment %d of the output compressed anew with %s (%s): pass --level to choose", i+1, r.Compressor, r.Level))
-		}
-	}
-}
-
 // Close ends every part. It does not commit: Commit does.
 func (w *segWriter) Close() error { return nil }
 
@@ -321,24 +306,25 @@ func (w *segWriter) Commit() error {
 	return nil
 }
 
-// report says what became of each segment, and of the levels chosen.
+// report says what became of each segment, and, of each compressed anew
+// at a level the input did not give, which level and why.
 func (w *segWriter) report(res *Result, note func(string)) {
 	res.Compressor, res.OutDigest, res.Segments = w.Compressor, w.digest, w.Results
 	res.InSegments = w.in.Segments()
-	levelNotes(res.Segments, note)
+	for i, r := range res.Segments {
+		if r.LevelGuess && note != nil {
+			note(fmt.Sprintf("segment %d of the output compressed anew with %s (%s): pass --level to choose", i+1, r.Compressor, r.Level))
+		}
+	}
 }
 
 func (w *segWriter) commit() error {
 	w.done = true
-	parts := w.parts
-	if w.added != nil {
-		parts = append(parts, w.added)
-	}
 	if w.files != nil {
 		return w.joinFiles()
 	}
-	if len(parts) == 1 && w.added == nil && len(w.in.Segments()) == 1 {
-		p := parts[0]
+	if len(w.parts) == 1 && w.added == nil && len(w.in.Segments()) == 1 {
+		p := w.parts[0]
 		p.o.Path = w.final
 		if err := p.wrap(p.o.Commit()); err != nil {
 			return err
@@ -351,17 +337,24 @@ func (w *segWriter) commit() error {
 		w.Results = []SegmentResult{w.result(p, 0, fi.Size())}
 		return nil
 	}
-	return w.join(parts, w.opt.Digest)
+	return w.join()
 }
 
-// join writes the parts one after the other into the output, each input
-// segment's with the zeros that followed it, each raw one at an offset
-// that is a multiple of 4 (the kernel looks for a raw cpio only there).
-func (w *segWriter) join(parts []*segOut, digestIt bool) error {
-	dir, base := filepath.Split(w.final)
-	if dir == "" {
-		dir = "."
+// join writes the parts into the output as joinFile writes a file of an
+// ISO's initrd, the output being one file: each input segment in its
+// place, with the zeros that followed it, up to the last one an entry
+// came from, then what apply adds.
+func (w *segWriter) join() error {
+	parts := w.parts
+	if w.added != nil {
+		parts = append(parts, w.added)
 	}
+	for _, p := range parts {
+		if _, err := p.finish(); err != nil {
+			return fmt.Errorf("writing %s: %w", w.final, err)
+		}
+	}
+	dir, base := splitPath(w.final)
 	out, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		return userPathError(w.final, err)
@@ -373,60 +366,26 @@ func (w *segWriter) join(parts []*segOut, digestIt bool) error {
 			os.Remove(out.Name())
 		}
 	}()
-	var at int64
-	segs := w.in.Segments()
-	var zeros [4096]byte
-	pad := func(n int64) error {
-		for n > 0 {
-			k, err := out.Write(zeros[:min(n, int64(len(zeros)))])
-			if err != nil {
-				return err
-			}
-			n -= int64(k)
-			at += int64(k)
-		}
-		return nil
+	last := 0
+	if n := len(w.parts); n > 0 {
+		last = w.parts[n-1].seg
 	}
-	next := 1 // the next input segment to write
-	for _, p := range parts {
-		if p.seg > 0 {
-			// Segments no entry came from (an empty gzip member) are
-			// copied where they were.
-			for ; next < p.seg; next++ {
-				s := segs[next-1]
-				n, err := copyRange(out, w.in.segs().src, s.Offset, s.Length+s.Pad)
-				if err != nil {
-					return err
-				}
-				w.Results = append(w.Results, copiedResult(next, s, at))
-				at += n
-			}
-			next = p.seg + 1
-		}
-		if p.codec == compress.None && at%4 != 0 {
-			if err := pad(4 - at%4); err != nil {
-				return err
-			}
-		}
-		tmp, err := p.finish()
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", w.final, err)
-		}
-		n, err := appendFile(out, tmp)
-		p.abort()
-		if err != nil {
+	segs, file := w.in.Segments()[:last], viewFile{}
+	if last > 0 {
+		s := segs[last-1]
+		file.Size = s.Offset + s.Length + s.Pad
+	}
+	j := &joined{out: out}
+	if _, _, err := w.joinFile(j, file, segs, 0, w.byNumber()); err != nil {
+		return err
+	}
+	if w.added != nil {
+		if err := w.addTo(j); err != nil {
 			return err
 		}
-		w.Results = append(w.Results, w.result(p, at, n))
-		at += n
-		if p.seg > 0 {
-			if err := pad(segs[p.seg-1].Pad); err != nil {
-				return err
-			}
-		}
 	}
-	if digestIt {
-		if w.digest, err = fileDigest(out, at); err != nil {
+	if w.opt.Digest {
+		if w.digest, err = fileDigest(out, j.at); err != nil {
 			return err
 		}
 	}
@@ -473,7 +432,6 @@ func copiedResult(k int, s Segment, off int64) SegmentResult {
 		Codec: s.Codec, Action: "copied", Compressor: CompressorCopy}
 }
 
-// Abort discards every part.
 func (w *segWriter) Abort() {
 	for _, p := range w.parts {
 		p.abort()
@@ -481,11 +439,6 @@ func (w *segWriter) Abort() {
 	if w.added != nil {
 		w.added.abort()
 	}
-}
-
-// copyRange copies n bytes of in from off to the end of out.
-func copyRange(out *os.File, in io.ReaderAt, off, n int64) (int64, error) {
-	return out.ReadFrom(io.NewSectionReader(in, off, n))
 }
 
 // appendFile copies the file at path to the end of out (copy_file_range
@@ -498,6 +451,3 @@ func appendFile(out *os.File, path string) (int64, error) {
 	defer f.Close()
 	return out.ReadFrom(f)
 }
-
-// Digest is "sha256:<hex>" of the output, once committed with digestIt.
-func (w *segWriter) Digest() string { return w.digest }

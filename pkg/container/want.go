@@ -57,6 +57,7 @@ type plain struct{}
 
 func (plain) describe(f archive.Format) string   { return f.String() }
 func (plain) formatName(f archive.Format) string { return f.Kind.String() }
+func (plain) ownersUnknown() string              { return "" }
 func (plain) Output(in *Input, want Want, _ func(string)) (Shape, error) {
 	return outputIn(in, want, in.Format.Container)
 }

@@ -20,10 +20,12 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
-// blob is one file of the image written: its digest, and where its bytes
-// come from (a scratch file of the writer's, or the source's store).
+// blob is one file of the image written: its digest, its name when it is
+// not blobs/sha256/<hex>, and where its bytes come from (a scratch file of
+// the writer's, a JSON document, or the source's store).
 type blob struct {
 	digest string
+	name   string
 	size   int64
 	file   string // a file in the writer's directory, moved into place
 	data   []byte // a JSON document
@@ -238,18 +240,31 @@ func (w *Writer) platform() string {
 
 const ociLayout = `{"imageLayoutVersion":"1.0.0"}`
 
-// writeLayout writes the layout into the writer's directory.
+// pathOf is where b goes in the image: its name, else blobs/sha256/<hex>.
+func (b blob) pathOf() string {
+	if b.name != "" {
+		return b.name
+	}
+	return "blobs/sha256/" + b.digest[len("sha256:"):]
+}
+
+// named is a JSON document of the image at name.
+func named(name string, data []byte) blob {
+	return blob{name: name, data: data, size: int64(len(data))}
+}
+
+// writeLayout writes the layout into the writer's directory: blobs, with
+// an oci-layout and index (the layout's own, already among the blobs, when
+// index is nil).
 func (w *Writer) writeLayout(blobs []blob, index []byte) error {
 	if err := os.MkdirAll(filepath.Join(w.dir, "blobs", "sha256"), 0o755); err != nil {
 		return err
 	}
-	for _, b := range blobs {
-		if err := b.writeFile(blobPath(w.dir, b.digest)); err != nil {
-			return err
-		}
+	if index != nil {
+		blobs = append(blobs, named("oci-layout", []byte(ociLayout)), named("index.json", index))
 	}
-	for name, data := range map[string][]byte{"oci-layout": []byte(ociLayout), "index.json": index} {
-		if err := os.WriteFile(filepath.Join(w.dir, name), data, 0o644); err != nil {
+	for _, b := range blobs {
+		if err := b.writeFile(filepath.Join(w.dir, filepath.FromSlash(b.pathOf()))); err != nil {
 			return err
 		}
 	}
@@ -264,23 +279,14 @@ func (w *Writer) copySource() error {
 	src := w.opt.Source
 	w.id = src.id
 	if t, ok := src.store.(*tarStore); ok {
-		f, err := os.CreateTemp(w.dir, ".image-")
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := t.copyAll(f); err != nil {
-			return fmt.Errorf("%s: %w", src.Path, err)
-		}
-		if err := f.Chmod(0o644); err != nil {
-			return err
-		}
-		w.result = f.Name()
-		return f.Close()
+		return w.tarball(func(f *os.File) error {
+			if err := t.copyAll(f); err != nil {
+				return fmt.Errorf("%s: %w", src.Path, err)
+			}
+			return nil
+		})
 	}
-	if err := os.MkdirAll(filepath.Join(w.dir, "blobs", "sha256"), 0o755); err != nil {
-		return err
-	}
+	var blobs []blob
 	for _, name := range src.files {
 		b, err := readSmall(src.store, name)
 		if err != nil {
@@ -289,18 +295,12 @@ func (w *Writer) copySource() error {
 		if h, ok := strings.CutPrefix(name, "blobs/sha256/"); ok && digest.Bytes(b) != h {
 			return fmt.Errorf("%s: %s changed while it was read", src.Path, names.Quote(name))
 		}
-		if err := os.WriteFile(filepath.Join(w.dir, filepath.FromSlash(name)), b, 0o644); err != nil {
-			return err
-		}
+		blobs = append(blobs, named(name, b))
 	}
 	for _, l := range src.Layers {
-		b := blob{digest: l.Digest, size: l.size, from: l, src: src}
-		if err := b.writeFile(blobPath(w.dir, l.Digest)); err != nil {
-			return err
-		}
+		blobs = append(blobs, blob{digest: l.Digest, size: l.size, from: l, src: src})
 	}
-	w.result = w.dir
-	return os.Chmod(w.dir, 0o755)
+	return w.writeLayout(blobs, nil)
 }
 
 // writeFile puts b at name.
@@ -325,9 +325,22 @@ func (b blob) writeFile(name string) error {
 	return f.Close()
 }
 
-// copyTo copies a source layer's blob, checking it is still what the
-// image says.
+// copyTo copies b's bytes to w: a source layer's blob checked on the way
+// against what the image says it is.
 func (b blob) copyTo(w io.Writer) error {
+	switch {
+	case b.data != nil:
+		_, err := w.Write(b.data)
+		return err
+	case b.file != "":
+		f, err := os.Open(b.file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	}
 	rc, _, err := b.src.store.open(b.from.blob)
 	if err != nil {
 		return errMissing(b.from.String(), b.from.blobOrDigest(), err)
@@ -344,26 +357,27 @@ func (b blob) copyTo(w io.Writer) error {
 	return nil
 }
 
-// writeTarball writes a docker-archive tarball as Docker 25+ does: the
-// blobs, an OCI layout's index.json and oci-layout, and manifest.json.
-func (w *Writer) writeTarball(blobs []blob, index []byte, layers []*Layer, cfg blob) error {
+// tarball writes the image's tarball, with fill, in the writer's
+// directory.
+func (w *Writer) tarball(fill func(f *os.File) error) error {
 	f, err := os.CreateTemp(w.dir, ".image-")
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	mtime := w.epoch()
-	tw := tar.NewWriter(f)
-	for _, d := range []string{"blobs/", "blobs/sha256/"} {
-		if err := tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
-			return err
-		}
+	if err := fill(f); err != nil {
+		return err
 	}
-	for _, b := range blobs {
-		if err := writeTarBlob(tw, b, mtime); err != nil {
-			return err
-		}
+	if err := f.Chmod(0o644); err != nil {
+		return err
 	}
+	w.result = f.Name()
+	return f.Close()
+}
+
+// writeTarball writes a docker-archive tarball as Docker 25+ does: the
+// blobs, an OCI layout's index.json and oci-layout, and manifest.json.
+func (w *Writer) writeTarball(blobs []blob, index []byte, layers []*Layer, cfg blob) error {
 	var names []string
 	for _, l := range layers {
 		names = append(names, "blobs/sha256/"+l.Digest[len("sha256:"):])
@@ -376,48 +390,32 @@ func (w *Writer) writeTarball(blobs []blob, index []byte, layers []*Layer, cfg b
 		}
 	}
 	manifest := mustJSON([]map[string]any{{"Config": "blobs/sha256/" + cfg.digest[len("sha256:"):], "RepoTags": tags, "Layers": names}})
-	for _, m := range []struct {
-		name string
-		data []byte
-	}{{"index.json", index}, {"manifest.json", manifest}, {"oci-layout", []byte(ociLayout)}} {
-		if err := writeTarBlob(tw, blob{data: m.data, size: int64(len(m.data))}, mtime, m.name); err != nil {
-			return err
+	blobs = append(blobs, named("index.json", index), named("manifest.json", manifest), named("oci-layout", []byte(ociLayout)))
+	mtime := w.epoch()
+	return w.tarball(func(f *os.File) error {
+		tw := tar.NewWriter(f)
+		for _, d := range []string{"blobs/", "blobs/sha256/"} {
+			if err := tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	w.result = f.Name()
-	return f.Close()
+		for _, b := range blobs {
+			if err := writeTarBlob(tw, b, mtime); err != nil {
+				return err
+			}
+		}
+		return tw.Close()
+	})
 }
 
-// writeTarBlob writes b as a member of the tarball, at blobs/sha256/<hex>
-// or at name.
-func writeTarBlob(tw *tar.Writer, b blob, mtime time.Time, name ...string) error {
-	n := "blobs/sha256/"
-	if len(name) > 0 {
-		n = name[0]
-	} else {
-		n += b.digest[len("sha256:"):]
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: n, Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+// writeTarBlob writes b as a member of the tarball; a scratch file goes
+// once copied.
+func writeTarBlob(tw *tar.Writer, b blob, mtime time.Time) error {
+	if err := tw.WriteHeader(&tar.Header{Name: b.pathOf(), Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
 		return err
 	}
-	switch {
-	case b.data != nil:
-		_, err := tw.Write(b.data)
-		return err
-	case b.file != "":
-		f, err := os.Open(b.file)
-		if err != nil {
-			return err
-		}
-		defer func() { f.Close(); os.Remove(b.file) }()
-		_, err = io.Copy(tw, f)
-		return err
+	if b.file != "" {
+		defer os.Remove(b.file)
 	}
 	return b.copyTo(tw)
 }

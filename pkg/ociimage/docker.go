@@ -156,7 +156,7 @@ func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 	var out []layoutImage
 	inLayout := map[string]int{}
 	for _, c := range cands {
-		b, err := img.readVerified("manifest "+c.manifest.Digest.String(), c.manifest)
+		_, b, err := img.verifiedBlob("manifest "+c.manifest.Digest.String(), c.manifest)
 		if err != nil {
 			return nil, fmt.Errorf("the OCI layout beside manifest.json: %w", err)
 		}

@@ -180,7 +180,6 @@ func openStore(path string, kind Kind, st store, opt Options) (*Image, error) {
 	return img, nil
 }
 
-// Close releases the image's files.
 func (img *Image) Close() error { return img.store.Close() }
 
 // load reads the index or manifest.json, chooses the image and reads its
@@ -258,7 +257,7 @@ func (img *Image) indexCandidates(name string, annotations map[string]string, de
 				continue
 			}
 			seen[d.Digest] = true
-			blob, err := img.verifiedBlob("index "+d.Digest.String(), d)
+			blob, _, err := img.verifiedBlob("index "+d.Digest.String(), d)
 			if err != nil {
 				return nil, err
 			}
@@ -395,36 +394,27 @@ func choose(cands []candidate, want, ref string) (candidate, error) {
 // blobName is where a blob of digest d is in a layout.
 func blobName(d v1.Hash) string { return "blobs/" + d.Algorithm + "/" + d.Hex }
 
-// verifiedBlob checks that the blob d names is there, of its size and
-// digest, and returns its name; what names the one asking.
-func (img *Image) verifiedBlob(what string, d v1.Descriptor) (string, error) {
+// verifiedBlob reads the small blob d names, checked against its digest,
+// and returns its name and bytes; what names the one asking.
+func (img *Image) verifiedBlob(what string, d v1.Descriptor) (string, []byte, error) {
 	if d.Digest.Algorithm != "sha256" {
-		return "", fmt.Errorf("%s: digest algorithm %q: only sha256 is read", what, d.Digest.Algorithm)
+		return "", nil, fmt.Errorf("%s: digest algorithm %q: only sha256 is read", what, d.Digest.Algorithm)
 	}
 	name := blobName(d.Digest)
 	b, err := readSmall(img.store, name)
 	if err != nil {
-		return "", errMissing(what, d.Digest.String(), err)
+		return "", nil, errMissing(what, d.Digest.String(), err)
 	}
 	if got := "sha256:" + digest.Bytes(b); got != d.Digest.String() {
-		return "", fmt.Errorf("%s: digest mismatch: the blob's sha256 is %s", what, got)
+		return "", nil, fmt.Errorf("%s: digest mismatch: the blob's sha256 is %s", what, got)
 	}
-	return name, nil
-}
-
-// readVerified reads the small blob d names, checked.
-func (img *Image) readVerified(what string, d v1.Descriptor) ([]byte, error) {
-	name, err := img.verifiedBlob(what, d)
-	if err != nil {
-		return nil, err
-	}
-	return readSmall(img.store, name)
+	return name, b, nil
 }
 
 // loadManifest reads an OCI or Docker v2 manifest and its config.
 func (img *Image) loadManifest(d v1.Descriptor) error {
 	what := "manifest " + d.Digest.String()
-	b, err := img.readVerified(what, d)
+	_, b, err := img.verifiedBlob(what, d)
 	if err != nil {
 		return err
 	}
@@ -439,7 +429,7 @@ func (img *Image) loadManifest(d v1.Descriptor) error {
 	img.files = append(img.files, blobName(d.Digest), blobName(m.Config.Digest))
 	img.manifestType = d.MediaType
 	img.configType = m.Config.MediaType
-	cfg, err := img.readVerified(what+": config "+m.Config.Digest.String(), m.Config)
+	_, cfg, err := img.verifiedBlob(what+": config "+m.Config.Digest.String(), m.Config)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,6 @@ func (img *Image) Reader() *Reader {
 	return &Reader{img: img}
 }
 
-// Next returns the next entry of the merged view.
 func (r *Reader) Next() (*archive.Entry, error) {
 	s := r.img.tree
 	r.data = nil
@@ -230,7 +229,6 @@ type emitted struct {
 	entry archive.Entry
 }
 
-// Read returns the data of the entry Next returned.
 func (r *Reader) Read(p []byte) (int, error) {
 	if r.data == nil {
 		return 0, io.EOF
@@ -238,7 +236,6 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return r.data.Read(p)
 }
 
-// Close stops the pass.
 func (r *Reader) Close() error {
 	if r.again != nil {
 		r.again.close()

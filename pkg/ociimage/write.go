@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -93,7 +92,6 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 	return w, err
 }
 
-// WriteHeader starts an entry.
 func (w *Writer) WriteHeader(e *archive.Entry) error {
 	if t := e.ModTime.Unix(); t > w.newest {
 		w.newest = t
@@ -127,7 +125,6 @@ func sameEntry(a, b *archive.Entry) bool {
 // data need not be read (archive.Discarder).
 func (w *Writer) Discards() bool { return w.full == nil && w.discard }
 
-// Write gives the entry's data.
 func (w *Writer) Write(p []byte) (int, error) {
 	if w.full != nil {
 		return w.full.Write(p)
@@ -290,8 +287,4 @@ func (w *Writer) Abort() {
 		w.spool.Close()
 		os.Remove(w.spool.Name())
 	}
-}
-
-func blobPath(dir, d string) string {
-	return filepath.Join(dir, "blobs", "sha256", d[len("sha256:"):])
 }

@@ -35,13 +35,14 @@ func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (ta
 // ownersNote says where the owners of input came from: db, its dpkg
 // database when it had one, else the flags or nothing; "" where there is
 // nothing worth saying (the flags, or no database, for an archive or a
-// tree). An ISO image always gets a note: a release ISO carries no
-// packages-file-list, so whether its owners are known is worth saying.
+// tree). Whether they are is the input's container's to say
+// (container.OwnersUnknown: an ISO image always gets a note).
 func (o *ownershipFlags) ownersNote(input string, db *owners.DB) string {
 	if db != nil {
 		return db.Describe(names.Quote(input))
 	}
-	if !container.IsISO(input) {
+	why := container.OwnersUnknown(input)
+	if why == "" {
 		return ""
 	}
 	switch {
@@ -50,7 +51,7 @@ func (o *ownershipFlags) ownersNote(input string, db *owners.DB) string {
 	case o.fileList != "":
 		return fmt.Sprintf("owners in %s: from --packages-file-list %s", names.Quote(input), names.Quote(o.fileList))
 	}
-	return fmt.Sprintf("owners in %s: unknown: an ISO image carries no packages-file-list, and this one no index of an earlier apply that records owners; pass the build's with --packages-file-list", names.Quote(input))
+	return fmt.Sprintf("owners in %s: unknown: %s, and this one no index of an earlier apply that records owners; pass the build's with --packages-file-list", names.Quote(input), why)
 }
 
 // warnEmptyFileList warns when a --packages-file-list lists no file: every
