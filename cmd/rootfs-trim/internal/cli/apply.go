@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -503,7 +504,11 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 
 // writeFileAtomic writes a small file through a temporary file and rename.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	o, err := os.CreateTemp(dirOf(path), "."+baseOf(path)+".tmp-")
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "." // not CreateTemp's default, the system's temporary directory
+	}
+	o, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -524,18 +529,4 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(o.Name(), path)
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i+1]
-	}
-	return "."
-}
-
-func baseOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }

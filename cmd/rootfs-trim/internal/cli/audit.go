@@ -278,24 +278,10 @@ func relPath(p string) string {
 	return p
 }
 
-// ghAnnotation writes one workflow command; msg is escaped already
-// (ghEscapeData). A finding with no rule or policy behind it (a package
-// missing from the lock) has no position: GitHub then shows the
-// annotation on the run, which a made-up file=. or line=0 would not.
+// ghAnnotation writes one finding as a workflow command; msg is escaped
+// already (ghEscapeData).
 func ghAnnotation(w io.Writer, sev rules.Severity, pos rules.Pos, check, msg string) {
-	level := sev.String()
-	if level == "note" {
-		level = "notice"
-	}
-	var props []string
-	if pos.File != "" {
-		props = append(props, "file="+ghEscapeProperty(relPath(pos.File)))
-		if pos.Line > 0 {
-			props = append(props, fmt.Sprintf("line=%d", pos.Line))
-		}
-	}
-	props = append(props, "title="+ghEscapeProperty("rootfs-trim ["+check+"]"))
-	fmt.Fprintf(w, "::%s %s::%s\n", level, strings.Join(props, ","), msg)
+	ghCommand(w, ghLevel(sev), pos, "rootfs-trim ["+check+"]", msg)
 }
 
 // GitHub's workflow command escaping, after names.Text has escaped every

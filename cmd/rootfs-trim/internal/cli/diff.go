@@ -362,9 +362,11 @@ func ghLevel(s rules.Severity) string {
 	return "notice"
 }
 
-// ghAnnotate writes one workflow command; file= and line= only where the
-// position is known.
-func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
+// ghCommand writes one workflow command; msg is escaped already
+// (ghEscapeData). A finding with no rule or policy behind it (a package
+// missing from the lock) has no position: GitHub then shows the
+// annotation on the run, which a made-up file=. or line=0 would not.
+func ghCommand(w io.Writer, level string, pos rules.Pos, title, msg string) {
 	props := ""
 	if pos.File != "" {
 		props = "file=" + ghEscapeProperty(relPath(pos.File))
@@ -373,7 +375,12 @@ func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
 		}
 		props += ","
 	}
-	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty("rootfs-trim diff ["+check+"]"), ghEscapeData(msg))
+	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty(title), msg)
+}
+
+// ghAnnotate writes one of diff's annotations.
+func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
+	ghCommand(w, level, pos, "rootfs-trim diff ["+check+"]", ghEscapeData(msg))
 }
 
 // diffFindings are what diff's github report annotates, as findings for
