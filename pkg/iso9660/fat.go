@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf16"
 
@@ -179,12 +180,7 @@ func (f *FAT) FindFunc(match func(name string) bool, max int64) ([]FATFile, erro
 }
 
 func matchName(name string, names []string) bool {
-	for _, n := range names {
-		if strings.EqualFold(name, n) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(name, n) })
 }
 
 // longName gathers the long-name entries before a short one (fatgen103,

@@ -615,21 +615,7 @@ func (im *Image) file(p string, r record, su *susp) File {
 }
 
 func unixMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & 0o170000 {
-	case 0o040000:
-		mode |= fs.ModeDir
-	case 0o120000:
-		mode |= fs.ModeSymlink
-	case 0o020000:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case 0o060000:
-		mode |= fs.ModeDevice
-	case 0o010000:
-		mode |= fs.ModeNamedPipe
-	case 0o140000:
-		mode |= fs.ModeSocket
-	}
+	mode := fs.FileMode(m&0o777) | fileTypes[m&0o170000]
 	for _, b := range specialBits {
 		if m&b.unix != 0 {
 			mode |= b.mode
@@ -637,6 +623,11 @@ func unixMode(m uint32) fs.FileMode {
 	}
 	return mode
 }
+
+// fileTypes are st_mode's file types as fs.FileMode says them (a regular
+// file: none).
+var fileTypes = map[uint32]fs.FileMode{0o040000: fs.ModeDir, 0o120000: fs.ModeSymlink,
+	0o020000: fs.ModeDevice | fs.ModeCharDevice, 0o060000: fs.ModeDevice, 0o010000: fs.ModeNamedPipe, 0o140000: fs.ModeSocket}
 
 var specialBits = []struct {
 	unix uint32
