@@ -134,7 +134,6 @@ func auditStatus(findings []trim.Finding) error {
 	return nil
 }
 
-// checkReportFormat validates the --report of audit and check.
 // auditSchema names audit --format json's JSON Schema,
 // docs/schema/audit.json. Any change to auditReport's fields (a finding's
 // included) changes it.
