@@ -287,16 +287,10 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // both is a usage error.
 func renamedFlag(fs *flag.FlagSet, name, old, value, usage string) *string {
 	val, by := value, ""
+	arg, _ := flag.UnquoteUsage(&flag.Flag{Usage: usage})
 	fs.Var(&spelling{val: &val, by: &by, name: name, other: old}, name, usage)
-	fs.Var(&spelling{val: &val, by: &by, name: old, other: name, old: true}, old, "the old spelling of --"+name+" (the same `"+argName(usage)+"`)")
+	fs.Var(&spelling{val: &val, by: &by, name: old, other: name, old: true}, old, "the old spelling of --"+name+" (the same `"+arg+"`)")
 	return &val
-}
-
-// argName is the `name` a flag's usage gives its argument.
-func argName(usage string) string {
-	_, name, _ := strings.Cut(usage, "`")
-	name, _, _ = strings.Cut(name, "`")
-	return name
 }
 
 // spelling is one of the two names of a renamedFlag.
