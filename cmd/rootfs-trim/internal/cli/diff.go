@@ -63,10 +63,15 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	out := bufio.NewWriter(env.Stdout)
-	if *report == "sarif" {
+	switch *report {
+	case "sarif":
 		err = printSARIF(out, "diff", set, diffFindings(res, set), checkResultMessage)
-	} else {
-		printDiff(out, *report, res)
+	case "json":
+		canon.JSON(out, res)
+	case "github":
+		printDiffGitHub(out, res)
+	default:
+		printDiffText(out, res)
 	}
 	if err != nil {
 		return err
@@ -120,7 +125,11 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	}
 	if mOld || mNew {
 		if !mOld || !mNew {
-			return nil, nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(pick(mOld, old, new)), names.Quote(pick(mOld, new, old)))
+			manifest, image := old, new
+			if mNew {
+				manifest, image = new, old
+			}
+			return nil, nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(manifest), names.Quote(image))
 		}
 		res, err := diff.Manifests(old, new)
 		return res, nil, err
@@ -148,24 +157,6 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	res, err := diff.Images(diff.Options{Set: set,
 		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }}, sides[0], sides[1])
 	return res, set, err
-}
-
-func pick(first bool, a, b string) string {
-	if first {
-		return a
-	}
-	return b
-}
-
-func printDiff(w io.Writer, report string, res *diff.Result) {
-	switch report {
-	case "json":
-		canon.JSON(w, res)
-	case "github":
-		printDiffGitHub(w, res)
-	default:
-		printDiffText(w, res)
-	}
 }
 
 func printDiffText(w io.Writer, res *diff.Result) {
