@@ -40,22 +40,16 @@ type view struct {
 //   - the Joliet tree wherever there is one, as GRUB reads it: the
 //     issue's rule, both trees name the same boot files.
 func (im *Image) views() []view {
+	grub := view{who: "GRUB", root: im.root, rr: im.rr, isoName: grubISOName, isoFold: true}
 	isolinux := view{who: "isolinux", root: im.root, rr: im.rr, isoName: isolinuxISOName, isoFold: true}
-	var joliet *view
-	if im.joliet != nil {
-		joliet = &view{who: "GRUB (Joliet)", root: *im.joliet, isoName: grubJolietName}
+	if im.joliet == nil {
+		return []view{grub, isolinux}
 	}
-	switch {
-	case im.rr:
-		out := []view{{who: "GRUB", root: im.root, rr: true, isoName: grubISOName, isoFold: true}, isolinux}
-		if joliet != nil {
-			out = append(out, *joliet)
-		}
-		return out
-	case joliet != nil:
-		return []view{*joliet, isolinux}
+	joliet := view{who: "GRUB (Joliet)", root: *im.joliet, isoName: grubJolietName}
+	if im.rr {
+		return []view{grub, isolinux, joliet}
 	}
-	return []view{{who: "GRUB", root: im.root, isoName: grubISOName, isoFold: true}, isolinux}
+	return []view{joliet, isolinux}
 }
 
 // grubISOName is grub_iso9660_iterate_dir's ISO 9660 name.
