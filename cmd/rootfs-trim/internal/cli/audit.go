@@ -12,7 +12,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -219,22 +218,17 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 	return nil
 }
 
-// layerNote names, in an image, the layer that added a finding's file and
-// the Dockerfile line that made it.
-func layerNote(l *ociimage.Layer) string {
-	if l == nil {
-		return ""
-	}
-	return " [" + names.Text(l.Note()) + "]"
-}
-
 // placeNote says where in its container a finding's file is: the image
-// layer that added it, or the initrd file and segment it came from.
+// layer that added it (and the Dockerfile line that made it), or the
+// initrd file and segment it came from.
 func placeNote(f trim.Finding) string {
-	if f.Initrd != nil {
+	switch {
+	case f.Initrd != nil:
 		return " [" + names.Text(f.Initrd.String()) + "]"
+	case f.Layer != nil:
+		return " [" + names.Text(f.Layer.Note()) + "]"
 	}
-	return layerNote(f.Layer)
+	return ""
 }
 
 func findingMessage(f trim.Finding) string {
