@@ -179,26 +179,17 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
-	if len(pos) == 1 {
-		opt.LoadOwners = func() (o *owners.Table, err error) { // while the tree is listed
-			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
-			opt.Owners = o // for the SBOM
-			return o, err
-		}
-	} else if own.fileList != "" || own.pkg != "" || isDir(pos[0]) {
-		if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
-			return err
-		}
-	} else {
-		opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
-	}
 	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
 		Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
-
 	var rep *trim.Report
 	if len(pos) == 1 {
 		if *format != "" || *codec != "" || *squash {
 			return usagef("--archive-format, --compress and --squash need IN and OUT")
+		}
+		opt.LoadOwners = func() (o *owners.Table, err error) { // while the tree is listed
+			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
+			opt.Owners = o // for the SBOM
+			return o, err
 		}
 		var mm *manifest.Manifest
 		if *manifestPath != "" {
@@ -211,6 +202,13 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 		defer unlock()
 	} else {
+		if own.fileList != "" || own.pkg != "" || isDir(pos[0]) {
+			if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
+				return err
+			}
+		} else {
+			opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
+		}
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
 			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
 			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
