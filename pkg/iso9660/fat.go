@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf16"
 
@@ -179,12 +180,7 @@ func (f *FAT) FindFunc(match func(name string) bool, max int64) ([]FATFile, erro
 }
 
 func matchName(name string, names []string) bool {
-	for _, n := range names {
-		if strings.EqualFold(name, n) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(name, n) })
 }
 
 // longName gathers the long-name entries before a short one (fatgen103,
@@ -292,41 +288,21 @@ func (f *FAT) chain(c uint32, max int64) ([]byte, error) {
 }
 
 // next is the FAT's entry for cluster c; 0 or an end mark ends the chain.
+// An entry is 12, 16 or 32 bits at c*bits/8 (FAT12's odd clusters in the
+// high 12 bits of their two bytes); FAT32 uses only the low 28 bits, and
+// the top 8 values of each width mark the end.
 func (f *FAT) next(c uint32) (uint32, error) {
-	var off int64
-	switch f.bits {
-	case 12:
-		off = int64(c) + int64(c)/2
-	case 16:
-		off = int64(c) * 2
-	default:
-		off = int64(c) * 4
-	}
 	var b [4]byte
-	if _, err := f.r.ReadAt(b[:], f.base+f.fatStart+off); err != nil {
+	if _, err := f.r.ReadAt(b[:], f.base+f.fatStart+int64(c)*int64(f.bits)/8); err != nil {
 		return 0, err
 	}
-	var v uint32
-	switch f.bits {
-	case 12:
-		v = uint32(binary.LittleEndian.Uint16(b[:]))
-		if c&1 != 0 {
-			v >>= 4
-		}
-		v &= 0xFFF
-		if v >= 0xFF8 {
-			return 0, nil
-		}
-	case 16:
-		v = uint32(binary.LittleEndian.Uint16(b[:]))
-		if v >= 0xFFF8 {
-			return 0, nil
-		}
-	default:
-		v = binary.LittleEndian.Uint32(b[:]) & 0x0FFFFFFF
-		if v >= 0x0FFFFFF8 {
-			return 0, nil
-		}
+	v := binary.LittleEndian.Uint32(b[:])
+	if f.bits == 12 && c&1 != 0 {
+		v >>= 4
+	}
+	mask := uint32(1)<<min(f.bits, 28) - 1
+	if v &= mask; v >= mask-7 {
+		return 0, nil
 	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ package iso9660
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -117,10 +118,8 @@ func (r *grubRun) runFile(f grubFileName, st *grubState, menu *[]grubEntry) (boo
 		return ok, err
 	}
 	where := r.name(f)
-	for _, s := range r.stack {
-		if s == where {
-			return true, fmt.Errorf("%s: read again while it runs (a loop of configfile or source)", where)
-		}
+	if slices.Contains(r.stack, where) {
+		return true, fmt.Errorf("%s: read again while it runs (a loop of configfile or source)", where)
 	}
 	if len(r.stack) >= 8 {
 		return true, fmt.Errorf("%s: configurations nested more than 8 deep", where)

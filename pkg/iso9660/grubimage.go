@@ -81,10 +81,9 @@ func ReadGrubImage(b []byte) (*GrubImage, error) {
 			return nil, fmt.Errorf("GRUB module at byte %d: size %d out of bounds", pos, msize)
 		}
 		body := mods[pos+8 : pos+msize]
-		switch typ {
-		case grubObjConfig, grubObjPrefix, grubObjMemdisk:
+		if name := grubObjName(typ); name != "" {
 			if seen[typ] {
-				return nil, fmt.Errorf("GRUB module at byte %d: a second %s", pos, grubObjName(typ))
+				return nil, fmt.Errorf("GRUB module at byte %d: a second %s", pos, name)
 			}
 			seen[typ] = true
 		}

@@ -450,10 +450,15 @@ func (im *Image) Walk(fn func(File) error) error {
 	if err := fn(f); err != nil {
 		return err
 	}
-	return im.walk("/", root, map[uint32]bool{root.extent: true}, 0, fn)
+	return im.walkDir("/", root, map[uint32]bool{root.extent: true}, 0, func(dir string, r record, names dirNames) (string, *record, error) {
+		return im.visit(dir, r, names, fn)
+	})
 }
 
-func (im *Image) walk(dir string, d record, seen map[uint32]bool, depth int, fn func(File) error) error {
+// walkDir walks the tree under d, parents before children: visit is
+// called for each record of each directory but "." and ".." and returns
+// the directory to walk next, if any; a directory met twice is a loop.
+func (im *Image) walkDir(dir string, d record, seen map[uint32]bool, depth int, visit func(dir string, r record, names dirNames) (string, *record, error)) error {
 	if depth >= maxDepth {
 		return errorf(dir, "directories nested deeper than %d", maxDepth)
 	}
@@ -469,61 +474,75 @@ func (im *Image) walk(dir string, d record, seen map[uint32]bool, depth int, fn 
 		if im.entries++; im.entries > maxEntries {
 			return errorf(dir, "more than %d files", maxEntries)
 		}
-		su, err := im.systemUse(dir, r)
+		p, sub, err := visit(dir, r, names)
 		if err != nil {
 			return err
 		}
-		if su.nmDot {
-			return errorf(dir, "%q: a Rock Ridge NM entry naming \".\" or \"..\"", r.name)
+		if sub == nil {
+			continue
 		}
-		// isolinux (susp_rr_get_nm) drops a name that long for the ISO
-		// 9660 one; GRUB keeps it.
-		if len(su.name) >= 256 {
-			return errorf(dir, "%q: a Rock Ridge name of %d bytes, more than 255", r.name, len(su.name))
+		if seen[sub.extent] {
+			return errorf(p, "directory loop: its extent (sector %d) is also an ancestor's or another directory's", sub.extent)
 		}
-		if su.relocated {
-			continue // reached through its CL entry instead
-		}
-		if su.child != 0 {
-			r.extent, r.flags = su.child, r.flags|0x02
-			if r, err = im.childRecord(dir, r); err != nil {
-				return err
-			}
-		}
-		name := im.name(r, su)
-		if !goodName(name) {
-			return errorf(dir, "bad file name %q", name)
-		}
-		// GRUB takes a directory's type from PX (susp_iterate_dir),
-		// isolinux and this reader from the record's flags.
-		if su.hasMode && (su.mode&0o170000 == 0o040000) != r.isDir() {
-			return errorf(dir, "%q: Rock Ridge's mode %o and the record's flags %#x disagree on whether it is a directory", name, su.mode, r.flags)
-		}
-		// Lookup's comparison: exact with Rock Ridge, else ignoring case.
-		if other, clash := names.add(viewEntry{name: name, fold: !im.rr}); clash {
-			return errTwice(dir, name, other)
-		}
-		p := path.Join(dir, name)
-		f := im.file(p, r, &su)
-		if !r.isDir() {
-			if err := im.inImage(p, f.Offset, f.Size); err != nil {
-				return err
-			}
-		}
-		if err := fn(f); err != nil {
+		seen[sub.extent] = true
+		if err := im.walkDir(p, *sub, seen, depth+1, visit); err != nil {
 			return err
-		}
-		if r.isDir() && f.Link == "" {
-			if seen[r.extent] {
-				return errorf(p, "directory loop: its extent (sector %d) is also an ancestor's or another directory's", r.extent)
-			}
-			seen[r.extent] = true
-			if err := im.walk(p, r, seen, depth+1, fn); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
+}
+
+// visit checks one record of dir as this reader reads it and hands its
+// file to fn.
+func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error) (string, *record, error) {
+	su, err := im.systemUse(dir, r)
+	if err != nil {
+		return "", nil, err
+	}
+	if su.nmDot {
+		return "", nil, errorf(dir, "%q: a Rock Ridge NM entry naming \".\" or \"..\"", r.name)
+	}
+	// isolinux (susp_rr_get_nm) drops a name that long for the ISO
+	// 9660 one; GRUB keeps it.
+	if len(su.name) >= 256 {
+		return "", nil, errorf(dir, "%q: a Rock Ridge name of %d bytes, more than 255", r.name, len(su.name))
+	}
+	if su.relocated {
+		return "", nil, nil // reached through its CL entry instead
+	}
+	if su.child != 0 {
+		r.extent, r.flags = su.child, r.flags|0x02
+		if r, err = im.childRecord(dir, r); err != nil {
+			return "", nil, err
+		}
+	}
+	name := im.name(r, su)
+	if !goodName(name) {
+		return "", nil, errorf(dir, "bad file name %q", name)
+	}
+	// GRUB takes a directory's type from PX (susp_iterate_dir),
+	// isolinux and this reader from the record's flags.
+	if su.hasMode && (su.mode&0o170000 == 0o040000) != r.isDir() {
+		return "", nil, errorf(dir, "%q: Rock Ridge's mode %o and the record's flags %#x disagree on whether it is a directory", name, su.mode, r.flags)
+	}
+	// Lookup's comparison: exact with Rock Ridge, else ignoring case.
+	if other, clash := names.add(viewEntry{name: name, fold: !im.rr}); clash {
+		return "", nil, errTwice(dir, name, other)
+	}
+	p := path.Join(dir, name)
+	f := im.file(p, r, &su)
+	if !r.isDir() {
+		if err := im.inImage(p, f.Offset, f.Size); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := fn(f); err != nil {
+		return "", nil, err
+	}
+	if r.isDir() && f.Link == "" {
+		return p, &r, nil
+	}
+	return "", nil, nil
 }
 
 // childRecord reads the "." record of a relocated directory (RRIP CL),
@@ -596,21 +615,7 @@ func (im *Image) file(p string, r record, su *susp) File {
 }
 
 func unixMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & 0o170000 {
-	case 0o040000:
-		mode |= fs.ModeDir
-	case 0o120000:
-		mode |= fs.ModeSymlink
-	case 0o020000:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case 0o060000:
-		mode |= fs.ModeDevice
-	case 0o010000:
-		mode |= fs.ModeNamedPipe
-	case 0o140000:
-		mode |= fs.ModeSocket
-	}
+	mode := fs.FileMode(m&0o777) | fileTypes[m&0o170000]
 	for _, b := range specialBits {
 		if m&b.unix != 0 {
 			mode |= b.mode
@@ -618,6 +623,11 @@ func unixMode(m uint32) fs.FileMode {
 	}
 	return mode
 }
+
+// fileTypes are st_mode's file types as fs.FileMode says them (a regular
+// file: none).
+var fileTypes = map[uint32]fs.FileMode{0o040000: fs.ModeDir, 0o120000: fs.ModeSymlink,
+	0o020000: fs.ModeDevice | fs.ModeCharDevice, 0o060000: fs.ModeDevice, 0o010000: fs.ModeNamedPipe, 0o140000: fs.ModeSocket}
 
 var specialBits = []struct {
 	unix uint32

@@ -98,21 +98,18 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 			return nil, &Error{Msg: fmt.Sprintf("System Use entry %q after a CE entry (GRUB skips it, isolinux reads it)", sig)}
 		}
 		d := a[4:n]
+		if len(d) < minEntryLen[sig] {
+			return nil, errBadEntry(sig)
+		}
 		switch sig {
 		case "CE":
-			if len(d) < 24 {
-				return nil, errBadEntry(sig)
-			}
 			ce = &[3]uint32{binary.LittleEndian.Uint32(d[0:]), binary.LittleEndian.Uint32(d[8:]), binary.LittleEndian.Uint32(d[16:])}
 		case "ER":
-			if len(d) < 4 || 4+int(d[0]) > len(d) {
+			if 4+int(d[0]) > len(d) {
 				return nil, errBadEntry(sig)
 			}
 			s.er = append(s.er, string(d[4:4+int(d[0])]))
 		case "NM":
-			if len(d) < 1 {
-				return nil, errBadEntry(sig)
-			}
 			if s.nmDone {
 				return nil, &Error{Msg: "an NM entry after one without CONTINUE (isolinux's name ends at the first, GRUB's goes on)"}
 			}
@@ -124,17 +121,11 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 			s.name += string(d[1:])
 			s.hasName = true
 		case "PX":
-			if len(d) < 32 {
-				return nil, errBadEntry(sig)
-			}
 			s.mode = binary.LittleEndian.Uint32(d[0:])
 			s.uid = binary.LittleEndian.Uint32(d[16:])
 			s.gid = binary.LittleEndian.Uint32(d[24:])
 			s.hasMode = true
 		case "SL":
-			if len(d) < 1 {
-				return nil, errBadEntry(sig)
-			}
 			if err := s.slAppend(d[1:], link); err != nil {
 				return nil, err
 			}
@@ -142,9 +133,6 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 		case "TF":
 			s.mtime, s.atime, s.ctime = tfTime(d, 0x02), tfTime(d, 0x04), tfTime(d, 0x08)
 		case "CL":
-			if len(d) < 8 {
-				return nil, errBadEntry(sig)
-			}
 			s.child = binary.LittleEndian.Uint32(d[0:])
 		case "RE":
 			s.relocated = true
@@ -153,6 +141,9 @@ func (s *susp) entries(a []byte, link *strings.Builder) (*[3]uint32, error) {
 	}
 	return ce, nil
 }
+
+// minEntryLen is the length of each entry's data that entries reads.
+var minEntryLen = map[string]int{"CE": 24, "ER": 4, "NM": 1, "PX": 32, "SL": 1, "CL": 8}
 
 func errBadEntry(sig string) error {
 	return &Error{Msg: "bad System Use entry " + strings.ToValidUTF8(sig, "?")}

@@ -40,22 +40,16 @@ type view struct {
 //   - the Joliet tree wherever there is one, as GRUB reads it: the
 //     issue's rule, both trees name the same boot files.
 func (im *Image) views() []view {
+	grub := view{who: "GRUB", root: im.root, rr: im.rr, isoName: grubISOName, isoFold: true}
 	isolinux := view{who: "isolinux", root: im.root, rr: im.rr, isoName: isolinuxISOName, isoFold: true}
-	var joliet *view
-	if im.joliet != nil {
-		joliet = &view{who: "GRUB (Joliet)", root: *im.joliet, isoName: grubJolietName}
+	if im.joliet == nil {
+		return []view{grub, isolinux}
 	}
-	switch {
-	case im.rr:
-		out := []view{{who: "GRUB", root: im.root, rr: true, isoName: grubISOName, isoFold: true}, isolinux}
-		if joliet != nil {
-			out = append(out, *joliet)
-		}
-		return out
-	case joliet != nil:
-		return []view{*joliet, isolinux}
+	joliet := view{who: "GRUB (Joliet)", root: *im.joliet, isoName: grubJolietName}
+	if im.rr {
+		return []view{grub, isolinux, joliet}
 	}
-	return []view{{who: "GRUB", root: im.root, isoName: grubISOName, isoFold: true}, isolinux}
+	return []view{joliet, isolinux}
 }
 
 // grubISOName is grub_iso9660_iterate_dir's ISO 9660 name.
@@ -181,31 +175,14 @@ func (x viewIndex) resolve(p string) (viewEntry, bool) {
 func (im *Image) walkView(v view) (viewIndex, error) {
 	im.entries, im.dirBytes = 0, 0
 	x := viewIndex{}
-	return x, im.walkViewDir(v, x, "/", v.root, map[uint32]bool{v.root.extent: true}, 0)
-}
-
-func (im *Image) walkViewDir(v view, x viewIndex, dir string, d record, seen map[uint32]bool, depth int) error {
-	if depth >= maxDepth {
-		return errorf(dir, "directories nested deeper than %d", maxDepth)
-	}
-	recs, err := im.readDir(dir, d)
-	if err != nil {
-		return err
-	}
-	names := dirNames{}
-	x[dir] = names
-	for i, r := range recs {
-		if i < 2 && len(r.name) == 1 && (r.name[0] == 0 || r.name[0] == 1) {
-			continue
-		}
-		if im.entries++; im.entries > maxEntries {
-			return errorf(dir, "more than %d files", maxEntries)
-		}
+	return x, im.walkDir("/", v.root, map[uint32]bool{v.root.extent: true}, 0, func(dir string, r record, names dirNames) (string, *record, error) {
+		x[dir] = names
 		e := viewEntry{extent: r.extent, size: r.size, dir: r.isDir()}
 		var su susp
 		if v.rr {
+			var err error
 			if su, err = im.systemUse(dir, r); err != nil {
-				return err
+				return "", nil, err
 			}
 		}
 		if su.hasName {
@@ -217,22 +194,16 @@ func (im *Image) walkViewDir(v view, x viewIndex, dir string, d record, seen map
 		// one is not the file this reader finds, which checkViews sees.
 		e.link = su.hasLink || su.child != 0
 		if !goodName(e.name) {
-			return errorf(dir, "bad file name %q", e.name)
+			return "", nil, errorf(dir, "bad file name %q", e.name)
 		}
 		if other, clash := names.add(e); clash {
-			return errTwice(dir, e.name, other)
+			return "", nil, errTwice(dir, e.name, other)
 		}
 		if e.dir && !e.link {
-			if seen[r.extent] {
-				return errorf(path.Join(dir, e.name), "directory loop: its extent (sector %d) is also an ancestor's or another directory's", r.extent)
-			}
-			seen[r.extent] = true
-			if err := im.walkViewDir(v, x, path.Join(dir, e.name), r, seen, depth+1); err != nil {
-				return err
-			}
+			return path.Join(dir, e.name), &r, nil
 		}
-	}
-	return nil
+		return "", nil, nil
+	})
 }
 
 // checkViews requires each file the boot configurations name (the

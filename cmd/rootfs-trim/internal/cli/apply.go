@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -66,10 +67,8 @@ func (o *ownershipFlags) check() error {
 	return nil
 }
 
+// load reads the owners the flags give (check has refused both at once).
 func (o *ownershipFlags) load() (*owners.Table, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
 	owners := owners.New()
 	if o.fileList != "" {
 		if err := owners.ReadFileList(o.fileList); err != nil {
@@ -180,26 +179,17 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
-	if len(pos) == 1 {
-		opt.LoadOwners = func() (o *owners.Table, err error) { // while the tree is listed
-			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
-			opt.Owners = o // for the SBOM
-			return o, err
-		}
-	} else if own.fileList != "" || own.pkg != "" || isDir(pos[0]) {
-		if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
-			return err
-		}
-	} else {
-		opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
-	}
 	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
 		Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
-
 	var rep *trim.Report
 	if len(pos) == 1 {
 		if *format != "" || *codec != "" || *squash {
 			return usagef("--archive-format, --compress and --squash need IN and OUT")
+		}
+		opt.LoadOwners = func() (o *owners.Table, err error) { // while the tree is listed
+			o, ownersNote, err = own.ownersFor(pos[0], maxSize.open())
+			opt.Owners = o // for the SBOM
+			return o, err
 		}
 		var mm *manifest.Manifest
 		if *manifestPath != "" {
@@ -212,6 +202,13 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		}
 		defer unlock()
 	} else {
+		if own.fileList != "" || own.pkg != "" || isDir(pos[0]) {
+			if opt.Owners, ownersNote, err = own.ownersFor(pos[0], maxSize.open()); err != nil {
+				return err
+			}
+		} else {
+			opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
+		}
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
 			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
 			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
@@ -503,7 +500,11 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 
 // writeFileAtomic writes a small file through a temporary file and rename.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	o, err := os.CreateTemp(dirOf(path), "."+baseOf(path)+".tmp-")
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "." // not CreateTemp's default, the system's temporary directory
+	}
+	o, err := os.CreateTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -524,18 +525,4 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(o.Name(), path)
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i+1]
-	}
-	return "."
-}
-
-func baseOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
-	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
@@ -134,7 +133,6 @@ func auditStatus(findings []trim.Finding) error {
 	return nil
 }
 
-// checkReportFormat validates the --report of audit and check.
 // auditSchema names audit --format json's JSON Schema,
 // docs/schema/audit.json. Any change to auditReport's fields (a finding's
 // included) changes it.
@@ -220,22 +218,17 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 	return nil
 }
 
-// layerNote names, in an image, the layer that added a finding's file and
-// the Dockerfile line that made it.
-func layerNote(l *ociimage.Layer) string {
-	if l == nil {
-		return ""
-	}
-	return " [" + names.Text(l.Note()) + "]"
-}
-
 // placeNote says where in its container a finding's file is: the image
-// layer that added it, or the initrd file and segment it came from.
+// layer that added it (and the Dockerfile line that made it), or the
+// initrd file and segment it came from.
 func placeNote(f trim.Finding) string {
-	if f.Initrd != nil {
+	switch {
+	case f.Initrd != nil:
 		return " [" + names.Text(f.Initrd.String()) + "]"
+	case f.Layer != nil:
+		return " [" + names.Text(f.Layer.Note()) + "]"
 	}
-	return layerNote(f.Layer)
+	return ""
 }
 
 func findingMessage(f trim.Finding) string {
@@ -278,24 +271,10 @@ func relPath(p string) string {
 	return p
 }
 
-// ghAnnotation writes one workflow command; msg is escaped already
-// (ghEscapeData). A finding with no rule or policy behind it (a package
-// missing from the lock) has no position: GitHub then shows the
-// annotation on the run, which a made-up file=. or line=0 would not.
+// ghAnnotation writes one finding as a workflow command; msg is escaped
+// already (ghEscapeData).
 func ghAnnotation(w io.Writer, sev rules.Severity, pos rules.Pos, check, msg string) {
-	level := sev.String()
-	if level == "note" {
-		level = "notice"
-	}
-	var props []string
-	if pos.File != "" {
-		props = append(props, "file="+ghEscapeProperty(relPath(pos.File)))
-		if pos.Line > 0 {
-			props = append(props, fmt.Sprintf("line=%d", pos.Line))
-		}
-	}
-	props = append(props, "title="+ghEscapeProperty("rootfs-trim ["+check+"]"))
-	fmt.Fprintf(w, "::%s %s::%s\n", level, strings.Join(props, ","), msg)
+	ghCommand(w, ghLevel(sev), pos, "rootfs-trim ["+check+"]", msg)
 }
 
 // GitHub's workflow command escaping, after names.Text has escaped every

@@ -176,13 +176,7 @@ Usage:
 
 Commands:
 `)
-	names := make([]string, 0, len(commands))
-	for n, c := range commands {
-		if !c.hidden {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
+	names := visibleCommands()
 	width := 0
 	for _, n := range names {
 		width = max(width, len(n))
@@ -196,6 +190,19 @@ Exit status: 0 success; 1 findings (audit: offending files; check: a failed
 check; apply: a forbidden file that no rule handles, nothing written); 2 usage,
 input or I/O error.
 `)
+}
+
+// visibleCommands are the commands usage, completion and the man page
+// show, sorted.
+func visibleCommands() []string {
+	var names []string
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // newFlagSet returns a flag set whose usage text is the command's own.
@@ -280,16 +287,10 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // both is a usage error.
 func renamedFlag(fs *flag.FlagSet, name, old, value, usage string) *string {
 	val, by := value, ""
+	arg, _ := flag.UnquoteUsage(&flag.Flag{Usage: usage})
 	fs.Var(&spelling{val: &val, by: &by, name: name, other: old}, name, usage)
-	fs.Var(&spelling{val: &val, by: &by, name: old, other: name, old: true}, old, "the old spelling of --"+name+" (the same `"+argName(usage)+"`)")
+	fs.Var(&spelling{val: &val, by: &by, name: old, other: name, old: true}, old, "the old spelling of --"+name+" (the same `"+arg+"`)")
 	return &val
-}
-
-// argName is the `name` a flag's usage gives its argument.
-func argName(usage string) string {
-	_, name, _ := strings.Cut(usage, "`")
-	name, _, _ = strings.Cut(name, "`")
-	return name
 }
 
 // spelling is one of the two names of a renamedFlag.
@@ -318,16 +319,18 @@ func (s *spelling) Set(v string) error {
 // 1024), for --max-size.
 type byteSize int64
 
-// String gives the size the way a user writes it (32G, not 34359738368):
-// the largest suffix that divides it exactly.
+// sizeSuffixes are --max-size's suffixes, largest first: String gives the
+// largest that divides a size exactly (32G, not 34359738368).
+var sizeSuffixes = []struct {
+	suffix byte
+	size   int64
+}{{'T', 1 << 40}, {'G', 1 << 30}, {'M', 1 << 20}, {'K', 1 << 10}}
+
 func (b *byteSize) String() string {
 	v := int64(*b)
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+	for _, u := range sizeSuffixes {
 		if v != 0 && v%u.size == 0 {
-			return fmt.Sprintf("%d%s", v/u.size, u.suffix)
+			return fmt.Sprintf("%d%c", v/u.size, u.suffix)
 		}
 	}
 	return fmt.Sprint(v)
@@ -335,19 +338,10 @@ func (b *byteSize) String() string {
 
 func (b *byteSize) Set(s string) error {
 	mult := int64(1)
-	if n := len(s); n > 0 {
-		switch s[n-1] {
-		case 'K', 'k':
-			mult = 1 << 10
-		case 'M', 'm':
-			mult = 1 << 20
-		case 'G', 'g':
-			mult = 1 << 30
-		case 'T', 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			s = s[:n-1]
+	for _, u := range sizeSuffixes {
+		if n := len(s); n > 0 && (s[n-1] == u.suffix || s[n-1] == u.suffix+'a'-'A') {
+			s, mult = s[:n-1], u.size
+			break
 		}
 	}
 	v, err := strconv.ParseInt(s, 10, 64)

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 )
 
@@ -96,15 +95,8 @@ type flagSpec struct {
 // table, the one -h prints, so what the completions and the man page say
 // is what the binary takes.
 func commandTable() ([]cmdSpec, error) {
-	var names []string
-	for n, c := range commands {
-		if !c.hidden {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
 	var out []cmdSpec
-	for _, name := range names {
+	for _, name := range visibleCommands() {
 		spec := cmdSpec{Name: name, Summary: commands[name].summary}
 		var fs *flag.FlagSet
 		env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" },

@@ -63,10 +63,15 @@ func runDiff(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	out := bufio.NewWriter(env.Stdout)
-	if *report == "sarif" {
+	switch *report {
+	case "sarif":
 		err = printSARIF(out, "diff", set, diffFindings(res, set), checkResultMessage)
-	} else {
-		printDiff(out, *report, res)
+	case "json":
+		canon.JSON(out, res)
+	case "github":
+		printDiffGitHub(out, res)
+	default:
+		printDiffText(out, res)
 	}
 	if err != nil {
 		return err
@@ -120,7 +125,11 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	}
 	if mOld || mNew {
 		if !mOld || !mNew {
-			return nil, nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(pick(mOld, old, new)), names.Quote(pick(mOld, new, old)))
+			manifest, image := old, new
+			if mNew {
+				manifest, image = new, old
+			}
+			return nil, nil, usagef("%s is a manifest and %s is not: diff two manifests, or two images", names.Quote(manifest), names.Quote(image))
 		}
 		res, err := diff.Manifests(old, new)
 		return res, nil, err
@@ -148,24 +157,6 @@ func diffInputs(ctx context.Context, old, new, rulesDir string, own *diffOwners,
 	res, err := diff.Images(diff.Options{Set: set,
 		Wrap: func(r archive.Reader) archive.Reader { return withContext(ctx, r) }}, sides[0], sides[1])
 	return res, set, err
-}
-
-func pick(first bool, a, b string) string {
-	if first {
-		return a
-	}
-	return b
-}
-
-func printDiff(w io.Writer, report string, res *diff.Result) {
-	switch report {
-	case "json":
-		canon.JSON(w, res)
-	case "github":
-		printDiffGitHub(w, res)
-	default:
-		printDiffText(w, res)
-	}
 }
 
 func printDiffText(w io.Writer, res *diff.Result) {
@@ -362,9 +353,11 @@ func ghLevel(s rules.Severity) string {
 	return "notice"
 }
 
-// ghAnnotate writes one workflow command; file= and line= only where the
-// position is known.
-func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
+// ghCommand writes one workflow command; msg is escaped already
+// (ghEscapeData). A finding with no rule or policy behind it (a package
+// missing from the lock) has no position: GitHub then shows the
+// annotation on the run, which a made-up file=. or line=0 would not.
+func ghCommand(w io.Writer, level string, pos rules.Pos, title, msg string) {
 	props := ""
 	if pos.File != "" {
 		props = "file=" + ghEscapeProperty(relPath(pos.File))
@@ -373,7 +366,12 @@ func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
 		}
 		props += ","
 	}
-	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty("rootfs-trim diff ["+check+"]"), ghEscapeData(msg))
+	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty(title), msg)
+}
+
+// ghAnnotate writes one of diff's annotations.
+func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
+	ghCommand(w, level, pos, "rootfs-trim diff ["+check+"]", ghEscapeData(msg))
 }
 
 // diffFindings are what diff's github report annotates, as findings for

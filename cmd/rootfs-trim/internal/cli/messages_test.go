@@ -46,7 +46,7 @@ func TestMessageBuilders(t *testing.T) {
 			return buf.String()
 		}, false},
 		{"layer note", func(h string) string {
-			return layerNote(&ociimage.Layer{Index: 1, Digest: "sha256:0", CreatedBy: h})
+			return placeNote(trim.Finding{Layer: &ociimage.Layer{Index: 1, Digest: "sha256:0", CreatedBy: h}})
 		}, false},
 		{"finding message", func(h string) string {
 			return findingMessage(trim.Finding{Path: h, Package: "p", Input: "in", Rule: "r", Action: "defer", Reason: h})

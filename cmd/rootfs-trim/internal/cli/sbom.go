@@ -65,7 +65,13 @@ func (s *sbomFlags) write(env *Env, doc *sbom.Doc, run sbomRun) error {
 	if doc == nil {
 		return nil
 	}
-	doc.AddPackages(packagesOf(run.table, run.versions)...)
+	if run.table != nil { // the packages, sorted, with their versions
+		names := run.table.Packages()
+		sort.Strings(names)
+		for _, n := range names {
+			doc.AddPackages(sbom.Package{Name: n, Version: run.versions[n]})
+		}
+	}
 	doc.AddChanges(run.changes)
 	epoch, err := sourceDateEpoch(env)
 	if err != nil {
@@ -77,18 +83,4 @@ func (s *sbomFlags) write(env *Env, doc *sbom.Doc, run sbomRun) error {
 	}
 	opt := sbom.Options{Tool: Version, Time: t, Subject: filepath.Base(run.subject)}
 	return writeFileAtomic(s.out, func(w io.Writer) error { return doc.Encode(w, opt) })
-}
-
-// packagesOf lists the packages of table, sorted, with their versions.
-func packagesOf(table *owners.Table, versions map[string]string) []sbom.Package {
-	if table == nil {
-		return nil
-	}
-	names := table.Packages()
-	sort.Strings(names)
-	var pkgs []sbom.Package
-	for _, n := range names {
-		pkgs = append(pkgs, sbom.Package{Name: n, Version: versions[n]})
-	}
-	return pkgs
 }

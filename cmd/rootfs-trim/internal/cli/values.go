@@ -64,16 +64,14 @@ func wantOneOf(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-func checkReportFormat(f string) error {
-	if !slices.Contains(reportFormats, f) {
-		return usagef("--report %q: want %s", f, wantOneOf(reportFormats))
+// checkWord refuses a value of --flag that is not one of words.
+func checkWord(flag, v string, words []string) error {
+	if !slices.Contains(words, v) {
+		return usagef("--%s %q: want %s", flag, v, wantOneOf(words))
 	}
 	return nil
 }
 
-func checkRecompress(mode string) error {
-	if !slices.Contains(recompressModes, mode) {
-		return usagef("--recompress %q: want %s", mode, wantOneOf(recompressModes))
-	}
-	return nil
-}
+func checkReportFormat(f string) error { return checkWord("report", f, reportFormats) }
+
+func checkRecompress(mode string) error { return checkWord("recompress", mode, recompressModes) }
