@@ -21,11 +21,12 @@ import (
 // judged, its header, is kept until the database is in, and the entries
 // are judged after (replay). Headers are small (a Debian rootfs of 7,000
 // entries keeps about 2 MB); the data is not kept, but for an applied
-// image's index, the one entry audit reads.
+// image's index and the config files an edit rule reads, the entries
+// audit reads.
 type recorded struct {
 	kind    archive.Kind
 	entries []archive.Entry
-	index   map[int][]byte // entry number -> data, for the index's path
+	index   map[int][]byte // entry number -> data, for the index's path and what Keep says
 	db      *DpkgDB
 	// placeOf is the input's container.Input.PlaceOf, for the findings.
 	placeOf func(int) *container.Place
@@ -52,13 +53,14 @@ func ReadsDatabaseFirst(name string) bool {
 // gathering the dpkg database. Read errors are named as LoadDpkg names
 // them, which read the archive first, before the audit, until there was
 // one pass.
-func record(in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*recorded, error) {
+func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*recorded, error) {
 	src, r, err := openWrapped(in.Path, wrap, open)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	rec := NewRecording(in.Path, src.Format.Kind)
+	rec.Keep = judgedPaths(set)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -88,6 +90,30 @@ type Recording struct {
 	rec  recorded
 	scan dpkgScan
 	path string
+	// Keep says which regular files' data the replay needs besides the
+	// index's (judgedPaths); nil: none.
+	Keep func(name string) bool
+}
+
+// judgedPaths says which paths a rule of set judges by their content
+// (ActionSpec.Judge): their data is kept for the replay.
+func judgedPaths(set *rules.Set) func(string) bool {
+	var judging []*rules.Rule
+	for _, r := range set.Rules() {
+		if Actions[r.Action].Judge != nil {
+			judging = append(judging, r)
+		}
+	}
+	return func(name string) bool {
+		for _, r := range judging {
+			for _, p := range r.Paths {
+				if p.Match(name) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 }
 
 // NewRecording starts the recording of the archive at path, of kind.
@@ -102,7 +128,7 @@ func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 	h.Format = nil // what a writer needs, not a judge
 	h.Name, h.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
 	r.rec.entries = append(r.rec.entries, h)
-	if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
+	if name, err := pathx.Clean(e.Name); err == nil && e.Type == archive.TypeRegular && (name == contract.IndexPath || r.Keep != nil && r.Keep(name)) {
 		b, err := io.ReadAll(io.LimitReader(data, maxRecordedIndex))
 		if err != nil {
 			return dpkgReadError(r.path, err)
