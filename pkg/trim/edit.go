@@ -86,10 +86,40 @@ func placeEdited(p *planner, c *captured, e *archive.Entry, change manifest.Chan
 	// An earlier apply's record of this file (a package bump brought
 	// the key back) gives way to this one.
 	p.index.Files = slices.DeleteFunc(p.index.Files, func(f contract.IndexFile) bool { return f.Kind == contract.Edited && f.Source == at })
-	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Edited, Name: r.Name, Source: at, Dest: at,
-		Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: sum})
+	// As a stream apply records it (removedOf): the file, its new sum.
+	p.index.Files = append(p.index.Files, contract.IndexFile{Kind: contract.Edited, Name: r.Name, Source: at,
+		Mode: fmt.Sprintf("%04o", e.Mode), SHA256: sum})
 	p.inject(c, e, change, at)
 	in := p.inj[len(p.inj)-1]
 	in.data = func() (io.Reader, error) { return bytes.NewReader(out), nil }
 	in.change.To = ""
+}
+
+// editInPlace writes e at its place in a stream's output as its rule
+// makes it (writeInPlace), and records the change if there is one: the
+// entry keeps its place, header and inode, and only the key's bytes
+// differ.
+func (c *collector) editInPlace(dec Decision, e *archive.Entry, data io.Reader) error {
+	r := dec.Verdict.Rule
+	if e.Type != archive.TypeRegular || e.Nlink > 1 {
+		return fmt.Errorf("%s: rule %s edits a regular file, not a %s of %d name(s); break the link in the package", c.label(e, dec), r.Name, e.Type, e.Nlink)
+	}
+	b, err := io.ReadAll(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.label(e, dec), err)
+	}
+	res, err := judged(dec.Spec.Judge, r, bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%s: rule %s: %w", c.label(e, dec), r.Name, err)
+	}
+	out := e.Clone()
+	if res.Out != nil {
+		b = res.Out
+		ch := changeFor(e, dec.Verdict, c.opt.Owners)
+		ch.Kind, ch.Reason, ch.Size, ch.SHA256 = dec.Spec.Kind, editedChange(r, res), int64(len(b)), digest.Bytes(b)
+		c.changes = append(c.changes, ch)
+	}
+	out.Size = int64(len(b))
+	c.out.files[dec.Path] = true
+	return c.writeInPlace(out, b)
 }

@@ -290,19 +290,7 @@ func (p *planner) layout() ([]*injection, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A file changed in place comes after the first group: an apply of
-	// the output finds that group in place, as ordinary entries, and
-	// writes the file again (what its rule makes of it is in its
-	// content, not its path), so in the same order.
-	var moved, inPlace []*injection
-	for _, in := range p.inj {
-		if s := specOfKind(in.change.Kind); s != nil && s.Judge != nil {
-			inPlace = append(inPlace, in)
-		} else {
-			moved = append(moved, in)
-		}
-	}
-	withParents = append(withParents, moved...)
+	withParents = append(withParents, p.inj...)
 	byName(withParents)
 	// A directory's link count is 2 and one per subdirectory, all of them
 	// added too: it did not exist before.
@@ -317,7 +305,7 @@ func (p *planner) layout() ([]*injection, error) {
 			in.entry.Nlink = 2 + subdirs[in.entry.Name]
 		}
 	}
-	withParents = append(append(withParents, inPlace...), p.written...)
+	withParents = append(withParents, p.written...)
 	for _, in := range withParents {
 		if p.own[in.entry.Name] == in.change.SHA256 && in.change.SHA256 != "" {
 			in.unchanged = true

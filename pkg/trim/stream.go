@@ -144,6 +144,13 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 		return a.decide(e)
 	}
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio(), view: archive.NewResolver(dest)}
+	a.writeInPlace = func(e *archive.Entry, data []byte) error {
+		if err := guard.WriteHeader(e); err != nil {
+			return err
+		}
+		_, err := guard.Write(data)
+		return err
+	}
 	err := archive.Copy(guard, in, archive.CopyOptions{Decide: decide, Take: a.takeData, Dest: dest, Links: links})
 	if err != nil {
 		return nil, err
@@ -223,7 +230,7 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 			return 0, err
 		}
 	}
-	if act == archive.Keep {
+	if act == archive.Keep || dec.Spec != nil && dec.Spec.Judge != nil {
 		a.maxInode = max(a.maxInode, e.Inode)
 	}
 	return act, nil
@@ -248,7 +255,18 @@ func (a *streamApplier) takeData(e *archive.Entry, data io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
-	a.seen[len(a.seen)-1].data = sp
+	s := &a.seen[len(a.seen)-1]
+	s.data = sp
+	if spec := a.taking.Spec; spec != nil && spec.Judge != nil {
+		// Written now, at its place, as its rule makes it with the
+		// owners known so far: settle holds the rule to that.
+		rd, err := sp.Reader()
+		if err != nil {
+			return err
+		}
+		s.editedBy = a.taking.Verdict.Rule
+		return a.take(a.taking, e, rd)
+	}
 	return nil
 }
 
@@ -259,6 +277,10 @@ type seenEntry struct {
 	entry *archive.Entry
 	act   archive.Action
 	data  *spool
+	// editedBy is the rule that edited the entry in place as it came
+	// (writeInPlace): the owners of the whole database must give it the
+	// same one.
+	editedBy *rules.Rule
 }
 
 // finish plans what apply adds, once the input's last entry is in.
@@ -304,6 +326,7 @@ func (a *streamApplier) settle() error {
 	}
 	c := newCollector(opt, opt.Input)
 	c.entries, c.newest = a.entries, a.newest
+	c.writeInPlace = func(*archive.Entry, []byte) error { return nil } // written as it came
 	seen := a.seen
 	a.seen = nil
 	defer closeSeen(seen)
@@ -313,7 +336,7 @@ func (a *streamApplier) settle() error {
 			c.close()
 			return err
 		}
-		if c.action(dec, s.entry) != s.act {
+		if c.action(dec, s.entry) != s.act || s.editedBy != nil && dec.Verdict.Rule != s.editedBy {
 			c.close()
 			return ErrOwnersDecide
 		}
@@ -427,7 +450,7 @@ func numberInjections(inj []*injection, maxInode uint64) error {
 func removedOf(changes []manifest.Change) []manifest.Change {
 	var out []manifest.Change
 	for _, c := range changes {
-		if s := specOfKind(c.Kind); s != nil && !s.Moves {
+		if s := specOfKind(c.Kind); s != nil && (!s.Moves || s.Judge != nil) {
 			out = append(out, c)
 		}
 	}
