@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -22,6 +23,7 @@ const (
 	CheckNewOffender    = "new-offender"     // policy violation no rule handles
 	CheckStale          = trim.CheckStale    // must-match rule that matched nothing
 	CheckContentChanged = "content-changed"  // a deferred file differs from the lock
+	CheckValueChanged   = "value-changed"    // an edit rule's key reads otherwise than the lock says
 	CheckMissing        = "missing-package"  // in the lock, not in the inputs
 	CheckUnlocked       = "unlocked-package" // in the inputs, not in the lock
 	CheckStaleWaiver    = "stale-waiver"     // a waiver for a problem that is gone
@@ -366,10 +368,13 @@ func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgSt
 		if v.Alias != "" {
 			lf.seenAs = fmt.Sprintf("the booted system sees it as %s, through the symlink %s", names.Quote(v.Alias), v.Through)
 		}
-		locks := dec.Spec != nil && dec.Spec.LocksContent
+		n := &lockedName{lf: lf, locksContent: dec.Spec != nil && dec.Spec.LocksContent}
+		if dec.Spec != nil && dec.Spec.Judge != nil && v.Rule != nil {
+			n.judged = v.Rule
+		}
 		// A hard-link member without data has its group's content, in
 		// the member that carried it or later (files).
-		if c, ok := files.add(dec.File, lf, locks); ok && !read {
+		if c, ok := files.add(dec.File, n); ok && !read {
 			content, read = c, true
 		}
 		switch {
@@ -381,7 +386,7 @@ func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgSt
 		case e.Type == archive.TypeSymlink:
 			content = []byte(e.Linkname)
 		}
-		(&lockedName{lf: lf, locksContent: locks}).set(content)
+		n.set(content)
 		s.files[v.Path] = lf
 	}
 	return nil
@@ -463,6 +468,13 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			base.Reason = "newly shipped; rule " + f.Rule + " will " + f.Action + " it"
 			res.add(Finding{Finding: base})
 			continue
+		}
+		if trim.Actions[r.Action].Judge != nil && old.Content != f.Content {
+			base.Severity, base.Check, base.Key = rules.Error, CheckValueChanged, r.Edit.Key.String()
+			base.Value = strings.TrimPrefix(strings.TrimSpace(f.Content), base.Key+" = ")
+			base.Reason = fmt.Sprintf("what rule %s reads changed upstream: %s (locked: %s); review, then --update-lock",
+				r.Name, strings.TrimSpace(f.Content), strings.TrimSpace(old.Content))
+			res.add(Finding{Finding: base, Diff: unifiedDiff("locked/"+p, "input/"+p, old.Content, f.Content)})
 		}
 		if trim.Actions[r.Action].LocksContent && old.SHA256 != f.SHA256 {
 			base.Severity, base.Check = rules.Error, CheckContentChanged

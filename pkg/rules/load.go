@@ -802,11 +802,17 @@ func (l *loader) crossCheck() {
 // outcome is what a rule does with a path it matches: rules of different
 // packages that match one path must agree on it.
 type outcome struct {
-	action  Action
-	to, tag string
+	action        Action
+	to, tag, edit string
 }
 
-func outcomeOf(r *Rule) outcome { return outcome{r.Action, r.To, r.Tag() + "/" + r.RestoreAs} }
+func outcomeOf(r *Rule) outcome {
+	o := outcome{r.Action, r.To, r.Tag() + "/" + r.RestoreAs, ""}
+	if r.Edit != nil {
+		o.edit = r.Edit.String()
+	}
+	return o
+}
 
 // SameOutcome reports whether rules a and b do the same with a path both
 // match, as the load-time conflict check compares them.

@@ -1,6 +1,7 @@
 package trim
 
 import (
+	"fmt"
 	"io"
 	"sort"
 
@@ -42,7 +43,8 @@ func NewAuditor(set *rules.Set, in AuditInput, kind archive.Kind) *Auditor {
 }
 
 // Entry audits e, whose data the caller has not read yet: data is read
-// only for an applied image's index. The Decision tells what the rules
+// only for an applied image's index and a file a rule judges by its
+// content (ActionSpec.Judge). The Decision tells what the rules
 // make of e (Skip for a trailer, Own for the index).
 func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	dec, err := a.d.Decide(e)
@@ -62,6 +64,16 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	}
 	if v := dec.Verdict; v.Offending() && v.Kept == nil {
 		f := findingFor(v, a.d.Owners)
+		if spec := dec.Spec; spec != nil && spec.Judge != nil && v.Rule != nil {
+			res, err := judged(spec.Judge, v.Rule, data)
+			switch {
+			case err != nil:
+				f.Severity, f.Reason = rules.Error, fmt.Sprintf("rule %s cannot read it: %v", v.Rule.Name, err)
+			case res.Out == nil && len(v.Forbidden) == 0:
+				return dec, nil // nothing to change
+			}
+			f.Key, f.Value = v.Rule.Edit.Key.String(), res.Show()
+		}
 		f.Input, f.segment = a.input, e.Segment
 		a.found = append(a.found, f)
 		if at := v.land.Path; at != "" {

@@ -247,7 +247,7 @@ func readShowInfo(path string, versions keyValues) error {
 // checkSchema names check --format json's JSON Schema,
 // docs/schema/check.json. Any change to checkReport's fields (a finding's
 // or a summary's included) changes it.
-const checkSchema = "rootfs-trim/check/v2"
+const checkSchema = "rootfs-trim/check/v3"
 
 type checkReport struct {
 	Schema   string          `json:"schema"`
