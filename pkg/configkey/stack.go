@@ -91,7 +91,9 @@ type Override struct {
 }
 
 // Overrides are the keys among managed that a file read after site
-// decides, each by the file that decides it last.
+// decides, each by the file that decides it last. Whether site sets the
+// key now does not matter: the site writes its keys there when it starts
+// (minikube's 02-crio.conf ships them commented out).
 func Overrides(s Stack, files []File, site string, managed []Path) ([]Override, error) {
 	r, err := readStack(s, files)
 	if err != nil {
@@ -103,10 +105,7 @@ func Overrides(s Stack, files []File, site string, managed []Path) ([]Override, 
 	}
 	var out []Override
 	for _, key := range managed {
-		if !s.decides(r.roots[at], key) {
-			continue // the site leaves it to the package
-		}
-		if e := r.effective(key); e.File != site {
+		if e := r.effective(key); slices.IndexFunc(files, func(f File) bool { return f.Name == e.File }) > at {
 			out = append(out, Override{Key: key, Site: site, File: e.File, Value: e.Value, Found: e.Found})
 		}
 	}
@@ -170,6 +169,9 @@ type ContainerdStack struct{}
 const containerdConfDir = "/etc/cni/net.d"
 
 func (ContainerdStack) Order(main string, files map[string][]byte) ([]File, error) {
+	if _, ok := files[main]; !ok {
+		return nil, nil // containerd runs on its defaults
+	}
 	var out []File
 	loaded := map[string]bool{}
 	for pending := []string{main}; len(pending) > 0; pending = pending[1:] {

@@ -185,3 +185,21 @@ func TestOverridesContainerdTable(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestOverridesSiteCommented: minikube's 02-crio.conf ships its keys
+// commented out and sets them at start: a later file that sets one is
+// named all the same; an earlier one (crio.conf) is not.
+func TestOverridesSiteCommented(t *testing.T) {
+	fs := files("crio.conf", "[crio.runtime]\ncgroup_manager = \"systemd\"\n",
+		"d/02-crio.conf", "[crio.image]\n# pause_image = \"\"\n\n[crio.network]\n# cni_default_network = \"\"\n\n[crio.runtime]\n# cgroup_manager = \"\"\n",
+		"d/10-crio.conf", "[crio.network]\ncni_default_network = \"crio\"\n")
+	keys := []Path{{"crio", "runtime", "cgroup_manager"}, {"crio", "network", "cni_default_network"}}
+	got, err := Overrides(Crio{DropIns: "d"}, fs, "d/02-crio.conf", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Override{{Key: keys[1], Site: "d/02-crio.conf", File: "d/10-crio.conf", Value: "crio", Found: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

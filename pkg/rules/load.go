@@ -216,6 +216,7 @@ type rawDoc struct {
 	Rules     []rawRule     `yaml:"rules"`
 	Add       []rawAdd      `yaml:"add"`
 	Templates []rawTemplate `yaml:"templates"`
+	Configs   []rawConfig   `yaml:"configs"`
 }
 
 type rawForbid struct {
@@ -297,6 +298,9 @@ func (l *loader) file(name string, data []byte) {
 	}
 	for _, t := range doc.Templates {
 		l.template(name, t)
+	}
+	for _, c := range doc.Configs {
+		l.config(name, c)
 	}
 	if doc.Package.V == "" {
 		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 || len(doc.Variants) > 0 {

@@ -361,6 +361,7 @@ type Set struct {
 	Keep      []*Keep
 	Packages  []*Package // sorted by name
 	Templates []*Template
+	Configs   []*Config
 	// Digest is the sha256 of every rule file and source, in path order,
 	// so a manifest says exactly which rules made an image.
 	Digest string
