@@ -144,6 +144,7 @@ func Run(opt Options) (*Result, error) {
 		return s
 	}
 	inputOf := map[string]string{}
+	var configFound []trim.Finding // what the rule set's configs: make of each input
 	imageVersions := map[string]string{}
 	for _, in := range opt.Inputs {
 		owners, versions, err := inputOwners(opt, in)
@@ -167,9 +168,11 @@ func Run(opt Options) (*Result, error) {
 				s.version = in.Version
 			}
 		}
-		if err := scan(opt, in, owners, state); err != nil {
+		found, err := scan(opt, in, owners, state)
+		if err != nil {
 			return nil, err
 		}
+		configFound = append(configFound, found...)
 	}
 	// The image's own records first (dpkg's status, the owners lists'
 	// .version files), then the flags and show-info over them.
@@ -205,6 +208,9 @@ func Run(opt Options) (*Result, error) {
 		res.compare(opt, s, opt.Lock.Packages[name], inputOf[name])
 	}
 	res.keepMissing(opt, states)
+	for _, f := range configFound {
+		res.add(Finding{Finding: f})
+	}
 	res.summarise(names, opt.Lock)
 	for i := range res.Packages {
 		res.Packages[i].SeenAs = states[res.Packages[i].Package].seenAs()
@@ -263,10 +269,10 @@ func inputOwners(opt Options, in Input) (*trim.Owners, map[string]string, error)
 }
 
 // scan reads one input and records every file a rule or the policy matches.
-func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) error {
+func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgState) ([]trim.Finding, error) {
 	src, err := container.Open(in.Path, opt.Open)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer src.Close()
 	var r archive.Reader = src
@@ -277,26 +283,31 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 	d := trim.NewDecider(opt.Set, owners, nil)
 	d.SetInput(src.Format.Kind)
 	files := newLockedFiles()
+	configs := trim.NewConfigFiles(opt.Set)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			break
+			return configs.Findings(in.Path, owners), nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 		dec, err := d.Decide(e)
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 		if dec.Skip {
 			continue
 		}
+		data, err := configs.Note(e, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
 		v := dec.Verdict
 		offending := v.Offending() && v.Kept == nil
-		content, read, err := files.wrote(dec, e, r, offending)
+		content, read, err := files.wrote(dec, e, data, offending)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 		}
 		if !offending {
 			continue
@@ -332,8 +343,8 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		switch {
 		case read:
 		case e.Type == archive.TypeRegular:
-			if content, err = readCapped(r, e.Size); err != nil {
-				return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+			if content, err = readCapped(data, e.Size); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 			}
 		case e.Type == archive.TypeSymlink:
 			content = []byte(e.Linkname)
@@ -341,7 +352,6 @@ func scan(opt Options, in Input, owners *trim.Owners, state func(string) *pkgSta
 		n.set(content)
 		s.files[v.Path] = lf
 	}
-	return nil
 }
 
 // readCapped reads an entry's data; large files are hashed by streaming,

@@ -104,7 +104,11 @@ func judgedPaths(set *rules.Set) func(string) bool {
 			judging = append(judging, r)
 		}
 	}
+	configs := NewConfigFiles(set)
 	return func(name string) bool {
+		if configs.wanted(name) {
+			return true
+		}
 		for _, r := range judging {
 			for _, p := range r.Paths {
 				if p.Match(name) {
@@ -254,7 +258,7 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 // data of (container.OpenOptions.ImageData), so that the first pass over
 // its layers keeps it and none is decompressed again: those a rule names,
 // or lie beneath a directory one names (stripped with it, hashed), those
-// the policy forbids (check hashes them), the dpkg database's files (read
+// a config reads (configs:), those the policy forbids (check hashes them), the dpkg database's files (read
 // as they go by, dpkgTee) and the paths apply writes itself (an earlier
 // apply's index, OwnPaths). It only saves time: the data of any other
 // file read is read again from its layer.
@@ -264,8 +268,9 @@ func ImageData(set *rules.Set) func(name string) bool {
 	}
 	c := NewClassifier(set, nil)
 	own := OwnPaths(set)
+	configs := NewConfigFiles(set)
 	return func(name string) bool {
-		if own[name] || classifyDBPath(name) != notDB || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
+		if own[name] || classifyDBPath(name) != notDB || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 || configs.wanted(name) {
 			return true
 		}
 		for n := name; n != "." && n != "/"; n = path.Dir(n) {
