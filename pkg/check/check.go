@@ -102,12 +102,13 @@ func (r *Result) Failed() bool {
 
 // Unacceptable returns what --update-lock must not accept: new offenders,
 // files no package rule names (only the fallback handles them, or
-// nothing). A lock records reviewed package rules; until one names the
-// file, every check fails on it.
+// nothing), and what a runtime's config says against the site (configs:),
+// which no lock records. A lock records reviewed package rules; until one
+// names the file, every check fails on it.
 func (r *Result) Unacceptable() *Result {
 	out := &Result{}
 	for _, f := range r.Findings {
-		if f.Check == CheckNewOffender {
+		if f.Check == CheckNewOffender || f.Check == trim.CheckOverride || f.Check == trim.CheckCNIDir {
 			out.Findings = append(out.Findings, f)
 		}
 	}
