@@ -40,3 +40,45 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStack: on any pair of files, a stack's order, CNI directories and
+// overrides come back or fail; never a panic. The order holds each file
+// once, main first; an override names a file read after the site's.
+func FuzzStack(f *testing.F) {
+	f.Add([]byte("version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\", \"x.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nconf_dir = \"/a\"\n"),
+		[]byte("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.k]\ncni_conf_dir = \"/k\"\nimports = [\"../config.toml\"]\n"))
+	f.Add([]byte("[crio.network]\nnetwork_dir = \"/a\"\n"), []byte("[crio.runtime]\ncgroup_manager = \"systemd\"\n"))
+	managed := []Path{{"crio", "network", "network_dir"}, {"crio", "runtime", "cgroup_manager"}, {"plugins", "io.containerd.grpc.v1.cri", "cni", "conf_dir"}}
+	f.Fuzz(func(t *testing.T, main, other []byte) {
+		image := map[string][]byte{"etc/containerd/config.toml": main, "etc/containerd/conf.d/a.toml": other,
+			"etc/crio/crio.conf": main, "etc/crio/crio.conf.d/10-x": other}
+		for _, tc := range []struct {
+			stack Stack
+			main  string
+		}{{ContainerdStack{}, "etc/containerd/config.toml"}, {Crio{DropIns: "etc/crio/crio.conf.d"}, "etc/crio/crio.conf"}} {
+			order, err := tc.stack.Order(tc.main, image)
+			if err != nil {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, f := range order {
+				if seen[f.Name] {
+					t.Fatalf("%s read twice", f.Name)
+				}
+				seen[f.Name] = true
+			}
+			if order[0].Name != tc.main {
+				t.Fatalf("order starts at %s", order[0].Name)
+			}
+			if _, err := CNIDirs(tc.stack, order); err != nil {
+				continue
+			}
+			over, err := Overrides(tc.stack, order, tc.main, managed)
+			for _, o := range over {
+				if err != nil || o.File == tc.main || o.Site != tc.main {
+					t.Fatalf("override %+v, %v", o, err)
+				}
+			}
+		}
+	})
+}

@@ -219,6 +219,7 @@ type rawDoc struct {
 	Templates []rawTemplate `yaml:"templates"`
 	// BootRuntime is the one-CRI-endpoint policy (bootruntime.go).
 	BootRuntime *rawBootRuntime `yaml:"boot_runtime"`
+	Configs     []rawConfig     `yaml:"configs"`
 }
 
 type rawForbid struct {
@@ -303,6 +304,9 @@ func (l *loader) file(name string, data []byte) {
 	}
 	if doc.BootRuntime != nil {
 		l.bootRuntime(name, doc.BootRuntime)
+	}
+	for _, c := range doc.Configs {
+		l.config(name, c)
 	}
 	if doc.Package.V == "" {
 		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 || len(doc.Variants) > 0 {

@@ -359,6 +359,8 @@ type Set struct {
 	// rule for any owner that decides before the owner's rules (a
 	// package's retarget would keep a forbidden runtime enabled).
 	BootRuntimeRule *Rule
+	// Configs say how each runtime reads its config files (configs:).
+	Configs []*Config
 	// Digest is the sha256 of every rule file and source, in path order,
 	// so a manifest says exactly which rules made an image.
 	Digest string

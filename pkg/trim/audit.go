@@ -40,6 +40,9 @@ type Finding struct {
 	// file lacks the key).
 	Key   string `json:"key,omitempty"`
 	Value string `json:"value,omitempty"`
+	// Site is, for a drop-in that overrides a key the site manages, the
+	// site's file it overrides.
+	Site string `json:"site,omitempty"`
 	// Layer is, in an image, the layer that added the file: its index,
 	// digest, diff_id and the history's created_by (the Dockerfile line).
 	Layer *ociimage.Layer `json:"layer,omitempty"`
@@ -178,7 +181,7 @@ func (f Finding) Joint() bool { return strings.Contains(f.Rule, RuleSep) }
 // its level.
 func (f Finding) Offends() bool {
 	switch f.Check {
-	case CheckHandled, CheckUnreviewed, CheckUnhandled, CheckRuntimeEnabled:
+	case CheckHandled, CheckUnreviewed, CheckUnhandled, CheckRuntimeEnabled, CheckOverride, CheckCNIDir:
 		return f.Severity != rules.Note
 	}
 	return false

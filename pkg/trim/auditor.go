@@ -15,9 +15,10 @@ import (
 // reads the input itself and wants more of each entry than its findings
 // (diff hashes every entry in the same pass).
 type Auditor struct {
-	d     *Decider
-	input string
-	found []Finding
+	d       *Decider
+	configs *ConfigFiles
+	input   string
+	found   []Finding
 	// Entries counts the entries seen, trailers left out.
 	Entries int
 	// Index is an applied image's index, once its entry has been read.
@@ -39,7 +40,7 @@ type Auditor struct {
 func NewAuditor(set *rules.Set, in AuditInput, kind archive.Kind) *Auditor {
 	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
 	d.SetInput(kind)
-	return &Auditor{d: d, input: in.Path, at: map[string]int{}, gone: map[int]bool{}}
+	return &Auditor{d: d, configs: NewConfigFiles(set), input: in.Path, at: map[string]int{}, gone: map[int]bool{}}
 }
 
 // Entry audits e, whose data the caller has not read yet: data is read
@@ -49,6 +50,9 @@ func NewAuditor(set *rules.Set, in AuditInput, kind archive.Kind) *Auditor {
 func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	dec, err := a.d.Decide(e)
 	if err != nil || dec.Skip {
+		return dec, err
+	}
+	if data, err = a.configs.Note(e, data); err != nil {
 		return dec, err
 	}
 	a.Entries++
@@ -119,6 +123,7 @@ func (a *Auditor) Findings() []Finding {
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
 			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
 	}
+	found = append(found, a.configs.Findings(a.input, a.d.Owners)...)
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 	return found
 }

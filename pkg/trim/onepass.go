@@ -69,7 +69,11 @@ func judgedPaths(set *rules.Set) func(string) bool {
 			judging = append(judging, r)
 		}
 	}
+	configs := NewConfigFiles(set)
 	return func(name string) bool {
+		if configs.wanted(name) {
+			return true
+		}
 		for _, r := range judging {
 			for _, p := range r.Paths {
 				if p.Match(name) {
@@ -151,18 +155,19 @@ func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec De
 // data of (container.OpenOptions.ImageData), so that the first pass over
 // its layers keeps it and none is decompressed again: those a rule names,
 // or lie beneath a directory one names (stripped with it, hashed), those
-// the policy forbids (check hashes them), the owners' records (read as
-// they go by, owners.Later) and the paths apply writes itself (an earlier
-// apply's index, OwnPaths). It only saves time: the data of any other
-// file read is read again from its layer.
+// a config reads (configs:), those the policy forbids (check hashes them),
+// the owners' records (read as they go by, owners.Later) and the paths
+// apply writes itself (an earlier apply's index, OwnPaths). It only saves
+// time: the data of any other file read is read again from its layer.
 func ImageData(set *rules.Set) func(name string) bool {
 	if set == nil {
 		return nil
 	}
 	c := NewClassifier(set, nil)
 	own := OwnPaths(set)
+	configs := NewConfigFiles(set)
 	return func(name string) bool {
-		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
+		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 || configs.wanted(name) {
 			return true
 		}
 		for n := name; n != "." && n != "/"; n = path.Dir(n) {

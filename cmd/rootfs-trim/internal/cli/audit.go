@@ -196,6 +196,8 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 			by = "rule " + f.Rule + " (" + f.Action + ", fallback)"
 		case trim.CheckDangling:
 			by = "-> " + f.Target
+		case trim.CheckOverride, trim.CheckCNIDir:
+			by = "config " + f.Rule + " " + keyNote(f)
 		}
 		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
@@ -247,6 +249,8 @@ func findingMessage(f trim.Finding) string {
 		return fmt.Sprintf("rule %s of package %s %s", f.Rule, names.Quote(f.Package), f.Reason)
 	case trim.CheckUnhandled:
 		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), placeNote(f))
+	case trim.CheckOverride, trim.CheckCNIDir:
+		return fmt.Sprintf("%s (package %s, in %s): config %s%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
 	}
 	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
 }

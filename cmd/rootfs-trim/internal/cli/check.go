@@ -350,7 +350,7 @@ func checkMessage(f check.Finding) string {
 	switch f.Check {
 	case check.CheckNewOffender:
 		msg = fmt.Sprintf("%s (%s%s): %s", names.Quote(f.Path), pkg, in, reason)
-	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone:
+	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone, trim.CheckOverride, trim.CheckCNIDir:
 		msg = fmt.Sprintf("%s (%s, rule %s%s): %s", names.Quote(f.Path), pkg, f.Rule, in, reason)
 	case check.CheckStale, check.CheckStaleWaiver:
 		msg = fmt.Sprintf("rule %s of %s: %s", f.Rule, pkg, reason)
