@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -22,6 +23,7 @@ const (
 	CheckNewOffender    = "new-offender"     // policy violation no rule handles
 	CheckStale          = trim.CheckStale    // must-match rule that matched nothing
 	CheckContentChanged = "content-changed"  // a deferred file differs from the lock
+	CheckValueChanged   = "value-changed"    // an edit rule's key reads otherwise than the lock says
 	CheckMissing        = "missing-package"  // in the lock, not in the inputs
 	CheckUnlocked       = "unlocked-package" // in the inputs, not in the lock
 	CheckStaleWaiver    = "stale-waiver"     // a waiver for a problem that is gone
@@ -109,12 +111,13 @@ func (r *Result) Failed() bool {
 
 // Unacceptable returns what --update-lock must not accept: new offenders,
 // files no package rule names (only the fallback handles them, or
-// nothing). A lock records reviewed package rules; until one names the
-// file, every check fails on it.
+// nothing), and what a runtime's config says against the site (configs:),
+// which no lock records. A lock records reviewed package rules; until one
+// names the file, every check fails on it.
 func (r *Result) Unacceptable() *Result {
 	out := &Result{}
 	for _, f := range r.Findings {
-		if f.Check == CheckNewOffender {
+		if f.Check == CheckNewOffender || f.Check == trim.CheckOverride || f.Check == trim.CheckCNIDir {
 			out.Findings = append(out.Findings, f)
 		}
 	}
@@ -155,6 +158,7 @@ func Run(opt Options) (*Result, error) {
 	}
 	inputOf := map[string]string{}
 	records := imageRecords{versions: map[string]string{}, modules: map[string]string{}}
+	var configFound []trim.Finding // what the rule set's configs: make of each input
 	for _, in := range opt.Inputs {
 		owners, db, err := inputOwners(opt, in)
 		if err != nil {
@@ -181,27 +185,15 @@ func Run(opt Options) (*Result, error) {
 				s.version = in.Version
 			}
 		}
-		if err := scan(opt, in, owners, state); err != nil {
+		found, err := scan(opt, in, owners, state)
+		if err != nil {
 			return nil, err
 		}
+		configFound = append(configFound, found...)
 	}
 	// The image's own records first (dpkg's status, the owners lists'
 	// .version files), then the flags and show-info over them.
-	// Within one source, the aliases in name order and then the package's
-	// own name, so that where two of them give different versions the
-	// lock is the same from run to run, and the rule file's name wins.
-	for _, versions := range []map[string]string{records.versions, records.modules, opt.Versions} {
-		order := slices.Sorted(maps.Keys(versions))
-		slices.SortStableFunc(order, func(a, b string) int {
-			return cmp.Compare(b2i(a == canonical(opt.Set, a)), b2i(b == canonical(opt.Set, b)))
-		})
-		for _, name := range order {
-			v := versions[name]
-			if s := states[canonical(opt.Set, name)]; s != nil && v != "" && (s.seen[name] || name == s.name && s.version == "") {
-				s.version = v
-			}
-		}
-	}
+	setVersions(opt.Set, states, records.versions, records.modules, opt.Versions)
 
 	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: records.contradicted}
 	names := make([]string, 0, len(states))
@@ -219,6 +211,9 @@ func Run(opt Options) (*Result, error) {
 		res.compare(opt, s, opt.Lock.Packages[name], inputOf[name])
 	}
 	res.keepMissing(opt, states)
+	for _, f := range configFound {
+		res.add(Finding{Finding: f})
+	}
 	res.summarise(names, opt.Lock)
 	for i := range res.Packages {
 		res.Packages[i].SeenAs = states[res.Packages[i].Package].seenAs()
@@ -308,11 +303,31 @@ func contradictions(set *rules.Set, input string, db *owners.DB) []Finding {
 	return out
 }
 
+// setVersions gives each package its version from the sources, a later
+// source's over an earlier's. Within one source, the aliases in name
+// order and then the package's own name, so that where two of them give
+// different versions the lock is the same from run to run, and the rule
+// file's name wins.
+func setVersions(set *rules.Set, states map[string]*pkgState, sources ...map[string]string) {
+	for _, versions := range sources {
+		order := slices.Sorted(maps.Keys(versions))
+		slices.SortStableFunc(order, func(a, b string) int {
+			return cmp.Compare(b2i(a == canonical(set, a)), b2i(b == canonical(set, b)))
+		})
+		for _, name := range order {
+			v := versions[name]
+			if s := states[canonical(set, name)]; s != nil && v != "" && (s.seen[name] || name == s.name && s.version == "") {
+				s.version = v
+			}
+		}
+	}
+}
+
 // scan reads one input and records every file a rule or the policy matches.
-func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState) error {
+func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState) ([]trim.Finding, error) {
 	src, err := in.Source()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer src.Close()
 	var r archive.Reader = src
@@ -323,26 +338,31 @@ func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgSt
 	d := trim.NewDecider(opt.Set, owners, nil)
 	d.SetInput(src.Format.Kind)
 	files := newLockedFiles()
+	configs := trim.NewConfigFiles(opt.Set)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			break
+			return configs.Findings(in.Path, owners), nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 		dec, err := d.Decide(e)
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 		if dec.Skip {
 			continue
 		}
+		data, err := configs.Note(e, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
 		v := dec.Verdict
 		offending := v.Offending() && v.Kept == nil
-		content, read, err := files.wrote(dec, e, r, offending)
+		content, read, err := files.wrote(dec, e, data, offending)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 		}
 		if !offending {
 			continue
@@ -366,25 +386,27 @@ func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgSt
 		if v.Alias != "" {
 			lf.seenAs = fmt.Sprintf("the booted system sees it as %s, through the symlink %s", names.Quote(v.Alias), v.Through)
 		}
-		locks := dec.Spec != nil && dec.Spec.LocksContent
+		n := &lockedName{lf: lf, locksContent: dec.Spec != nil && dec.Spec.LocksContent}
+		if dec.Spec != nil && dec.Spec.Judge != nil && v.Rule != nil {
+			n.judged = v.Rule
+		}
 		// A hard-link member without data has its group's content, in
 		// the member that carried it or later (files).
-		if c, ok := files.add(dec.File, lf, locks); ok && !read {
+		if c, ok := files.add(dec.File, n); ok && !read {
 			content, read = c, true
 		}
 		switch {
 		case read:
 		case e.Type == archive.TypeRegular:
-			if content, err = readCapped(r, e.Size); err != nil {
-				return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+			if content, err = readCapped(data, e.Size); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 			}
 		case e.Type == archive.TypeSymlink:
 			content = []byte(e.Linkname)
 		}
-		(&lockedName{lf: lf, locksContent: locks}).set(content)
+		n.set(content)
 		s.files[v.Path] = lf
 	}
-	return nil
 }
 
 // readCapped reads an entry's data; large files are hashed by streaming,
@@ -463,6 +485,13 @@ func (res *Result) compare(opt Options, s *pkgState, locked *LockPackage, input 
 			base.Reason = "newly shipped; rule " + f.Rule + " will " + f.Action + " it"
 			res.add(Finding{Finding: base})
 			continue
+		}
+		if trim.Actions[r.Action].Judge != nil && old.Content != f.Content {
+			base.Severity, base.Check, base.Key = rules.Error, CheckValueChanged, r.Edit.Key.String()
+			base.Value = strings.TrimPrefix(strings.TrimSpace(f.Content), base.Key+" = ")
+			base.Reason = fmt.Sprintf("what rule %s reads changed upstream: %s (locked: %s); review, then --update-lock",
+				r.Name, strings.TrimSpace(f.Content), strings.TrimSpace(old.Content))
+			res.add(Finding{Finding: base, Diff: unifiedDiff("locked/"+p, "input/"+p, old.Content, f.Content)})
 		}
 		if trim.Actions[r.Action].LocksContent && old.SHA256 != f.SHA256 {
 			base.Severity, base.Check = rules.Error, CheckContentChanged

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
@@ -29,6 +30,10 @@ type lockedFiles struct {
 type lockedName struct {
 	lf           *LockFile
 	locksContent bool
+	// judged is the rule that judges the file by its content
+	// (trim.ActionSpec.Judge): the lock keeps, as its content, what the
+	// rule reads in it (an edit rule's key and value), not its bytes.
+	judged *rules.Rule
 }
 
 func newLockedFiles() *lockedFiles {
@@ -61,14 +66,12 @@ func (f *lockedFiles) wrote(dec trim.Decision, e *archive.Entry, r io.Reader, of
 	return content, true, nil
 }
 
-// add records lf, a name of the file numbered file (0: none), whose
-// content the lock keeps when locksContent, and returns its content so
-// far, if known.
-func (f *lockedFiles) add(file uint32, lf *LockFile, locksContent bool) ([]byte, bool) {
+// add records n, a name of the file numbered file (0: none), and
+// returns its content so far, if known.
+func (f *lockedFiles) add(file uint32, n *lockedName) ([]byte, bool) {
 	if file == 0 {
 		return nil, false
 	}
-	n := &lockedName{lf: lf, locksContent: locksContent}
 	f.names[file] = append(f.names[file], n)
 	c, ok := f.content[file]
 	return c, ok
@@ -81,4 +84,20 @@ func (n *lockedName) set(c []byte) {
 	if n.locksContent && len(c) <= maxLockedContent && utf8.Valid(c) {
 		n.lf.Content = string(c)
 	}
+	if r := n.judged; r != nil {
+		n.lf.Content = judgedContent(r, c)
+	}
+}
+
+// judgedContent is what rule r reads in c, as the lock keeps it:
+// "key = value" ("key absent" when c lacks it).
+func judgedContent(r *rules.Rule, c []byte) string {
+	res, err := trim.Actions[r.Action].Judge(r, c)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s unreadable: %v\n", r.Edit.Key, err)
+	case !res.Found:
+		return fmt.Sprintf("%s absent\n", r.Edit.Key)
+	}
+	return fmt.Sprintf("%s = %s\n", r.Edit.Key, res.Show())
 }

@@ -13,10 +13,13 @@ const (
 	// Retargeted is a symlink left in its place pointing at a new target
 	// (To); Link in the index.
 	Retargeted Kind = "retargeted"
-	Deferred   Kind = "deferred"
-	Added      Kind = "added"
-	Template   Kind = "template"
-	Created    Kind = "created" // a directory made so that an added file has a parent
+	// Edited is a config file left in its place with one key changed
+	// (rules.Edit); the manifest's reason says the key and its values.
+	Edited   Kind = "edited"
+	Deferred Kind = "deferred"
+	Added    Kind = "added"
+	Template Kind = "template"
+	Created  Kind = "created" // a directory made so that an added file has a parent
 	// Dangling is a symlink no rule touched whose target the apply took
 	// away (manifest only: the entry is kept as it was; To is its target).
 	Dangling Kind = "dangling"

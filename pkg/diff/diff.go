@@ -13,7 +13,7 @@ import (
 // Schema names diff --report json's JSON Schema, docs/schema/diff.json,
 // as the other documents name theirs (docs/reference.md): any change to
 // Result's fields changes it.
-const Schema = "rootfs-trim/diff/v2"
+const Schema = "rootfs-trim/diff/v3"
 
 // What a file change can be.
 const (

@@ -219,6 +219,7 @@ type rawDoc struct {
 	Templates []rawTemplate `yaml:"templates"`
 	// BootRuntime is the one-CRI-endpoint policy (bootruntime.go).
 	BootRuntime *rawBootRuntime `yaml:"boot_runtime"`
+	Configs     []rawConfig     `yaml:"configs"`
 }
 
 type rawForbid struct {
@@ -303,6 +304,9 @@ func (l *loader) file(name string, data []byte) {
 	}
 	if doc.BootRuntime != nil {
 		l.bootRuntime(name, doc.BootRuntime)
+	}
+	for _, c := range doc.Configs {
+		l.config(name, c)
 	}
 	if doc.Package.V == "" {
 		if len(doc.Rules) > 0 || len(doc.Add) > 0 || len(doc.Aliases) > 0 || len(doc.Variants) > 0 {
@@ -802,11 +806,17 @@ func (l *loader) crossCheck() {
 // outcome is what a rule does with a path it matches: rules of different
 // packages that match one path must agree on it.
 type outcome struct {
-	action  Action
-	to, tag string
+	action        Action
+	to, tag, edit string
 }
 
-func outcomeOf(r *Rule) outcome { return outcome{r.Action, r.To, r.Tag() + "/" + r.RestoreAs} }
+func outcomeOf(r *Rule) outcome {
+	o := outcome{r.Action, r.To, r.Tag() + "/" + r.RestoreAs, ""}
+	if r.Edit != nil {
+		o.edit = r.Edit.String()
+	}
+	return o
+}
 
 // SameOutcome reports whether rules a and b do the same with a path both
 // match, as the load-time conflict check compares them.

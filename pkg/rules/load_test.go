@@ -111,7 +111,7 @@ func TestLoadErrors(t *testing.T) {
 		{"allow_targets bad glob", map[string]string{"a.yaml": "policy:\n  - name: f\n    forbid: [etc/x]\n    allow_targets: [\"usr/lib**\"]\n    reason: x\n"},
 			[]string{`a.yaml:4: policy f: allow_targets: pattern "usr/lib**"`}},
 		{"missing action", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    reason: x\n"},
-			[]string{`a.yaml:3: rule r: action "": want strip, defer, relocate or retarget`}},
+			[]string{`a.yaml:3: rule r: action "": want strip, defer, relocate, retarget or edit`}},
 		{"retarget without to", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: retarget\n    reason: x\n"},
 			[]string{`a.yaml:3: rule r: retarget needs to: (the link's new target)`}},
 		{"retarget with existing", map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: retarget\n    to: /usr/x\n    existing: strip\n    reason: x\n"},
@@ -356,7 +356,8 @@ func TestPatternMatchesIn(t *testing.T) {
 // message for an unknown action names every action, and each field an
 // action does not take is refused naming every action that does.
 func TestActionTableDrivesLoad(t *testing.T) {
-	values := map[string]string{"to": "/usr/x", "existing": "strip", "runtime": "crio", "cni": "bridge", "restore_as": "y"}
+	values := map[string]string{"to": "/usr/x", "existing": "strip", "runtime": "crio", "cni": "bridge", "restore_as": "y",
+		"format": "toml", "key": "a", "remove": "[x]", "set": "x", "unset": "true"}
 	dir := writeRules(t, map[string]string{"a.yaml": "package: p\nrules:\n  - name: r\n    match: [etc/x]\n    action: nope\n    reason: x\n"})
 	_, err := Load(dir)
 	if err == nil {

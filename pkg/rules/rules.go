@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
+	"github.com/rootfs-trim/rootfs-trim/pkg/configkey"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
@@ -25,6 +26,9 @@ const (
 	// Retarget keeps a symlink where it is and points it at To: systemd's
 	// enablement link to a unit that a relocation moved away.
 	Retarget
+	// Edit changes one key of a config file where it is, every other
+	// byte kept: containerd.io's disabled_plugins = ["cri"].
+	Edit
 )
 
 // actionDef is one rule action as rule files spell it: everything
@@ -47,6 +51,7 @@ var actionDefs = []actionDef{
 	{Defer, "defer", []string{"runtime", "cni", "restore_as"}, loadDefer},
 	{Relocate, "relocate", []string{"to", "existing"}, loadRelocate},
 	{Retarget, "retarget", []string{"to"}, loadRetarget},
+	{Edit, "edit", []string{"format", "key", "remove", "set", "unset"}, loadEdit},
 }
 
 // rawRule is a rule as its file writes it.
@@ -59,6 +64,11 @@ type rawRule struct {
 	Runtime   located   `yaml:"runtime"`
 	CNI       located   `yaml:"cni"`
 	RestoreAs located   `yaml:"restore_as"`
+	Format    located   `yaml:"format"`
+	Key       located   `yaml:"key"`
+	Remove    []located `yaml:"remove"`
+	Set       setValue  `yaml:"set"`
+	Unset     located   `yaml:"unset"`
 	Fallback  *bool     `yaml:"fallback"`
 	MustMatch *bool     `yaml:"must_match"`
 	Waive     located   `yaml:"waive"`
@@ -79,6 +89,9 @@ var actionFields = [][]ruleField{
 	{{"restore_as", func(rr *rawRule) located { return rr.RestoreAs }}},
 	{{"to", func(rr *rawRule) located { return rr.To }}, {"existing", func(rr *rawRule) located { return rr.Existing }}},
 	{{"runtime", func(rr *rawRule) located { return rr.Runtime }}, {"cni", func(rr *rawRule) located { return rr.CNI }}},
+	{{"format", func(rr *rawRule) located { return rr.Format }}, {"key", func(rr *rawRule) located { return rr.Key }},
+		{"remove", func(rr *rawRule) located { return joined(rr.Remove) }}, {"set", func(rr *rawRule) located { return rr.Set.located }},
+		{"unset", func(rr *rawRule) located { return rr.Unset }}},
 }
 
 func loadRelocate(l *loader, pos Pos, rr rawRule, r *Rule) {
@@ -246,6 +259,8 @@ type Rule struct {
 	// cri-o ships its bridge as 10-crio-bridge.conflist.disabled, which
 	// libcni never reads: restored, it must lose the suffix.
 	RestoreAs string
+	// Edit is the key an edit rule changes, and how.
+	Edit *configkey.Rule
 	// Fallback marks a rule of a package: "*" file that handles what no
 	// other rule does: it acts only on files the policy forbids, after
 	// every package rule and every other "*" rule, and what it handles is
@@ -344,6 +359,8 @@ type Set struct {
 	// rule for any owner that decides before the owner's rules (a
 	// package's retarget would keep a forbidden runtime enabled).
 	BootRuntimeRule *Rule
+	// Configs say how each runtime reads its config files (configs:).
+	Configs []*Config
 	// Digest is the sha256 of every rule file and source, in path order,
 	// so a manifest says exactly which rules made an image.
 	Digest string

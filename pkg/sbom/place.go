@@ -38,6 +38,7 @@ var placements = map[contract.Kind]placement{
 	contract.Relocated:  outputFile{at: atTo, moved: true},
 	contract.Deferred:   outputFile{at: atTo, moved: true}, // the copy the boot step puts back
 	contract.Retargeted: outputFile{at: atPath},
+	contract.Edited:     outputFile{at: atPath}, // one key changed in place
 	contract.Added:      outputFile{at: atPath},
 	contract.Template:   outputFile{at: atPath},
 	contract.Created:    outputFile{at: atPath},

@@ -79,6 +79,7 @@ func everyKind() []manifest.Change {
 		{Kind: contract.Relocated, Path: "etc/cni/net.d/87-podman-bridge.conflist", To: "usr/share/podman/87-podman-bridge.conflist", Type: "file", Package: "podman", Rule: "podman-bridge", Reason: "kept for podman only", Mode: "0644", SHA256: strings.Repeat("b", 64)},
 		{Kind: contract.Deferred, Path: "etc/containerd/config.toml", To: "usr/share/minikube/deferred/etc/containerd/config.toml", Type: "file", Package: "containerd", Rule: "containerd-config", Reason: "the boot step writes it for containerd", Mode: "0644", SHA256: strings.Repeat("c", 64), Unreviewed: true},
 		{Kind: contract.Retargeted, Path: "etc/resolv.conf", To: "../run/resolv.conf", Type: "symlink", Package: "systemd", Rule: "resolv", Reason: "points into /run", Mode: "0777"},
+		{Kind: contract.Edited, Path: "etc/containerd/config.toml", Type: "file", Package: "containerd.io", Rule: "containerd-cri-disabled", Reason: `disabled_plugins: ["cri"] -> []`, Mode: "0644", SHA256: strings.Repeat("f", 64)},
 		{Kind: contract.Added, Path: "usr/lib/systemd/system/rootfs-trim-boot.service", Type: "file", Package: "rootfs-trim", Reason: "the boot step", Mode: "0644", SHA256: strings.Repeat("d", 64)},
 		{Kind: contract.Template, Path: "usr/share/minikube/templates/crictl.yaml", Type: "file", Package: "rootfs-trim", Rule: "crictl", Mode: "0644", SHA256: strings.Repeat("e", 64)},
 		{Kind: contract.Created, Path: "usr/share/minikube", Type: "dir", Package: "rootfs-trim", Mode: "0755"},
@@ -124,6 +125,7 @@ func TestNewDocument(t *testing.T) {
 		"/etc/alternatives/x dangling ", // in the order of the paths the packages gave
 		"/usr/share/podman/87-podman-bridge.conflist relocated podman-bridge",
 		"/usr/share/minikube/deferred/etc/containerd/config.toml deferred containerd-config",
+		"/etc/containerd/config.toml edited containerd-cri-disabled",
 		"/etc/resolv.conf retargeted resolv",
 		"/usr/lib/systemd/system/rootfs-trim-boot.service added ",
 		"/usr/share/minikube created ",

@@ -10,6 +10,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
+	"github.com/rootfs-trim/rootfs-trim/pkg/configkey"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
@@ -57,6 +58,12 @@ type ActionSpec struct {
 	// the tree has c's source again (see redoEarlierApply): it may forget
 	// that out holds c's destination, or old's records of c.
 	Redo func(c *captured, out *dirTree, old *contract.Index)
+	// Judge, when set, reads the file's data: whether the rule has
+	// anything to change in it is in its content, not its path (an edit
+	// rule's key). Audit reports the file only when it has, check locks
+	// what it reads, and apply writes back a file it has nothing to
+	// change in as it came.
+	Judge func(r *rules.Rule, data []byte) (configkey.Result, error)
 	// Target is what audit shows as the target of a file rule r handles
 	// ("" for none).
 	Target func(r *rules.Rule) string
@@ -76,6 +83,10 @@ var actionTable = []*ActionSpec{
 	// mtime kept by the clone); Buildroot's drop list can only remove.
 	{Action: rules.Retarget, Kind: contract.Retargeted, Moves: true, InPlace: true, place: placeRetargeted,
 		Applied: retargeted, Taken: nothingTaken, KeepOnReapply: keptWhileSourceIs, Redo: noRedo, Target: linkTarget},
+	// An edited file is written again at its own path with one key
+	// changed (edit.go); Buildroot's drop list can only remove.
+	{Action: rules.Edit, Kind: contract.Edited, Moves: true, InPlace: true, place: placeEdited, Judge: judgeEdit,
+		Applied: neverApplied, Taken: nothingTaken, KeepOnReapply: keptWhileSourceIs, Redo: noRedo, Target: noTarget},
 	{Action: rules.Defer, Kind: contract.Deferred, Moves: true, LocksContent: true, place: placeDeferred,
 		Applied: neverApplied, Taken: deferredOriginal, KeepOnReapply: deferredCopyKept, Redo: redoDeferred, Target: noTarget},
 }

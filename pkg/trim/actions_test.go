@@ -2,6 +2,7 @@ package trim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"os"
@@ -46,12 +47,17 @@ func TestEveryActionHandled(t *testing.T) {
 		link, want string
 		dirs       bool   // a directory the rule matches goes with all beneath
 		target     string // audit's Target for the file
+		// content is the file's ("hello" if empty): what an action that
+		// judges it (ActionSpec.Judge) has something to change in.
+		content string
 	}{
-		rules.Strip:    {"action: strip", contract.Removed, "", true, false, "", "", true, ""},
-		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false, "", "hello", false, ""},
+		rules.Strip:    {"action: strip", contract.Removed, "", true, false, "", "", true, "", ""},
+		rules.Relocate: {"action: relocate\n    to: opt/moved/", contract.Relocated, "opt/moved/f.conf", false, false, "", "hello", false, "", ""},
 		rules.Defer: {"action: defer\n    runtime: containerd", contract.Deferred,
-			contract.DeferredPath("containerd", src), false, true, "", "hello", false, ""},
-		rules.Retarget: {"action: retarget\n    to: /opt/new/f.conf", contract.Retargeted, src, false, false, "/opt/old/f.conf", "-> /opt/new/f.conf", false, "/opt/new/f.conf"},
+			contract.DeferredPath("containerd", src), false, true, "", "hello", false, "", ""},
+		rules.Retarget: {"action: retarget\n    to: /opt/new/f.conf", contract.Retargeted, src, false, false, "/opt/old/f.conf", "-> /opt/new/f.conf", false, "/opt/new/f.conf", ""},
+		rules.Edit: {"action: edit\n    format: toml\n    key: a\n    set: 22", contract.Edited, src, false, false, "", "a = 22 # x\n", false, "",
+			"a = 1 # x\n"},
 	}
 	if len(Actions) != len(actionTable) {
 		t.Errorf("actionTable has %d rows for %d actions: one row per action", len(actionTable), len(Actions))
@@ -118,22 +124,27 @@ func TestEveryActionHandled(t *testing.T) {
 				t.Errorf("audit: finding %+v, want action %s, target %q", f, a, w.target)
 			}
 
-			// The manifest's To: the destination, or a symlink's new target.
+			// The manifest's To: the destination, or a symlink's new
+			// target; none for a file changed where it is.
 			changeTo := w.dest
 			if w.link != "" {
 				changeTo = strings.TrimPrefix(w.want, "-> ")
 			}
+			if spec.Judge != nil {
+				changeTo = ""
+			}
+			content := cmp.Or(w.content, "hello")
 			mt := time.Unix(1700000000, 0).UTC()
 			entries := []*archive.Entry{
 				{Name: ".", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
 				{Name: "etc", Type: archive.TypeDir, Mode: 0o755, Nlink: 3, ModTime: mt},
 				{Name: "etc/x", Type: archive.TypeDir, Mode: 0o755, Nlink: 2, ModTime: mt},
-				{Name: src, Type: archive.TypeRegular, Mode: 0o644, Nlink: 1, ModTime: mt, Size: 5},
+				{Name: src, Type: archive.TypeRegular, Mode: 0o644, Nlink: 1, ModTime: mt, Size: int64(len(content))},
 			}
 			if w.link != "" {
 				entries[3] = &archive.Entry{Name: src, Type: archive.TypeSymlink, Linkname: w.link, Mode: 0o777, Nlink: 1, ModTime: mt}
 			}
-			out, rep := applyHello(t, set, entries)
+			out, rep := applyData(t, set, entries, content)
 			got := map[string]string{}
 			eachCpioEntry(t, out.Bytes(), func(e *archive.Entry, r io.Reader) {
 				b, _ := io.ReadAll(r)
@@ -154,7 +165,7 @@ func TestEveryActionHandled(t *testing.T) {
 					if err := os.Symlink(e.Linkname, p); err != nil {
 						t.Fatal(err)
 					}
-				} else if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+				} else if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -236,7 +247,9 @@ func checkReapplied(t *testing.T, set *rules.Set, spec *ActionSpec, applied []by
 			if _, err := d.takeOwn(dec.Path, r); err != nil {
 				t.Fatal(err)
 			}
-		} else if dec.Spec != nil {
+		} else if dec.Spec != nil && dec.Spec.Judge == nil {
+			// (An action that judges the content decides on the
+			// path, and finds nothing to change: same bytes above.)
 			t.Errorf("re-apply: %s decided again as %s", dec.Path, dec.Spec.Action)
 		}
 	})

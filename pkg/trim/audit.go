@@ -35,6 +35,14 @@ type Finding struct {
 	// Target is a dangling symlink's target, or the new target a
 	// retarget rule gives a symlink.
 	Target string `json:"target,omitempty"`
+	// Key and Value are, for a file an edit rule changes, the key and
+	// its value as the file's consumer reads it (JSON text; "" when the
+	// file lacks the key).
+	Key   string `json:"key,omitempty"`
+	Value string `json:"value,omitempty"`
+	// Site is, for a drop-in that overrides a key the site manages, the
+	// site's file it overrides.
+	Site string `json:"site,omitempty"`
 	// Layer is, in an image, the layer that added the file: its index,
 	// digest, diff_id and the history's created_by (the Dockerfile line).
 	Layer *ociimage.Layer `json:"layer,omitempty"`
@@ -173,7 +181,7 @@ func (f Finding) Joint() bool { return strings.Contains(f.Rule, RuleSep) }
 // its level.
 func (f Finding) Offends() bool {
 	switch f.Check {
-	case CheckHandled, CheckUnreviewed, CheckUnhandled, CheckRuntimeEnabled:
+	case CheckHandled, CheckUnreviewed, CheckUnhandled, CheckRuntimeEnabled, CheckOverride, CheckCNIDir:
 		return f.Severity != rules.Note
 	}
 	return false
@@ -224,7 +232,7 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 		if owners.ReadsFirst(in.Path) {
 			db, err = owners.Load(in.Path, open)
 		} else {
-			recs[i], db, err = record(in, wrap)
+			recs[i], db, err = record(set, in, wrap)
 		}
 		if err != nil {
 			return nil, err

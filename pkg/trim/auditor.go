@@ -1,6 +1,7 @@
 package trim
 
 import (
+	"fmt"
 	"io"
 	"sort"
 
@@ -14,9 +15,10 @@ import (
 // reads the input itself and wants more of each entry than its findings
 // (diff hashes every entry in the same pass).
 type Auditor struct {
-	d     *Decider
-	input string
-	found []Finding
+	d       *Decider
+	configs *ConfigFiles
+	input   string
+	found   []Finding
 	// Entries counts the entries seen, trailers left out.
 	Entries int
 	// Index is an applied image's index, once its entry has been read.
@@ -38,15 +40,19 @@ type Auditor struct {
 func NewAuditor(set *rules.Set, in AuditInput, kind archive.Kind) *Auditor {
 	d := NewDecider(set, in.Owners, map[string]bool{contract.IndexPath: true})
 	d.SetInput(kind)
-	return &Auditor{d: d, input: in.Path, at: map[string]int{}, gone: map[int]bool{}}
+	return &Auditor{d: d, configs: NewConfigFiles(set), input: in.Path, at: map[string]int{}, gone: map[int]bool{}}
 }
 
 // Entry audits e, whose data the caller has not read yet: data is read
-// only for an applied image's index. The Decision tells what the rules
+// only for an applied image's index and a file a rule judges by its
+// content (ActionSpec.Judge). The Decision tells what the rules
 // make of e (Skip for a trailer, Own for the index).
 func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	dec, err := a.d.Decide(e)
 	if err != nil || dec.Skip {
+		return dec, err
+	}
+	if data, err = a.configs.Note(e, data); err != nil {
 		return dec, err
 	}
 	a.Entries++
@@ -62,6 +68,16 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	}
 	if v := dec.Verdict; v.Offending() && v.Kept == nil {
 		f := findingFor(v, a.d.Owners)
+		if spec := dec.Spec; spec != nil && spec.Judge != nil && v.Rule != nil {
+			res, err := judged(spec.Judge, v.Rule, data)
+			switch {
+			case err != nil:
+				f.Severity, f.Reason = rules.Error, fmt.Sprintf("rule %s cannot read it: %v", v.Rule.Name, err)
+			case res.Out == nil && len(v.Forbidden) == 0:
+				return dec, nil // nothing to change
+			}
+			f.Key, f.Value = v.Rule.Edit.Key.String(), res.Show()
+		}
 		f.Input, f.segment = a.input, e.Segment
 		a.found = append(a.found, f)
 		if at := v.land.Path; at != "" {
@@ -107,6 +123,7 @@ func (a *Auditor) Findings() []Finding {
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
 			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
 	}
+	found = append(found, a.configs.Findings(a.input, a.d.Owners)...)
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 	return found
 }

@@ -34,6 +34,11 @@ type collector struct {
 	offend  []Finding
 	entries int // input entries, trailers excluded
 	newest  time.Time
+	// writeInPlace, set in a stream apply, writes an entry whose rule
+	// judges its content (ActionSpec.Judge) at its place in the output,
+	// as the rule makes it (editInPlace); a tree apply captures it
+	// instead, and its writer (placeEdited) renames it over the old one.
+	writeInPlace func(e *archive.Entry, data []byte) error
 }
 
 // newCollector returns the collector of an apply of opt to an input of
@@ -128,6 +133,8 @@ func (c *collector) take(dec Decision, e *archive.Entry, data io.Reader) error {
 		} else {
 			c.out.files[dec.Path] = true
 		}
+	case dec.Spec.Judge != nil && c.writeInPlace != nil:
+		return c.editInPlace(dec, e, data)
 	case dec.Spec.Moves:
 		return c.capture(dec, e, data)
 	default:

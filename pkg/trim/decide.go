@@ -109,11 +109,13 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	dec := Decision{Path: v.Path, Verdict: v, File: v.land.File, Data: v.land.Data}
 	if a := v.Action(); a != 0 {
 		dec.Spec = Actions[a]
-		if d.gone == nil {
-			d.gone = map[string]*rules.Rule{}
+		if !dec.Spec.InPlace { // an entry written again in place is not taken away
+			if d.gone == nil {
+				d.gone = map[string]*rules.Rule{}
+			}
+			d.gone[v.Path] = v.Rule
+			delete(d.earlier, v.Path)
 		}
-		d.gone[v.Path] = v.Rule
-		delete(d.earlier, v.Path)
 	} else if e.Type == archive.TypeSymlink && v.Rule == nil {
 		d.links = append(d.links, Link{Path: v.Path, Target: e.Linkname, Mode: e.Mode})
 	}

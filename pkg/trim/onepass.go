@@ -17,16 +17,18 @@ import (
 
 // record reads in.Path through once, holding every entry's header and
 // gathering the owners it records (owners.Later), for an audit whose
-// owners come from the input's own dpkg database. Read errors are named
-// as owners.Load names them, which read the archive first, before the
-// audit, until there was one pass.
-func record(in AuditInput, wrap func(archive.Reader) archive.Reader) (*Recording, *owners.DB, error) {
+// owners come from the input's own dpkg database; it holds the data of
+// the files a rule of set judges by their content too (judgedPaths).
+// Read errors are named as owners.Load names them, which read the archive
+// first, before the audit, until there was one pass.
+func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader) (*Recording, *owners.DB, error) {
 	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer src.Close()
 	rec := NewRecording(in.Path, src.Format.Kind)
+	rec.Keep = judgedPaths(set)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -53,14 +55,42 @@ type Recording struct {
 	later *owners.Later[heldEntry]
 	// placeOf is the input's container.Input.PlaceOf, for the findings.
 	placeOf func(int) *container.Place
+	// Keep says which regular files' data the replay needs besides the
+	// index's (judgedPaths); nil: none.
+	Keep func(name string) bool
+}
+
+// judgedPaths says which paths a rule of set judges by their content
+// (ActionSpec.Judge): their data is held for the replay.
+func judgedPaths(set *rules.Set) func(string) bool {
+	var judging []*rules.Rule
+	for _, r := range set.Rules() {
+		if Actions[r.Action].Judge != nil {
+			judging = append(judging, r)
+		}
+	}
+	configs := NewConfigFiles(set)
+	return func(name string) bool {
+		if configs.wanted(name) {
+			return true
+		}
+		for _, r := range judging {
+			for _, p := range r.Paths {
+				if p.Match(name) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 }
 
 // heldEntry is what the audit step needs of an entry to judge it: its
-// header, and the data of an applied image's index, the one entry whose
-// data it reads.
+// header, and the data of the entries whose data it reads: an applied
+// image's index and a file a rule judges by its content (Keep).
 type heldEntry struct {
 	entry archive.Entry
-	index []byte
+	data  []byte
 }
 
 // NewRecording starts the recording of the input at path, of kind.
@@ -69,7 +99,8 @@ func NewRecording(path string, kind archive.Kind) *Recording {
 }
 
 // Entry records e, whose data is data: it reads the data of an applied
-// image's index and of the owners' records, and leaves the rest unread.
+// image's index, of the owners' records and of what Keep names, and
+// leaves the rest unread.
 func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 	data, err := r.later.Entry(e, data)
 	if err != nil {
@@ -78,9 +109,16 @@ func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 	h := heldEntry{entry: *e}
 	h.entry.Format = nil // what a writer needs, not a judge
 	h.entry.Name, h.entry.Linkname = strings.Clone(e.Name), strings.Clone(e.Linkname)
-	if name, err := pathx.Clean(e.Name); err == nil && name == contract.IndexPath && e.Type == archive.TypeRegular {
-		// Later read it all, up to the bound: this reads no more.
-		if h.index, err = io.ReadAll(io.LimitReader(data, owners.MaxIndex)); err != nil {
+	if name, err := pathx.Clean(e.Name); err == nil && e.Type == archive.TypeRegular {
+		switch {
+		case name == contract.IndexPath:
+			// Later read it all, up to the bound: this reads no more.
+			h.data, err = io.ReadAll(io.LimitReader(data, owners.MaxIndex))
+		case r.Keep != nil && r.Keep(name):
+			// All that the audit step reads of it (judged).
+			h.data, err = io.ReadAll(io.LimitReader(data, maxJudged))
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -100,7 +138,7 @@ func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec De
 	held := r.later.Release()
 	for i := range held {
 		h := &held[i]
-		dec, err := a.Entry(&h.entry, bytes.NewReader(h.index))
+		dec, err := a.Entry(&h.entry, bytes.NewReader(h.data))
 		if err != nil {
 			return err
 		}
@@ -117,18 +155,19 @@ func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec De
 // data of (container.OpenOptions.ImageData), so that the first pass over
 // its layers keeps it and none is decompressed again: those a rule names,
 // or lie beneath a directory one names (stripped with it, hashed), those
-// the policy forbids (check hashes them), the owners' records (read as
-// they go by, owners.Later) and the paths apply writes itself (an earlier
-// apply's index, OwnPaths). It only saves time: the data of any other
-// file read is read again from its layer.
+// a config reads (configs:), those the policy forbids (check hashes them),
+// the owners' records (read as they go by, owners.Later) and the paths
+// apply writes itself (an earlier apply's index, OwnPaths). It only saves
+// time: the data of any other file read is read again from its layer.
 func ImageData(set *rules.Set) func(name string) bool {
 	if set == nil {
 		return nil
 	}
 	c := NewClassifier(set, nil)
 	own := OwnPaths(set)
+	configs := NewConfigFiles(set)
 	return func(name string) bool {
-		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
+		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 || configs.wanted(name) {
 			return true
 		}
 		for n := name; n != "." && n != "/"; n = path.Dir(n) {

@@ -160,6 +160,13 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 		return a.decide(e)
 	}
 	guard := &guardWriter{Writer: dst, set: opt.Set, dirs: map[string]bool{".": true}, parentsFirst: dest.IsCpio(), view: archive.NewResolver(dest)}
+	a.writeInPlace = func(e *archive.Entry, data []byte) error {
+		if err := guard.WriteHeader(e); err != nil {
+			return err
+		}
+		_, err := guard.Write(data)
+		return err
+	}
 	err := archive.Copy(guard, in, archive.CopyOptions{Decide: decide, Take: a.takeData, Dest: dest, Links: links})
 	if err != nil {
 		return nil, a.late(err)
@@ -274,7 +281,7 @@ func (a *streamApplier) decide(e *archive.Entry) (archive.Action, error) {
 			return 0, err
 		}
 	}
-	if act == archive.Keep {
+	if act == archive.Keep || dec.Spec != nil && dec.Spec.Judge != nil {
 		a.maxInode = max(a.maxInode, e.Inode)
 	}
 	return act, nil
@@ -300,6 +307,16 @@ func (a *streamApplier) takeData(e *archive.Entry, data io.Reader) error {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
 	}
 	a.seen.data = sp
+	if spec := a.taking.Spec; spec != nil && spec.Judge != nil {
+		// Written now, at its place, as its rule makes it with the
+		// owners known so far: settle holds the rule to that.
+		rd, err := sp.Reader()
+		if err != nil {
+			return err
+		}
+		a.seen.editedBy = editedBy(a.taking)
+		return a.take(a.taking, e, rd)
+	}
 	return nil
 }
 
@@ -310,6 +327,10 @@ type seenEntry struct {
 	entry *archive.Entry
 	act   archive.Action
 	data  *spool
+	// editedBy is the rule that edited the entry in place as it came
+	// (writeInPlace): the owners of the whole database must give it the
+	// same one, and none to an entry not edited so.
+	editedBy *rules.Rule
 }
 
 // finish plans what apply adds, once the input's last entry is in.
@@ -353,6 +374,7 @@ func (a *streamApplier) settle() error {
 	opt.Owners = a.db.Table()
 	c := newCollector(opt, opt.Input)
 	c.entries, c.newest = a.entries, a.newest
+	c.writeInPlace = func(*archive.Entry, []byte) error { return nil } // written as it came
 	seen := a.tee.later.Release()
 	defer closeSeen(seen)
 	for _, s := range seen {
@@ -361,7 +383,7 @@ func (a *streamApplier) settle() error {
 			c.close()
 			return err
 		}
-		if c.action(dec, s.entry) != s.act {
+		if c.action(dec, s.entry) != s.act || s.editedBy != editedBy(dec) {
 			c.close()
 			return errOwnersDecide
 		}
@@ -380,6 +402,15 @@ func (a *streamApplier) settle() error {
 	a.collector.close()
 	a.collector = c
 	return nil
+}
+
+// editedBy is the rule that edits an entry decided dec in place
+// (ActionSpec.Judge), nil for none.
+func editedBy(dec Decision) *rules.Rule {
+	if dec.Spec == nil || dec.Spec.Judge == nil {
+		return nil
+	}
+	return dec.Verdict.Rule
 }
 
 func closeSeen(seen []*seenEntry) {
@@ -475,7 +506,7 @@ func numberInjections(inj []*injection, maxInode uint64) error {
 func removedOf(changes []manifest.Change) []manifest.Change {
 	var out []manifest.Change
 	for _, c := range changes {
-		if s := specOfKind(c.Kind); s != nil && !s.Moves {
+		if s := specOfKind(c.Kind); s != nil && (!s.Moves || s.Judge != nil) {
 			out = append(out, c)
 		}
 	}

@@ -294,12 +294,19 @@ func setMtime(t *testing.T, p string, mt time.Time) {
 // "hello" if it has a size, and returns the output stream.
 func applyHello(t *testing.T, set *rules.Set, entries []*archive.Entry) (*bytes.Buffer, *Report) {
 	t.Helper()
+	return applyData(t, set, entries, "hello")
+}
+
+// applyData is applyHello with data for the files' content (each entry's
+// Size must be its length).
+func applyData(t *testing.T, set *rules.Set, entries []*archive.Entry, data string) (*bytes.Buffer, *Report) {
+	t.Helper()
 	var in bytes.Buffer
 	w := archive.NewCpioWriter(&in, archive.Newc)
 	for _, e := range entries {
 		w.WriteHeader(e)
 		if e.Size > 0 {
-			io.WriteString(w, "hello")
+			io.WriteString(w, data)
 		}
 	}
 	w.Close()

@@ -30,6 +30,7 @@ ROOTFS_TRIM_LICENSE_FILES = \
 	vendor/github.com/klauspost/compress/LICENSE \
 	vendor/github.com/klauspost/compress/internal/snapref/LICENSE \
 	vendor/github.com/klauspost/compress/zstd/internal/xxhash/LICENSE.txt \
+	vendor/github.com/pelletier/go-toml/v2/LICENSE \
 	vendor/github.com/pierrec/lz4/v4/LICENSE \
 	vendor/github.com/ulikunitz/xz/LICENSE \
 	vendor/go.yaml.in/yaml/v3/LICENSE \

@@ -136,7 +136,7 @@ func auditStatus(findings []trim.Finding) error {
 // auditSchema names audit --format json's JSON Schema,
 // docs/schema/audit.json. Any change to auditReport's fields (a finding's
 // included) changes it.
-const auditSchema = "rootfs-trim/audit/v2"
+const auditSchema = "rootfs-trim/audit/v3"
 
 type auditReport struct {
 	Schema   string         `json:"schema"`
@@ -185,12 +185,17 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 			if f.Target != "" {
 				by += " -> " + f.Target
 			}
+			if k := keyNote(f); k != "" {
+				by += " " + k
+			}
 		}
 		switch f.Check {
 		case trim.CheckUnreviewed:
 			by = "rule " + f.Rule + " (" + f.Action + ", fallback)"
 		case trim.CheckDangling:
 			by = "-> " + f.Target
+		case trim.CheckOverride, trim.CheckCNIDir:
+			by = "config " + f.Rule + " " + keyNote(f)
 		}
 		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
@@ -237,8 +242,29 @@ func findingMessage(f trim.Finding) string {
 		return fmt.Sprintf("rule %s of package %s %s", f.Rule, names.Quote(f.Package), f.Reason)
 	case trim.CheckUnhandled:
 		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), placeNote(f))
+	case trim.CheckOverride, trim.CheckCNIDir:
+		return fmt.Sprintf("%s (package %s, in %s): config %s%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
 	}
-	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, oneLine(f.Reason), placeNote(f))
+	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
+}
+
+// keyNote says, for a file an edit rule changes, its key and the value
+// the file gives it: `disabled_plugins = ["cri"]`.
+func keyNote(f trim.Finding) string {
+	switch {
+	case f.Key == "":
+		return ""
+	case f.Value == "":
+		return f.Key + " absent"
+	}
+	return f.Key + " = " + f.Value
+}
+
+func parenthesized(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 // oneLine folds a reason's whitespace and escapes what it must not carry

@@ -247,7 +247,7 @@ func readShowInfo(path string, versions keyValues) error {
 // checkSchema names check --format json's JSON Schema,
 // docs/schema/check.json. Any change to checkReport's fields (a finding's
 // or a summary's included) changes it.
-const checkSchema = "rootfs-trim/check/v2"
+const checkSchema = "rootfs-trim/check/v3"
 
 type checkReport struct {
 	Schema   string          `json:"schema"`
@@ -350,7 +350,7 @@ func checkMessage(f check.Finding) string {
 	switch f.Check {
 	case check.CheckNewOffender:
 		msg = fmt.Sprintf("%s (%s%s): %s", names.Quote(f.Path), pkg, in, reason)
-	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone:
+	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone, trim.CheckOverride, trim.CheckCNIDir:
 		msg = fmt.Sprintf("%s (%s, rule %s%s): %s", names.Quote(f.Path), pkg, f.Rule, in, reason)
 	case check.CheckStale, check.CheckStaleWaiver:
 		msg = fmt.Sprintf("rule %s of %s: %s", f.Rule, pkg, reason)

@@ -109,6 +109,8 @@ type sarifProperties struct {
 	Path    string `json:"path,omitempty"`
 	Action  string `json:"action,omitempty"`
 	Target  string `json:"target,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Value   string `json:"value,omitempty"`
 }
 
 // printSARIF writes findings of cmd (audit, check, diff) as a SARIF log;
@@ -135,7 +137,7 @@ func printSARIF(w io.Writer, cmd string, set *rules.Set, findings []trim.Finding
 			Message:             sarifMessage{message(f)},
 			Locations:           sarifLocations(f),
 			PartialFingerprints: map[string]string{sarifFingerprint: sarifKey(f, id)},
-			Properties:          sarifProperties{f.Check, f.Package, f.Input, f.Path, f.Action, f.Target},
+			Properties:          sarifProperties{f.Check, f.Package, f.Input, f.Path, f.Action, f.Target, f.Key, f.Value},
 		})
 	}
 	if ruleList == nil {

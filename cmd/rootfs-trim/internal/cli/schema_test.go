@@ -85,7 +85,7 @@ func TestSchemaCheckCatchesChanges(t *testing.T) {
 			}
 		}
 	}
-	doc := `{"schema": "rootfs-trim/audit/v2", "entries": 1, "findings": [{"input": "i", "package": "p", "severity": "error",
+	doc := `{"schema": "rootfs-trim/audit/v3", "entries": 1, "findings": [{"input": "i", "package": "p", "severity": "error",
 		"check": "offender", "reason": "r", "pos": {"file": "f", "line": 1}%s}]%s}`
 	if err := schematest.Valid(s, []byte(strings.NewReplacer("%s", "").Replace(doc))); err != nil {
 		t.Fatalf("the base document is refused: %v", err)
@@ -95,7 +95,7 @@ func TestSchemaCheckCatchesChanges(t *testing.T) {
 			t.Errorf("a document with a property the schema does not name validates (%q)", bad)
 		}
 	}
-	if err := schematest.Valid(s, []byte(strings.NewReplacer("%s", "", "v2", "v3").Replace(doc))); err == nil {
+	if err := schematest.Valid(s, []byte(strings.NewReplacer("%s", "", "v3", "v4").Replace(doc))); err == nil {
 		t.Error("a document of another schema version validates")
 	}
 }

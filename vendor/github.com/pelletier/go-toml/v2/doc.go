@@ -1,0 +1,2 @@
+// Package toml is a library to read and write TOML documents.
+package toml

@@ -1,0 +1,2 @@
+// Package tracker provides functions for keeping track of AST nodes.
+package tracker
