@@ -150,7 +150,7 @@ func TestBootMinikube(t *testing.T) {
 			console, elapsed, cpu := bootMinikube(t, tools, image, disk, flow)
 			// The CPU time is what the guest costs on an idle machine; the
 			// wall time grows with whatever else the machine runs.
-			t.Logf("two boots and the replay took %s under TCG (QEMU used %s of CPU)", elapsed.Round(time.Second), cpu.Round(time.Second))
+			t.Logf("the boots and the replay took %s under TCG (QEMU used %s of CPU)", elapsed.Round(time.Second), cpu.Round(time.Second))
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("guest console:\n%s", console)
