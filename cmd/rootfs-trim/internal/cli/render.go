@@ -154,7 +154,7 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// printRendered lists what render wrote, left, removed, stopped and
+// printRendered lists what render wrote, found unchanged, removed, stopped and
 // started, and its notes.
 func printRendered(out io.Writer, res *render.Result, shown func(string) string) {
 	for _, l := range []struct {
