@@ -58,6 +58,9 @@ type Result struct {
 	// Notes say what render did for the choice beyond copying and
 	// rendering (a bridge rewritten for the pod CIDR, say).
 	Notes []string
+	// Stopped and Started are the runtimes' units render stopped and
+	// started (Options.Units).
+	Stopped, Started []string
 }
 
 // Left is a recorded file render left in place, and why.
@@ -85,6 +88,9 @@ type Options struct {
 	// Save records the choice on the persistent disk (ChoicePath) for the
 	// boot unit to render again after a VM restart.
 	Save bool
+	// Units, if set, is the running system's service manager: render
+	// makes exactly the chosen runtime's units run, after writing /etc.
+	Units Units
 }
 
 // planned is one file to write.
@@ -165,6 +171,9 @@ func Render(opt Options) (*Result, error) {
 	}
 	if res.Foreign, err = foreign(root, t, ix, keep, opt.DryRun); err != nil {
 		return res, err
+	}
+	if opt.Units != nil {
+		return res, switchUnits(opt.Units, opt.Choice.Runtime, res, opt.DryRun)
 	}
 	return res, nil
 }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 )
 
 // The guest side of TestBootMinikube (see README.md).
@@ -57,10 +59,10 @@ var liveSockets = map[string][]string{
 	"dockershim": {"/var/run/docker.sock", "/var/run/cri-dockerd.sock"},
 }
 
-// defaultMinikubeTimeout bounds one VM's two boots and its seventeen steps:
+// defaultMinikubeTimeout bounds one VM's boots (two, three patched) and its seventeen steps:
 // about 5 min on an idle 2-core machine, far more on a busy one; it only
 // guards against a hung guest.
-const defaultMinikubeTimeout = 20 * time.Minute
+const defaultMinikubeTimeout = 25 * time.Minute
 
 // minikubeBridge is what minikube's cni/bridge.go writes to
 // /etc/cni/net.d/1-k8s.conflist for its default pod CIDR (the script
@@ -148,7 +150,7 @@ func TestBootMinikube(t *testing.T) {
 			console, elapsed, cpu := bootMinikube(t, tools, image, disk, flow)
 			// The CPU time is what the guest costs on an idle machine; the
 			// wall time grows with whatever else the machine runs.
-			t.Logf("two boots and the replay took %s under TCG (QEMU used %s of CPU)", elapsed.Round(time.Second), cpu.Round(time.Second))
+			t.Logf("the boots and the replay took %s under TCG (QEMU used %s of CPU)", elapsed.Round(time.Second), cpu.Round(time.Second))
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("guest console:\n%s", console)
@@ -385,19 +387,20 @@ func checkMinikubeFlow(t *testing.T, flow string, r *report) {
 		t.Fatalf("the guest ran flow %q, want %q", got, flow)
 	}
 	if !r.done {
-		t.Errorf("the replay did not get to the end of the second boot (no @@DONE)")
+		t.Errorf("the replay did not get to the end of its last boot (no @@DONE)")
 	}
 
 	t.Run("first-boot", func(t *testing.T) {
 		// No choice recorded yet: the render unit wrote nothing, and the
 		// one runtime the image enables (docker with cri-dockerd) came up.
-		checkBootOrder(t, r, "b1")
+		checkBootOrder(t, r, "b1", "docker")
 		r.wantLines(t, "b1/failed")
 		r.wantLines(t, "b1/crictl", "absent")
 		if got := netdConfigs(t, r, "b1"); len(got) != 0 {
 			t.Errorf("/etc/cni/net.d at boot holds configs %q", got)
 		}
 		r.wantLines(t, "b1/sockets", "/var/run/docker.sock", "/var/run/cri-dockerd.sock")
+		checkOneCRIEndpoint(t, r, "b1/sockets", "docker")
 	})
 
 	for i, s := range minikubeSteps {
@@ -410,6 +413,10 @@ func checkMinikubeFlow(t *testing.T, flow string, r *report) {
 				r.ok(t, prefix+"/fresh-vm")
 			}
 			r.ok(t, prefix+"/configure-runtimes")
+			if flow == "patched" {
+				// render alone, before minikube's Enable and disableOthers.
+				checkOneCRIEndpoint(t, r, prefix+"/render-sockets", renderRuntime(s.runtime))
+			}
 			r.ok(t, prefix+"/apply-cni")
 			checkStep(t, r, flow, prefix, s.runtime, s.cni)
 		})
@@ -421,18 +428,23 @@ func checkMinikubeFlow(t *testing.T, flow string, r *report) {
 		if got := strings.TrimSpace(r.ok(t, "restart/choice")); got != last.runtime+" "+last.cni {
 			t.Fatalf("restarted with %q", got)
 		}
-		checkBootOrder(t, r, "b2")
-		r.wantLines(t, "b2/failed")
 		// Before minikube reconnects: /etc is the image's again, and the
-		// render unit rendered the recorded choice, if any.
+		// render unit rendered the recorded choice, if any, and runs its
+		// runtime alone; with none, the image's runtime runs.
+		atBoot := "docker"
+		if flow == "patched" {
+			atBoot = last.runtime
+		}
+		checkBootOrder(t, r, "b2", atBoot)
+		r.wantLines(t, "b2/failed")
+		r.wantLines(t, "b2/sockets", liveSockets[atBoot]...)
+		checkOneCRIEndpoint(t, r, "b2/sockets", atBoot)
 		if flow == "patched" {
 			r.wantFile(t, "b2/crictl", "runtime-endpoint: unix://"+criSocket[last.runtime]+"\n")
 			if got, want := r.lines(t, "b2/netd"), r.lines(t, lastPrefix+"/netd"); !slices.Equal(got, want) {
 				t.Errorf("/etc/cni/net.d after the restart, before minikube: %q; before the restart it was %q", got, want)
 			}
-			if j := r.ok(t, "b2/render-journal"); strings.TrimSpace(j) == "" {
-				t.Errorf("the render unit said nothing at the second boot")
-			}
+			checkRenderStarted(t, r, "b2/render-journal", atBoot)
 		} else {
 			r.wantLines(t, "b2/crictl", "absent")
 			if got := netdConfigs(t, r, "b2"); len(got) != 0 {
@@ -440,12 +452,68 @@ func checkMinikubeFlow(t *testing.T, flow string, r *report) {
 			}
 		}
 		r.ok(t, "restart/configure-runtimes")
+		if flow == "patched" {
+			checkOneCRIEndpoint(t, r, "restart/render-sockets", renderRuntime(last.runtime))
+		}
 		r.ok(t, "restart/apply-cni")
 		checkStep(t, r, flow, "restart", last.runtime, last.cni)
 		if got, want := r.lines(t, "restart/netd"), r.lines(t, lastPrefix+"/netd"); !slices.Equal(got, want) {
 			t.Errorf("/etc/cni/net.d after minikube's restart: %q; after its first start: %q", got, want)
 		}
 	})
+
+	if flow != "patched" {
+		return
+	}
+	t.Run("next-boot", func(t *testing.T) {
+		// render recorded containerd after the restart: the third boot runs
+		// it alone, and nothing of cri-o, the second boot's runtime.
+		r.ok(t, "next/render")
+		checkBootOrder(t, r, "b3", "containerd")
+		r.wantLines(t, "b3/failed")
+		r.wantFile(t, "b3/crictl", "runtime-endpoint: unix://"+criSocket["containerd"]+"\n")
+		r.wantLines(t, "b3/sockets", liveSockets["containerd"]...)
+		checkOneCRIEndpoint(t, r, "b3/sockets", "containerd")
+		checkRenderStarted(t, r, "b3/render-journal", "containerd")
+	})
+}
+
+// checkRenderStarted checks from the render unit's journal that render
+// itself started the runtime's units.
+func checkRenderStarted(t *testing.T, r *report, name, runtime string) {
+	t.Helper()
+	j := r.ok(t, name)
+	for _, u := range contract.RuntimeUnits[runtime] {
+		if !strings.Contains(j, "started    "+u+"\n") {
+			t.Errorf("guest: %s does not say render started %s:\n%s", name, u, j)
+		}
+	}
+}
+
+// renderRuntime is render's --runtime for a step's runtime.
+func renderRuntime(runtime string) string {
+	if runtime == "dockershim" {
+		return "docker"
+	}
+	return runtime
+}
+
+// checkOneCRIEndpoint checks that of the CRI sockets kubeadm's detection
+// dials (its known endpoints, contract.Sockets), exactly the runtime's
+// accepts a connection, in the probe's list of served sockets.
+func checkOneCRIEndpoint(t *testing.T, r *report, name, runtime string) {
+	t.Helper()
+	var got []string
+	for _, s := range r.lines(t, name) {
+		for _, cri := range contract.Sockets {
+			if s == cri {
+				got = append(got, s)
+			}
+		}
+	}
+	if want := []string{contract.Sockets[runtime]}; !slices.Equal(got, want) {
+		t.Errorf("guest: %s: CRI sockets served %q, want only %s's %q", name, got, runtime, want)
+	}
 }
 
 // checkStep checks the node after minikube's start sequence for one choice:
@@ -529,10 +597,11 @@ func checkOnlySubnet(t *testing.T, conf []byte, want string) {
 }
 
 // checkBootOrder checks from systemd's own timestamps that the render unit
-// ran, succeeded and had exited before any runtime service began to start.
+// ran, succeeded and had exited before any runtime service began to start,
+// and that only the runtime expected at this boot started.
 // (A oneshot unit without RemainAfterExit keeps ActiveEnterTimestamp at 0;
 // ExecMainExitTimestamp and InactiveExitTimestamp are set either way.)
-func checkBootOrder(t *testing.T, r *report, prefix string) {
+func checkBootOrder(t *testing.T, r *report, prefix, runtime string) {
 	t.Helper()
 	// systemctl show: one block of NAME=VALUE lines per unit.
 	props := map[string]map[string]string{}
@@ -573,22 +642,26 @@ func checkBootOrder(t *testing.T, r *report, prefix string) {
 	// sockets.target, before basic.target and so before
 	// minikube-automount. Their services are, and a connection waits for
 	// them.
-	// The image starts one runtime, its rules' boot_runtime (docker, as
-	// minikube's default): containerd and cri-o start only when minikube
-	// chooses them.
-	for _, u := range []string{"containerd.service", "crio.service"} {
-		if start := num(u, "InactiveExitTimestampMonotonic"); start != 0 {
-			t.Errorf("%s started at boot (at %d µs): the image enables docker alone", u, start)
-		}
+	// One runtime starts: with no record the image's, its rules'
+	// boot_runtime (docker, as minikube's default); with one, the recorded
+	// runtime, which render starts and whose services the image's
+	// enablement may not have: the others' start jobs are cancelled before
+	// they run.
+	services := map[string][]string{
+		"containerd": {"containerd.service"}, "crio": {"crio.service"},
+		"docker": {"docker.service", "cri-docker.service"},
 	}
-	for _, u := range []string{"docker.service", "cri-docker.service"} {
-		start := num(u, "InactiveExitTimestampMonotonic")
-		if start == 0 {
-			t.Errorf("%s did not start at boot", u)
-			continue
-		}
-		if start < renderExit {
-			t.Errorf("%s began to start at %d µs, before %s had exited at %d µs", u, start, render, renderExit)
+	for rt, units := range services {
+		for _, u := range units {
+			start := num(u, "InactiveExitTimestampMonotonic")
+			switch {
+			case rt != runtime && start != 0:
+				t.Errorf("%s started at boot (at %d µs): %s alone should", u, start, runtime)
+			case rt == runtime && start == 0:
+				t.Errorf("%s did not start at boot", u)
+			case rt == runtime && start < renderExit:
+				t.Errorf("%s began to start at %d µs, before %s had exited at %d µs", u, start, render, renderExit)
+			}
 		}
 	}
 }

@@ -35,9 +35,11 @@
 # /etc/crictl.yaml as they were at boot, no recorded choice, the units
 # minikube's Disable masked unmasked, every runtime started as at boot.
 # After the steps the VM restarts; on the second boot the script checks
-# what the boot left in /etc before minikube reconnects, then replays
-# minikube's restart (configureRuntimes and applyCNI again) for the last
-# step's choice.
+# what the boot left in /etc and which runtime runs before minikube
+# reconnects, then replays minikube's restart (configureRuntimes and
+# applyCNI again) for the last step's choice. Patched, render then records
+# another runtime (containerd) and the VM restarts once more: the third
+# boot must run that runtime alone.
 #
 # It reports on the serial console in sections, as init.sh does:
 #   @@BEGIN name / ...output... / @@END name STATUS
@@ -224,6 +226,17 @@ enable_runtime() {
 	esac
 }
 
+# Waits until systemd has no job left but the replay's own: render queues
+# the chosen runtime's start without waiting for it.
+wait_jobs() {
+	i=0
+	while systemctl list-jobs --no-legend | grep -qv minikube-replay; do
+		i=$((i + 1))
+		[ $i -lt 60 ] || { systemctl list-jobs >&2; return 1; }
+		sleep 1
+	done
+}
+
 wait_socket() { # waitForCRISocket
 	i=0
 	while ! standin probe "$1" 2>/dev/null; do
@@ -240,7 +253,11 @@ configure_runtimes() { # RUNTIME CNI
 		# pod CIDR kubeadm gets, cr.SocketPath().
 		rt=$1
 		[ "$rt" = dockershim ] && rt=docker
+		rm -f /run/replay-render-sockets
 		rootfs-trim render --runtime "$rt" --cni "$2" --pod-cidr "$POD_CIDR" --cri-socket "$(socket_of "$1")" || return 1
+		# The runtimes render alone leaves running, before minikube's
+		# own Enable and disableOthers.
+		wait_jobs && live_sockets >/run/replay-render-sockets
 	else
 		configure_loopback "$1"
 		configure_bridges "$2"
@@ -340,6 +357,7 @@ unit_times() { # one block per unit, Id= first
 }
 
 at_boot() { # PREFIX: what the boot did, before minikube connects
+	step "$1/jobs" wait_jobs
 	step "$1/units" unit_times
 	step "$1/render-journal" journalctl -b -u rootfs-trim-render.service --no-pager -o cat
 	step "$1/failed" systemctl list-units --failed --no-legend --plain
@@ -368,6 +386,7 @@ if [ "$boots" = 1 ]; then
 		[ $n = 1 ] || step "$name/fresh-vm" traced fresh_vm
 		step "$name/choice" echo "$r $c"
 		step "$name/configure-runtimes" traced configure_runtimes "$r" "$c"
+		[ "$FLOW" = patched ] && step "$name/render-sockets" cat /run/replay-render-sockets
 		step "$name/apply-cni" traced apply_cni "$c"
 		report "$name"
 		step "$name/cni-pod" traced cni_pod "$c"
@@ -381,15 +400,35 @@ if [ "$boots" = 1 ]; then
 	exit 0
 fi
 
-# The second boot: /etc is the image's again, the disk kept the record.
-set -- $(cat /var/lib/minikube/replay-last)
-step restart/choice echo "$1 $2"
-at_boot b2
-step restart/configure-runtimes traced configure_runtimes "$1" "$2"
-step restart/apply-cni traced apply_cni "$2"
-report restart
-step restart/cni-pod traced cni_pod "$2"
-report restart/with-cni-pod
+if [ "$boots" = 2 ]; then
+	# The second boot: /etc is the image's again, the disk kept the record.
+	set -- $(cat /var/lib/minikube/replay-last)
+	step restart/choice echo "$1 $2"
+	at_boot b2
+	step restart/configure-runtimes traced configure_runtimes "$1" "$2"
+	[ "$FLOW" = patched ] && step restart/render-sockets cat /run/replay-render-sockets
+	step restart/apply-cni traced apply_cni "$2"
+	report restart
+	step restart/cni-pod traced cni_pod "$2"
+	report restart/with-cni-pod
+	if [ "$FLOW" = patched ]; then
+		# minikube's call for another runtime records it; the next boot
+		# renders it before any runtime starts.
+		step next/render traced rootfs-trim render --runtime containerd --cni bridge \
+			--pod-cidr "$POD_CIDR" --cri-socket "$(socket_of containerd)"
+		sync
+		echo "@@REBOOT"
+		systemctl reboot
+		exit 0
+	fi
+	echo "@@DONE"
+	sync
+	systemctl poweroff
+	exit 0
+fi
+
+# The third boot (patched): the record names containerd now.
+at_boot b3
 echo "@@DONE"
 sync
 systemctl poweroff

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,6 +28,8 @@ disk. At boot, rootfs-trim-render.service runs render --from-record before
 any runtime starts, so a restarted VM has the right /etc again; with no
 record it writes nothing. A file the policy forbids that render did not
 write is reported, and removed only where the policy says at_boot: remove.
+On the running system (--root /, systemd booted) it then stops the other
+runtimes' units and starts the chosen runtime's.
 
 Runtimes: containerd, crio, docker (cri-dockerd; before Kubernetes 1.24,
 --cri-socket /var/run/dockershim.sock). --cni takes minikube's values:
@@ -106,7 +109,13 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer unlock()
-	res, err := render.Render(render.Options{Root: *root, Choice: c, DryRun: *dryRun, Save: !*fromRecord})
+	opt := render.Options{Root: *root, Choice: c, DryRun: *dryRun, Save: !*fromRecord}
+	// Units only of the system render runs on: another root's are not
+	// running here.
+	if filepath.Clean(*root) == "/" && render.Booted() {
+		opt.Units = render.Systemctl{}
+	}
+	res, err := render.Render(opt)
 	if err != nil {
 		return err
 	}
@@ -117,18 +126,7 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 			from = shown(render.ChoicePath)
 		}
 		fmt.Fprintf(out, "render: %s (from %s)\n", names.Text(c.Describe()), from)
-		for _, p := range res.Written {
-			fmt.Fprintf(out, "wrote      %s\n", shown(p))
-		}
-		for _, p := range res.Unchanged {
-			fmt.Fprintf(out, "unchanged  %s\n", shown(p))
-		}
-		for _, p := range res.Removed {
-			fmt.Fprintf(out, "removed    %s\n", shown(p))
-		}
-		for _, n := range res.Notes {
-			fmt.Fprintf(out, "note: %s\n", names.Text(n))
-		}
+		printRendered(out, res, shown)
 		if !*fromRecord && !*dryRun {
 			fmt.Fprintf(out, "recorded   %s\n", shown(render.ChoicePath))
 		}
@@ -154,4 +152,24 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(out, "dry run: nothing written")
 	}
 	return nil
+}
+
+// printRendered lists what render wrote, found unchanged, removed, stopped and
+// started, and its notes.
+func printRendered(out io.Writer, res *render.Result, shown func(string) string) {
+	for _, l := range []struct {
+		verb  string
+		items []string
+		show  func(string) string
+	}{
+		{"wrote", res.Written, shown}, {"unchanged", res.Unchanged, shown}, {"removed", res.Removed, shown},
+		{"stopped", res.Stopped, names.Text}, {"started", res.Started, names.Text},
+	} {
+		for _, p := range l.items {
+			fmt.Fprintf(out, "%-10s %s\n", l.verb, l.show(p))
+		}
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(out, "note: %s\n", names.Text(n))
+	}
 }
