@@ -12,6 +12,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -154,6 +155,7 @@ func Run(opt Options) (*Result, error) {
 		return s
 	}
 	inputOf := map[string]string{}
+	var enabled []Finding // runtimeFindings
 	records := imageRecords{versions: map[string]string{}, modules: map[string]string{}}
 	for _, in := range opt.Inputs {
 		owners, db, err := inputOwners(opt, in)
@@ -181,9 +183,15 @@ func Run(opt Options) (*Result, error) {
 				s.version = in.Version
 			}
 		}
-		if err := scan(opt, in, owners, state); err != nil {
+		boot := trim.NewBootCollector()
+		if err := scan(opt, in, owners, state, boot); err != nil {
 			return nil, err
 		}
+		found, err := runtimeFindings(opt.Set, in, owners, boot)
+		if err != nil {
+			return nil, err
+		}
+		enabled = append(enabled, found...)
 	}
 	// The image's own records first (dpkg's status, the owners lists'
 	// .version files), then the flags and show-info over them.
@@ -203,7 +211,7 @@ func Run(opt Options) (*Result, error) {
 		}
 	}
 
-	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: records.contradicted}
+	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: append(records.contradicted, enabled...)}
 	names := make([]string, 0, len(states))
 	for n := range states {
 		names = append(names, n)
@@ -308,8 +316,9 @@ func contradictions(set *rules.Set, input string, db *owners.DB) []Finding {
 	return out
 }
 
-// scan reads one input and records every file a rule or the policy matches.
-func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState) error {
+// scan reads one input and records every file a rule or the policy
+// matches; boot gathers what enablement reads.
+func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState, boot *enablement.Collector) error {
 	src, err := in.Source()
 	if err != nil {
 		return err
@@ -319,6 +328,7 @@ func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgSt
 	if opt.Wrap != nil {
 		r = opt.Wrap(src)
 	}
+	r = boot.Wrap(r)
 	// check reads package trees, not applied images: no path is apply's own.
 	d := trim.NewDecider(opt.Set, owners, nil)
 	d.SetInput(src.Format.Kind)

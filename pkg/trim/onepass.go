@@ -11,6 +11,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -27,6 +28,7 @@ func record(in AuditInput, wrap func(archive.Reader) archive.Reader) (*Recording
 	}
 	defer src.Close()
 	rec := NewRecording(in.Path, src.Format.Kind)
+	r = rec.boot.Wrap(r)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -53,6 +55,7 @@ type Recording struct {
 	later *owners.Later[heldEntry]
 	// placeOf is the input's container.Input.PlaceOf, for the findings.
 	placeOf func(int) *container.Place
+	boot    *enablement.Collector // what enablement reads, gathered by record
 }
 
 // heldEntry is what the audit step needs of an entry to judge it: its
@@ -65,7 +68,7 @@ type heldEntry struct {
 
 // NewRecording starts the recording of the input at path, of kind.
 func NewRecording(path string, kind archive.Kind) *Recording {
-	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0)}
+	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0), boot: NewBootCollector()}
 }
 
 // Entry records e, whose data is data: it reads the data of an applied
@@ -128,7 +131,7 @@ func ImageData(set *rules.Set) func(name string) bool {
 	c := NewClassifier(set, nil)
 	own := OwnPaths(set)
 	return func(name string) bool {
-		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
+		if own[name] || owners.IsRecord(name) || bootFiles.Reads(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 {
 			return true
 		}
 		for n := name; n != "." && n != "/"; n = path.Dir(n) {
