@@ -14,9 +14,17 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 )
 
-// maxFile bounds a unit or preset file a Collector holds: systemd's own
-// are a few KiB.
-const maxFile = 1 << 20
+// maxFile bounds a unit or preset file a Collector holds, and maxHeld all
+// it holds: systemd's own are a few KiB, an image's few hundred, and an
+// archive of a million preset files must not fill the memory.
+const (
+	maxFile = 1 << 20
+	maxHeld = 64 << 20
+)
+
+// ErrTooMany says an input holds more unit and preset files than a
+// Collector holds (maxHeld).
+var ErrTooMany = errors.New("more systemd unit and preset files than rootfs-trim reads (64 MiB)")
 
 // Collector gathers, as an archive or an image streams past, what
 // FindUnit, Enablers and ReadPresets read of it: the links in the unit
@@ -28,6 +36,7 @@ const maxFile = 1 << 20
 type Collector struct {
 	units map[string]bool // unit file names whose data is read
 	files fstest.MapFS    // an in-memory fs.FS that serves symlinks too
+	held  int             // bytes of names, links and data held
 }
 
 // NewCollector gathers what Enablers needs to know of units (and of the
@@ -60,12 +69,18 @@ func (c *Collector) Entry(e *archive.Entry, data io.Reader) (io.Reader, error) {
 	}
 	switch {
 	case e.Type == archive.TypeSymlink && c.linkMatters(clean):
+		if err := c.hold(clean, len(e.Linkname)); err != nil {
+			return nil, err
+		}
 		c.files[clean] = &fstest.MapFile{Data: []byte(e.Linkname), Mode: fs.ModeSymlink | 0o777}
 	case e.Type == archive.TypeRegular && c.Reads(clean):
 		read, err := io.ReadAll(io.LimitReader(data, maxFile))
 		if fe := (*archive.FormatError)(nil); err != nil && !errors.As(err, &fe) {
 			// Named as the reader names an entry it could not skip.
 			return nil, &archive.FormatError{Offset: e.Offset, Entry: e.Name, Err: err}
+		}
+		if err == nil {
+			err = c.hold(clean, len(read))
 		}
 		if err != nil {
 			return nil, err
@@ -78,6 +93,15 @@ func (c *Collector) Entry(e *archive.Entry, data io.Reader) (io.Reader, error) {
 		delete(c.files, clean)
 	}
 	return data, nil
+}
+
+// hold counts n bytes more held for the entry at clean.
+func (c *Collector) hold(clean string, n int) error {
+	c.held += len(clean) + n
+	if c.held > maxHeld {
+		return &archive.FormatError{Entry: clean, Err: ErrTooMany}
+	}
+	return nil
 }
 
 // linkMatters: a link in a unit directory (an alias, a mask), in one of
