@@ -10,6 +10,16 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
 )
 
+// scanWithRuntimes scans in and returns its runtimeFindings, from what
+// the one scan gathered.
+func scanWithRuntimes(opt Options, in Input, o *owners.Table, state func(string) *pkgState) ([]Finding, error) {
+	boot := trim.NewBootCollector()
+	if err := scan(opt, in, o, state, boot); err != nil {
+		return nil, err
+	}
+	return runtimeFindings(opt.Set, in, o, boot)
+}
+
 // runtimeFindings are the errors of the runtime units the whole image in
 // would still start at boot after apply, though the boot_runtime policy
 // forbids them (trim.ImageEnablers; boot is what its scan gathered), each

@@ -183,11 +183,7 @@ func Run(opt Options) (*Result, error) {
 				s.version = in.Version
 			}
 		}
-		boot := trim.NewBootCollector()
-		if err := scan(opt, in, owners, state, boot); err != nil {
-			return nil, err
-		}
-		found, err := runtimeFindings(opt.Set, in, owners, boot)
+		found, err := scanWithRuntimes(opt, in, owners, state)
 		if err != nil {
 			return nil, err
 		}
