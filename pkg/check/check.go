@@ -13,6 +13,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
+	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 	"github.com/rootfs-trim/rootfs-trim/pkg/trim"
@@ -157,6 +158,7 @@ func Run(opt Options) (*Result, error) {
 		return s
 	}
 	inputOf := map[string]string{}
+	var enabled []Finding // runtimeFindings
 	records := imageRecords{versions: map[string]string{}, modules: map[string]string{}}
 	var configFound []trim.Finding // what the rule set's configs: make of each input
 	for _, in := range opt.Inputs {
@@ -185,17 +187,18 @@ func Run(opt Options) (*Result, error) {
 				s.version = in.Version
 			}
 		}
-		found, err := scan(opt, in, owners, state)
+		found, runtimes, err := scanWithRuntimes(opt, in, owners, state)
 		if err != nil {
 			return nil, err
 		}
 		configFound = append(configFound, found...)
+		enabled = append(enabled, runtimes...)
 	}
 	// The image's own records first (dpkg's status, the owners lists'
 	// .version files), then the flags and show-info over them.
 	setVersions(opt.Set, states, records.versions, records.modules, opt.Versions)
 
-	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: records.contradicted}
+	res := &Result{NewLock: &Lock{Version: LockVersion, Packages: map[string]*LockPackage{}}, Findings: append(records.contradicted, enabled...)}
 	names := make([]string, 0, len(states))
 	for n := range states {
 		names = append(names, n)
@@ -323,8 +326,9 @@ func setVersions(set *rules.Set, states map[string]*pkgState, sources ...map[str
 	}
 }
 
-// scan reads one input and records every file a rule or the policy matches.
-func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState) ([]trim.Finding, error) {
+// scan reads one input and records every file a rule or the policy
+// matches; boot gathers what enablement reads.
+func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgState, boot *enablement.Collector) ([]trim.Finding, error) {
 	src, err := in.Source()
 	if err != nil {
 		return nil, err
@@ -334,6 +338,7 @@ func scan(opt Options, in Input, owners *owners.Table, state func(string) *pkgSt
 	if opt.Wrap != nil {
 		r = opt.Wrap(src)
 	}
+	r = boot.Wrap(r)
 	// check reads package trees, not applied images: no path is apply's own.
 	d := trim.NewDecider(opt.Set, owners, nil)
 	d.SetInput(src.Format.Kind)

@@ -2,5 +2,6 @@
 // links in the unit directories' .wants and .requires directories, and what
 // `systemctl preset-all` (Buildroot's last step before each filesystem
 // image) will enable from the preset files. It reads the image through an
-// io/fs.FS, so a tree is read beneath its os.Root.
+// io/fs.FS: a tree beneath its os.Root, an archive or an image from what a
+// Collector gathered in the one pass that reads it.
 package enablement

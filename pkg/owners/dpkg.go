@@ -72,9 +72,11 @@ type DB struct {
 	Versions map[string]string
 	// GoFiles counts the executables no record names that their Go build
 	// information gave an owner (its main module); Modules are those
-	// modules' versions ("" where unknown: "(devel)", a GOPATH build).
-	GoFiles int
-	Modules map[string]string
+	// modules' versions ("" where unknown: "(devel)", a GOPATH build),
+	// and ModuleFiles the files each owns, sorted.
+	GoFiles     int
+	Modules     map[string]string
+	ModuleFiles map[string][]string
 	// Contradictions name the binaries whose owners list gives a version
 	// that their Go build information contradicts, a line each.
 	Contradictions []Contradiction

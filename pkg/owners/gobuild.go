@@ -120,26 +120,37 @@ func (c Contradiction) String() string {
 // information's owner, and the module its version; where an owners list
 // names the binary and its own version, which the build information
 // contradicts, it says so (Contradictions). dpkg's versions are Debian's
-// own (1.6.20~ds1-1), never a module's, and are not compared.
+// own (1.6.20~ds1-1), never a module's, and are not compared. A binary an
+// earlier apply's index gives its module keeps that owner, and the
+// module gets its version again, which the index does not record.
 func (db *DB) addGoBuilt(found map[string]goBuild) {
 	for _, p := range slices.Sorted(maps.Keys(found)) {
 		b := found[p]
 		if pkgs := db.Owners.Of(p); len(pkgs) > 0 {
 			pkg := pkgs[len(pkgs)-1]
 			listed := db.Versions[pkg]
-			if db.Local[pkg] && listed != "" && b.version != "" && strings.TrimPrefix(listed, "v") != strings.TrimPrefix(b.version, "v") {
+			switch {
+			case db.Index > 0 && pkg == b.owner:
+				db.addModule(p, b)
+			case db.Local[pkg] && listed != "" && b.version != "" && strings.TrimPrefix(listed, "v") != strings.TrimPrefix(b.version, "v"):
 				db.Contradictions = append(db.Contradictions, Contradiction{Path: p, Package: pkg, Listed: listed, Module: b.owner, Version: b.version})
 			}
 			continue
 		}
 		db.Owners.Add(b.owner, p)
 		db.GoFiles++
-		if db.Modules == nil {
-			db.Modules = map[string]string{}
-		}
-		if b.version != "" || db.Modules[b.owner] == "" {
-			db.Modules[b.owner] = b.version
-		}
+		db.addModule(p, b)
+	}
+}
+
+// addModule records that the binary at p belongs to b's module.
+func (db *DB) addModule(p string, b goBuild) {
+	if db.Modules == nil {
+		db.Modules, db.ModuleFiles = map[string]string{}, map[string][]string{}
+	}
+	db.ModuleFiles[b.owner] = append(db.ModuleFiles[b.owner], p)
+	if b.version != "" || db.Modules[b.owner] == "" {
+		db.Modules[b.owner] = b.version
 	}
 }
 
@@ -207,15 +218,17 @@ func goBinariesOfImage(img *ociimage.Image, db *DB) (map[string]goBuild, error) 
 }
 
 // goCandidate says whether the executable at p is worth reading: no
-// record names it, or an owners list that gives a version (to compare);
-// a dpkg package's binaries are left alone. db may be nil.
+// record names it, an owners list that gives a version (to compare), or
+// an earlier apply's index that names a Go module (a path: no package
+// name has a slash), whose version it does not record; a dpkg package's
+// binaries are left alone. db may be nil.
 func (db *DB) goCandidate(p string) bool {
 	pkgs := db.Table().Of(p)
 	if len(pkgs) == 0 {
 		return true
 	}
 	last := pkgs[len(pkgs)-1]
-	return db.Local[last] && db.Versions[last] != ""
+	return db.Local[last] && db.Versions[last] != "" || db.Index > 0 && strings.Contains(last, "/")
 }
 
 func (g *goBinaries) add(clean string, b goBuild) {

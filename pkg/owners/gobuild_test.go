@@ -21,6 +21,7 @@ import (
 type goOwnership struct {
 	Owners         map[string]string
 	Modules        map[string]string
+	ModuleFiles    map[string][]string
 	GoFiles        int
 	Contradictions []Contradiction
 }
@@ -36,6 +37,7 @@ func TestGoBuildOwners(t *testing.T) {
 	b := gobintest.New(t)
 	bins := map[string]string{
 		"usr/local/bin/buildkitd": b.Module("example.com/buildkit", "v1.2.3"),
+		"usr/local/bin/buildctl":  b.Module("example.com/buildkit", "v1.2.3"),
 		"usr/local/bin/devel":     b.Devel("example.com/develtool"),
 		"usr/bin/containerd":      b.GOPATH("example.com/containerd/cmd/containerd"),
 		"usr/local/bin/crictl":    b.Module("example.com/crictl", "v0.9.0"),
@@ -63,6 +65,7 @@ func TestGoBuildOwners(t *testing.T) {
 	want := goOwnership{
 		Owners: map[string]string{
 			"usr/local/bin/buildkitd": oracle["usr/local/bin/buildkitd"][0],
+			"usr/local/bin/buildctl":  oracle["usr/local/bin/buildctl"][0],
 			"usr/local/bin/devel":     oracle["usr/local/bin/devel"][0],
 			"usr/bin/containerd":      oracle["usr/bin/containerd"][0],
 			"usr/local/bin/crictl":    "crictl",
@@ -74,7 +77,12 @@ func TestGoBuildOwners(t *testing.T) {
 			oracle["usr/local/bin/devel"][0]:     version("usr/local/bin/devel"),
 			oracle["usr/bin/containerd"][0]:      version("usr/bin/containerd"),
 		},
-		GoFiles: 3,
+		ModuleFiles: map[string][]string{
+			oracle["usr/local/bin/buildkitd"][0]: {"usr/local/bin/buildctl", "usr/local/bin/buildkitd"},
+			oracle["usr/local/bin/devel"][0]:     {"usr/local/bin/devel"},
+			oracle["usr/bin/containerd"][0]:      {"usr/bin/containerd"},
+		},
+		GoFiles: 4,
 		Contradictions: []Contradiction{{Path: "usr/local/bin/crictl", Package: "crictl", Listed: "v1.0.0",
 			Module: oracle["usr/local/bin/crictl"][0], Version: oracle["usr/local/bin/crictl"][1]}},
 	}
@@ -120,7 +128,7 @@ func TestGoBuildOwners(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := goOwnership{Owners: map[string]string{}, Modules: db.Modules, GoFiles: db.GoFiles, Contradictions: db.Contradictions}
+		got := goOwnership{Owners: map[string]string{}, Modules: db.Modules, ModuleFiles: db.ModuleFiles, GoFiles: db.GoFiles, Contradictions: db.Contradictions}
 		for p := range want.Owners {
 			got.Owners[p] = db.Owners.Owner(p)
 		}

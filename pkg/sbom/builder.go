@@ -2,9 +2,12 @@ package sbom
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
@@ -19,7 +22,8 @@ type builder struct {
 	byName      map[string]string // package name -> bom-ref
 	components  []cdx.Component
 	annotations []cdx.Annotation
-	ourSubject  *cdx.Component // the metadata component, when the base has none
+	ourSubject  *cdx.Component    // the metadata component, when the base has none
+	moved       map[string]string // outputPaths of the changes
 }
 
 func newBuilder(d *Doc, opt Options) *builder {
@@ -63,39 +67,75 @@ func (b *builder) uniqueRef(ref string) string {
 	return r
 }
 
-// pkgRef is the bom-ref of p's component: the base's (by bom-ref, then by
-// name), or one added.
+// pkgRef is the bom-ref of p's component: the base's (by purl, else by
+// bom-ref, then by name), or one added.
 func (b *builder) pkgRef(p Package) string {
 	if ref, ok := b.byName[p.Name]; ok {
 		return ref
 	}
-	ref := b.baseRef(p.Name)
+	ref := b.baseRef(p)
 	if ref == "" {
 		ref = b.uniqueRef(Namespace + "package:" + p.Name)
-		b.components = append(b.components, cdx.Component{BOMRef: ref, Type: cdx.ComponentTypeLibrary,
-			Name: p.Name, Version: p.Version, PackageURL: p.PURL})
+		b.components = append(b.components, b.component(p, ref))
 	}
 	b.byName[p.Name] = ref
 	return ref
 }
 
-// baseRef is the bom-ref of the base's top-level component for package
-// name: Buildroot's bom-ref is the package's name, syft's component is
-// named after the package.
-func (b *builder) baseRef(name string) string {
-	comps, _ := b.d.base["components"].([]any)
-	var byName string
-	for _, c := range comps {
-		c, _ := c.(map[string]any)
-		ref, _ := c["bom-ref"].(string)
-		if ref == name {
-			return ref
+// component is p's component, the files it owns in the output its
+// evidence of occurrence.
+func (b *builder) component(p Package, ref string) cdx.Component {
+	c := cdx.Component{BOMRef: ref, Type: cmp.Or(p.Type, cdx.ComponentTypeLibrary), Name: p.Name, Version: p.Version, PackageURL: p.PURL}
+	var occ []cdx.EvidenceOccurrence
+	for _, f := range p.Files {
+		at, moved := b.moved[f]
+		if !moved {
+			at = f
 		}
-		if c["name"] == name && byName == "" {
-			byName = ref
+		if at != "" {
+			occ = append(occ, cdx.EvidenceOccurrence{Location: absolute(at)})
 		}
 	}
-	return byName
+	if len(occ) > 0 {
+		slices.SortFunc(occ, func(a, b cdx.EvidenceOccurrence) int { return strings.Compare(a.Location, b.Location) })
+		c.Evidence = &cdx.Evidence{Occurrences: &occ}
+	}
+	return c
+}
+
+// baseRef is the bom-ref of the base's top-level component for p: for a
+// package with a purl, the component with that purl (a name alone may be
+// another version); else Buildroot's bom-ref, the package's name, or
+// syft's component named after the package. One without a bom-ref is
+// given one, so that it need not be repeated.
+func (b *builder) baseRef(p Package) string {
+	comps, _ := b.d.base["components"].([]any)
+	var found map[string]any
+	for _, c := range comps {
+		c, _ := c.(map[string]any)
+		if p.PURL != "" {
+			if c["purl"] == p.PURL {
+				found = c
+				break
+			}
+			continue
+		}
+		if c["bom-ref"] == p.Name {
+			found = c
+			break
+		}
+		if c["name"] == p.Name && found == nil {
+			found = c
+		}
+	}
+	if found == nil {
+		return ""
+	}
+	if _, ok := found["bom-ref"]; !ok {
+		found["bom-ref"] = b.uniqueRef(Namespace + "package:" + p.Name)
+	}
+	ref, _ := found["bom-ref"].(string)
+	return ref
 }
 
 // ownerRef is the bom-ref an annotation about a file of pkg names: its

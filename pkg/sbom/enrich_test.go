@@ -183,3 +183,32 @@ func TestEnrichKeepsRefsUnique(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+// TestEnrichGoModuleByPurl: a Go module the input already has (same
+// purl) is not added again, and one it lacks a bom-ref for is given one;
+// the same module at another version is another component.
+func TestEnrichGoModuleByPurl(t *testing.T) {
+	const doc = `{"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, "components": [
+		{"bom-ref": "pkg:golang/example.com/a@v1.0.0", "type": "library", "name": "example.com/a", "version": "v1.0.0", "purl": "pkg:golang/example.com/a@v1.0.0"},
+		{"type": "library", "name": "example.com/b", "purl": "pkg:golang/example.com/b@v2.0.0"},
+		{"bom-ref": "c-old", "type": "library", "name": "example.com/c", "version": "v0.9.0", "purl": "pkg:golang/example.com/c@v0.9.0"}]}`
+	d, err := Enrich(bytes.NewReader([]byte(doc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.AddPackages(GoModule("example.com/a", "v1.0.0", "usr/bin/a"), GoModule("example.com/b", "v2.0.0", "usr/bin/b"), GoModule("example.com/c", "v1.0.0", "usr/bin/c"))
+	d.AddChanges([]manifest.Change{{Kind: contract.Removed, Path: "etc/b.conf", Type: "file", Package: "example.com/b", Rule: "r", Reason: "x"}})
+	bom := checkAdded(t, encode(t, d), 3)
+	var got []string
+	for _, c := range *bom.Components {
+		got = append(got, c.BOMRef+" "+c.PackageURL)
+	}
+	want := []string{"pkg:golang/example.com/a@v1.0.0 pkg:golang/example.com/a@v1.0.0", "rootfs-trim:package:example.com/b pkg:golang/example.com/b@v2.0.0",
+		"c-old pkg:golang/example.com/c@v0.9.0", "rootfs-trim:package:example.com/c pkg:golang/example.com/c@v1.0.0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("components (-want +got):\n%s", diff)
+	}
+	if s := (*(*bom.Annotations)[0].Subjects)[0]; s != "rootfs-trim:package:example.com/b" {
+		t.Errorf("the removed file's annotation is on %s, want the input's component of example.com/b", s)
+	}
+}

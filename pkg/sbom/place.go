@@ -13,6 +13,9 @@ import (
 // placement is where the document records one kind of change.
 type placement interface {
 	place(b *builder, c manifest.Change)
+	// outputPath is where the output has the file c changed, "" where
+	// it has it no more.
+	outputPath(c manifest.Change) string
 }
 
 // removedFile is a file the output no longer has: no component (the
@@ -53,6 +56,21 @@ func placeOf(kind contract.Kind) placement {
 		return p
 	}
 	return outputFile{at: atPath}
+}
+
+func (removedFile) outputPath(manifest.Change) string    { return "" }
+func (f outputFile) outputPath(c manifest.Change) string { return f.at(c) }
+
+// outputPaths maps the path of each file a change moved or removed to
+// where the output has it ("" for nowhere).
+func outputPaths(cs []manifest.Change) map[string]string {
+	at := map[string]string{}
+	for _, c := range cs {
+		if p := placeOf(c.Kind).outputPath(c); p != c.Path {
+			at[c.Path] = p
+		}
+	}
+	return at
 }
 
 func (removedFile) place(b *builder, c manifest.Change) {

@@ -27,11 +27,18 @@ const specVersion = "1.6"
 // known (pkg:golang/...); Version is "" when unknown.
 type Package struct {
 	Name, Version, PURL string
+	// Type is the component's type; "" is a library.
+	Type cdx.ComponentType
+	// Files are the paths the package owns, as the input had them: the
+	// component's evidence of where it occurs in the output.
+	Files []string
 }
 
 // GoModule is the package of a Go program's main module as its build
-// information records it: version "(devel)" or none is no version.
-func GoModule(path, version string) Package {
+// information records it, an application (CycloneDX's type for a
+// program): version "(devel)" or none is no version. files are the
+// binaries built from it.
+func GoModule(path, version string, files ...string) Package {
 	if version == "(devel)" {
 		version = ""
 	}
@@ -39,7 +46,7 @@ func GoModule(path, version string) Package {
 	if version != "" {
 		purl += "@" + version
 	}
-	return Package{Name: path, Version: version, PURL: purl}
+	return Package{Name: path, Version: version, PURL: purl, Type: cdx.ComponentTypeApplication, Files: files}
 }
 
 // Doc is an SBOM being built: a document of its own (New) or one given
@@ -150,6 +157,7 @@ func (d *Doc) AddChanges(cs []manifest.Change) { d.changes = append(d.changes, c
 // merges what was added into the document, so it is called once.
 func (d *Doc) Encode(w io.Writer, opt Options) error {
 	b := newBuilder(d, opt)
+	b.moved = outputPaths(d.changes)
 	for _, p := range d.packages {
 		b.pkgRef(p)
 	}

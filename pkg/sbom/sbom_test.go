@@ -105,7 +105,8 @@ func TestNewDocument(t *testing.T) {
 	d := New()
 	d.AddPackages(Package{Name: "cri-o", Version: "1.31.0"}, Package{Name: "podman", Version: "4.9"},
 		Package{Name: "containerd"}, Package{Name: "systemd", Version: "252"})
-	d.AddPackages(GoModule("github.com/moby/buildkit", "v0.17.0"), GoModule("github.com/containerd/nerdctl", "(devel)"))
+	d.AddPackages(GoModule("github.com/moby/buildkit", "v0.17.0", "usr/bin/buildkitd", "usr/bin/buildctl"),
+		GoModule("github.com/containerd/nerdctl", "(devel)", "usr/local/bin/nerdctl"))
 	d.AddChanges(everyKind())
 	bom := checkDocument(t, encode(t, d))
 
@@ -118,7 +119,7 @@ func TestNewDocument(t *testing.T) {
 		case cdx.ComponentTypeFile:
 			files = append(files, c.Name+" "+propValue(c, "action")+" "+propValue(c, "rule"))
 		default:
-			pkgs = append(pkgs, c.Name+"@"+c.Version+" "+c.PackageURL)
+			pkgs = append(pkgs, string(c.Type)+" "+c.Name+"@"+c.Version+" "+c.PackageURL+occurrences(c))
 		}
 	}
 	wantFiles := []string{
@@ -134,8 +135,9 @@ func TestNewDocument(t *testing.T) {
 	if d := cmp.Diff(wantFiles, files); d != "" {
 		t.Errorf("file components (-want +got):\n%s", d)
 	}
-	wantPkgs := []string{"cri-o@1.31.0 ", "podman@4.9 ", "containerd@ ", "systemd@252 ", "github.com/moby/buildkit@v0.17.0 pkg:golang/github.com/moby/buildkit@v0.17.0",
-		"github.com/containerd/nerdctl@ pkg:golang/github.com/containerd/nerdctl"}
+	wantPkgs := []string{"library cri-o@1.31.0 ", "library podman@4.9 ", "library containerd@ ", "library systemd@252 ",
+		"application github.com/moby/buildkit@v0.17.0 pkg:golang/github.com/moby/buildkit@v0.17.0 /usr/bin/buildctl /usr/bin/buildkitd",
+		"application github.com/containerd/nerdctl@ pkg:golang/github.com/containerd/nerdctl /usr/local/bin/nerdctl"}
 	if d := cmp.Diff(wantPkgs, pkgs); d != "" {
 		t.Errorf("package components (-want +got):\n%s", d)
 	}
@@ -149,6 +151,33 @@ func TestNewDocument(t *testing.T) {
 	}
 	if d := cmp.Diff(wantNotes, notes); d != "" {
 		t.Errorf("annotations (-want +got):\n%s", d)
+	}
+}
+
+// occurrences are c's evidence of occurrence, each after a space.
+func occurrences(c cdx.Component) string {
+	var s string
+	if c.Evidence != nil && c.Evidence.Occurrences != nil {
+		for _, o := range *c.Evidence.Occurrences {
+			s += " " + o.Location
+		}
+	}
+	return s
+}
+
+// TestGoModuleOccursInOutput: a Go module's files are where the output
+// has them: one removed is no occurrence, one relocated occurs where it
+// went.
+func TestGoModuleOccursInOutput(t *testing.T) {
+	d := New()
+	d.AddPackages(GoModule("example.com/tool", "v1.0.0", "usr/bin/kept", "usr/bin/gone", "usr/bin/moved"))
+	d.AddChanges([]manifest.Change{
+		{Kind: contract.Removed, Path: "usr/bin/gone", Type: "file", Package: "example.com/tool", Rule: "r", Reason: "x"},
+		{Kind: contract.Relocated, Path: "usr/bin/moved", To: "usr/libexec/moved", Type: "file", Package: "example.com/tool", Rule: "r", Reason: "x"},
+	})
+	bom := checkDocument(t, encode(t, d))
+	if got, want := occurrences((*bom.Components)[0]), " /usr/bin/kept /usr/libexec/moved"; got != want {
+		t.Errorf("occurrences %q, want %q", got, want)
 	}
 }
 

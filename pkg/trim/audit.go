@@ -10,6 +10,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/manifest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
@@ -254,7 +255,9 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 // auditOne audits in: from rec when it was recorded, else as it is read.
 func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
 	var a *Auditor
+	boot := NewBootCollector() // what enablement reads, gathered in the one pass
 	if rec != nil {
+		boot = rec.boot
 		a = NewAuditor(set, in, rec.kind)
 		a.placeOf = rec.placeOf
 		if err := rec.Replay(a, nil); err != nil {
@@ -264,13 +267,18 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 	var img *ociimage.Image
 	if rec == nil {
 		var err error
-		if a, img, err = auditStream(set, in, wrap); err != nil {
+		if a, img, err = auditStream(set, in, wrap, boot); err != nil {
 			return nil, err
 		}
 	}
 	res.Entries += a.Entries
 	res.Applied = append(res.Applied, indexChanges(a.Index, set))
 	found := a.Findings()
+	enabled, err := runtimeFindings(set, in, boot)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, enabled...)
 	if img != nil {
 		for i := range found {
 			if found[i].Path != "" {
@@ -279,22 +287,19 @@ func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, w
 		}
 	}
 	res.Findings = append(res.Findings, found...)
-	enabled, err := runtimeFindings(set, in)
-	if err != nil {
-		return nil, err
-	}
-	res.Findings = append(res.Findings, enabled...)
 	return a.Classifier(), nil
 }
 
-// auditStream audits in as it is read; the image is its container's, for
-// an image (whose layers the findings then name), else nil.
-func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader) (*Auditor, *ociimage.Image, error) {
+// auditStream audits in as it is read, boot gathering what enablement
+// reads; the image is its container's, for an image (whose layers the
+// findings then name), else nil.
+func auditStream(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader, boot *enablement.Collector) (*Auditor, *ociimage.Image, error) {
 	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer src.Close()
+	r = boot.Wrap(r)
 	a := NewAuditor(set, in, src.Format.Kind)
 	for {
 		e, err := r.Next()

@@ -3,10 +3,12 @@ package trim
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
+	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -22,17 +24,17 @@ const (
 )
 
 // RuntimeEnablers lists, for each runtime unit (contract.RuntimeUnits) of
-// the tree at root, what starts it at boot once preset-all has run, by
+// the image fsys, what starts it at boot once preset-all has run, by
 // runtime in contract.Runtimes order.
-func RuntimeEnablers(root *os.Root) (map[string][]enablement.Enabler, error) {
-	ps, err := enablement.ReadPresets(root.FS())
+func RuntimeEnablers(fsys fs.FS) (map[string][]enablement.Enabler, error) {
+	ps, err := enablement.ReadPresets(fsys)
 	if err != nil {
 		return nil, err
 	}
 	units := map[string][]enablement.Enabler{}
 	for _, rt := range contract.Runtimes {
 		for _, name := range contract.RuntimeUnits[rt] {
-			u, err := enablement.FindUnit(root.FS(), name)
+			u, err := enablement.FindUnit(fsys, name)
 			if err != nil {
 				return nil, err
 			}
@@ -42,41 +44,72 @@ func RuntimeEnablers(root *os.Root) (map[string][]enablement.Enabler, error) {
 	return units, nil
 }
 
-// runtimeFindings reports each runtime unit the tree in.Path starts at
-// boot: a warning where the policy forbids its runtime, a note where it
-// names it. Only a whole image's directory is read (not one package's,
-// --package): its files are where systemctl and Buildroot's preset-all
-// find them.
-func runtimeFindings(set *rules.Set, in AuditInput) ([]Finding, error) {
+// NewBootCollector gathers, as an input streams past, what
+// RuntimeEnablers reads of it.
+func NewBootCollector() *enablement.Collector {
+	var units []string
+	for _, rt := range contract.Runtimes {
+		units = append(units, contract.RuntimeUnits[rt]...)
+	}
+	return enablement.NewCollector(units...)
+}
+
+// bootFiles are the files whose data NewBootCollector's collectors read.
+var bootFiles = NewBootCollector()
+
+// ImageEnablers are the RuntimeEnablers of the whole image at path: a
+// tree read beneath its root, any other input from what streamed
+// (NewBootCollector) gathered as it was read.
+func ImageEnablers(path string, streamed *enablement.Collector) (map[string][]enablement.Enabler, error) {
+	var fsys fs.FS
+	if st, err := os.Stat(path); err == nil && st.IsDir() && !ociimage.IsImage(path, st) {
+		root, err := os.OpenRoot(path)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		fsys = root.FS()
+	} else {
+		fsys = streamed.FS()
+	}
+	byRuntime, err := RuntimeEnablers(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return byRuntime, nil
+}
+
+// runtimeFindings reports each runtime unit the image in starts at boot:
+// a warning where the policy forbids its runtime, a note where it names
+// it. Only a whole image is read (not one package's, --package): its
+// files are where systemctl and Buildroot's preset-all find them. A
+// forbidden link is left out: it is the offender of set.BootRuntimeRule,
+// which strips it.
+func runtimeFindings(set *rules.Set, in AuditInput, streamed *enablement.Collector) ([]Finding, error) {
 	b := set.BootRuntime
-	if in.Owners != nil && in.Owners.Fixed != "" {
+	if b == nil || in.Owners != nil && in.Owners.Fixed != "" {
 		return nil, nil
 	}
-	if st, err := os.Stat(in.Path); b == nil || err != nil || !st.IsDir() {
-		return nil, nil
-	}
-	root, err := os.OpenRoot(in.Path)
+	byRuntime, err := ImageEnablers(in.Path, streamed)
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	byRuntime, err := RuntimeEnablers(root)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	var found []Finding
 	for _, rt := range contract.Runtimes {
 		for _, e := range byRuntime[rt] {
 			if e.Link != "" && b.Forbids(rt) {
-				continue // the offender of set.BootRuntimeRule, which strips it
+				continue
 			}
-			found = append(found, runtimeFinding(b, rt, e, in.Owners))
+			found = append(found, RuntimeFinding(b, rt, e, in.Owners))
 		}
 	}
 	return found, nil
 }
 
-func runtimeFinding(b *rules.BootRuntime, runtime string, e enablement.Enabler, o *owners.Table) Finding {
+// RuntimeFinding is what audit says of e, which starts runtime's unit at
+// boot: [runtime-enabled], a warning, where the policy b forbids the
+// runtime; [runtime-allowed], a note, where it names it.
+func RuntimeFinding(b *rules.BootRuntime, runtime string, e enablement.Enabler, o *owners.Table) Finding {
 	path := e.Link
 	if e.Preset != nil {
 		// The preset file that enables it, or the unit file itself where

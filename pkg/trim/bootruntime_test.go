@@ -2,6 +2,7 @@ package trim
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
@@ -127,7 +129,7 @@ func predictedUnits(t *testing.T, root string) []string {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	byRuntime, err := RuntimeEnablers(r)
+	byRuntime, err := RuntimeEnablers(r.FS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,4 +160,70 @@ func linkedUnits(t *testing.T, root string) []string {
 	}
 	slices.Sort(units)
 	return slices.Compact(units)
+}
+
+// TestStreamedEnablersMatchTree: what a Collector gathers as a tree
+// streams past (as an archive's or an image's entries do) says the same
+// of every runtime unit as the tree read beneath its root: on the ISO's
+// targets with minikube's preset files, kicbase's tree with its links,
+// and both with a site's preset file and a masked unit.
+func TestStreamedEnablersMatchTree(t *testing.T) {
+	for _, tree := range []struct {
+		name, src string
+		iso       bool
+	}{
+		{"iso x86_64", "../../testdata/packages/iso/x86_64/target", true},
+		{"kicbase amd64", "../../testdata/packages/kicbase/amd64/root", false},
+	} {
+		for _, site := range []bool{false, true} {
+			root := imageTree(t, tree.src, tree.iso)
+			if site {
+				for name, data := range map[string]string{
+					"etc/systemd/system-preset/0-site.preset": "enable crio.service\ndisable docker.socket\n",
+				} {
+					if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.MkdirAll(filepath.Join(root, "etc/systemd/system"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("/dev/null", filepath.Join(root, "etc/systemd/system/containerd.service")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := ImageEnablers(root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			boot := NewBootCollector()
+			dr, err := archive.NewDirReader(root, archive.DirReaderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := boot.Wrap(dr)
+			for {
+				_, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := RuntimeEnablers(boot.FS())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s (site %v): streamed (+) and tree (-) differ:\n%s", tree.name, site, diff)
+			}
+			if n := len(want["crio"]) + len(want["containerd"]) + len(want["docker"]); n == 0 {
+				t.Errorf("%s: no runtime enabled: the test proves nothing", tree.name)
+			}
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
+	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
@@ -29,6 +30,7 @@ func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Rea
 	defer src.Close()
 	rec := NewRecording(in.Path, src.Format.Kind)
 	rec.Keep = judgedPaths(set)
+	r = rec.boot.Wrap(r)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -55,6 +57,7 @@ type Recording struct {
 	later *owners.Later[heldEntry]
 	// placeOf is the input's container.Input.PlaceOf, for the findings.
 	placeOf func(int) *container.Place
+	boot    *enablement.Collector // what enablement reads, gathered by record
 	// Keep says which regular files' data the replay needs besides the
 	// index's (judgedPaths); nil: none.
 	Keep func(name string) bool
@@ -95,7 +98,7 @@ type heldEntry struct {
 
 // NewRecording starts the recording of the input at path, of kind.
 func NewRecording(path string, kind archive.Kind) *Recording {
-	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0)}
+	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0), boot: NewBootCollector()}
 }
 
 // Entry records e, whose data is data: it reads the data of an applied
@@ -167,7 +170,7 @@ func ImageData(set *rules.Set) func(name string) bool {
 	own := OwnPaths(set)
 	configs := NewConfigFiles(set)
 	return func(name string) bool {
-		if own[name] || owners.IsRecord(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 || configs.wanted(name) {
+		if own[name] || owners.IsRecord(name) || bootFiles.Reads(name) || len(set.ForbiddenBy(name, rules.TypeFile, "")) > 0 || configs.wanted(name) {
 			return true
 		}
 		for n := name; n != "." && n != "/"; n = path.Dir(n) {

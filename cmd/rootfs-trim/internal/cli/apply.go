@@ -50,9 +50,9 @@ mtime of the input, so the same input and rules give the same bytes.
 type ownershipFlags struct {
 	fileList string
 	pkg      string
-	// versions are the packages' versions the database that ownersFor
-	// read records, for an SBOM.
-	versions map[string]string
+	// db is the database ownersFor read, for an SBOM: its versions and
+	// Go modules.
+	db *owners.DB
 }
 
 func (o *ownershipFlags) register(fs *flag.FlagSet) {
@@ -221,11 +221,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	run := sbomRun{subject: pos[len(pos)-1], table: opt.Owners, versions: own.versions, changes: rep.Changes}
+	run := sbomRun{subject: pos[len(pos)-1], table: opt.Owners, db: own.db, changes: rep.Changes}
 	if opt.Dpkg != "" { // the database found, or none: an ISO's says its owners are unknown
 		ownersNote = own.ownersNote(pos[0], rep.Dpkg)
 		if rep.Dpkg != nil {
-			run.table, run.versions = rep.Dpkg.Owners, rep.Dpkg.Versions
+			run.table, run.db = rep.Dpkg.Owners, rep.Dpkg
 		}
 	}
 	if err := reportApply(env, m, rep, ownersNote, applyReport{quiet: *quiet, dryRun: *dryRun, manifestPath: *manifestPath}); err != nil || *dryRun {

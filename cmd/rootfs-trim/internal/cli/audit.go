@@ -116,7 +116,7 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 func auditSBOM(path string, in trim.AuditInput, res *trim.AuditResult) sbomRun {
 	run := sbomRun{subject: path, table: in.Owners}
 	if db := res.Databases[0]; db != nil {
-		run.table, run.versions = db.Owners, db.Versions
+		run.table, run.db = db.Owners, db
 	}
 	run.changes = res.Applied[0]
 	return run

@@ -26,9 +26,7 @@ func (o *ownershipFlags) ownersFor(input string, open container.OpenOptions) (ta
 	if err != nil {
 		return nil, "", err
 	}
-	if db != nil {
-		o.versions = db.Versions
-	}
+	o.db = db
 	return db.Table(), o.ownersNote(input, db), nil
 }
 

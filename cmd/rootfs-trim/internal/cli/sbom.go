@@ -53,10 +53,10 @@ func (s *sbomFlags) start() (*sbom.Doc, error) {
 
 // sbomRun is what one run puts into its SBOM.
 type sbomRun struct {
-	subject  string // the output's path
-	table    *owners.Table
-	versions map[string]string
-	changes  []manifest.Change
+	subject string // the output's path
+	table   *owners.Table
+	db      *owners.DB // the versions and Go modules, when the input's records gave the table
+	changes []manifest.Change
 }
 
 // write adds what the run knows to doc and writes it to --sbom, through
@@ -65,13 +65,7 @@ func (s *sbomFlags) write(env *Env, doc *sbom.Doc, run sbomRun) error {
 	if doc == nil {
 		return nil
 	}
-	if run.table != nil { // the packages, sorted, with their versions
-		names := run.table.Packages()
-		sort.Strings(names)
-		for _, n := range names {
-			doc.AddPackages(sbom.Package{Name: n, Version: run.versions[n]})
-		}
-	}
+	doc.AddPackages(packagesOf(run.table, run.db)...)
 	doc.AddChanges(run.changes)
 	epoch, err := sourceDateEpoch(env)
 	if err != nil {
@@ -83,4 +77,27 @@ func (s *sbomFlags) write(env *Env, doc *sbom.Doc, run sbomRun) error {
 	}
 	opt := sbom.Options{Tool: Version, Time: t, Subject: filepath.Base(run.subject)}
 	return writeFileAtomic(s.out, func(w io.Writer) error { return doc.Encode(w, opt) })
+}
+
+// packagesOf lists the packages of table, sorted, with the versions db
+// records; a Go module (db.Modules) is a Go module's component, with the
+// files it owns.
+func packagesOf(table *owners.Table, db *owners.DB) []sbom.Package {
+	if table == nil {
+		return nil
+	}
+	if db == nil {
+		db = &owners.DB{}
+	}
+	names := table.Packages()
+	sort.Strings(names)
+	var pkgs []sbom.Package
+	for _, n := range names {
+		if v, ok := db.Modules[n]; ok {
+			pkgs = append(pkgs, sbom.GoModule(n, v, db.ModuleFiles[n]...))
+			continue
+		}
+		pkgs = append(pkgs, sbom.Package{Name: n, Version: db.Versions[n]})
+	}
+	return pkgs
 }
