@@ -194,7 +194,7 @@ func readSide(opt Options, in Input) (*side, error) {
 	var rec *trim.Recording
 	var a *trim.Auditor
 	if in.Dpkg {
-		rec = trim.NewRecording(in.Path, src.Format.Kind)
+		rec = trim.NewRecording(opt.Set, in.Path, src.Format.Kind)
 	} else {
 		a = trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners}, src.Format.Kind)
 	}

@@ -28,8 +28,7 @@ func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Rea
 		return nil, nil, err
 	}
 	defer src.Close()
-	rec := NewRecording(in.Path, src.Format.Kind)
-	rec.Keep = judgedPaths(set)
+	rec := NewRecording(set, in.Path, src.Format.Kind)
 	r = rec.boot.Wrap(r)
 	for {
 		e, err := r.Next()
@@ -58,9 +57,9 @@ type Recording struct {
 	// placeOf is the input's container.Input.PlaceOf, for the findings.
 	placeOf func(int) *container.Place
 	boot    *enablement.Collector // what enablement reads, gathered by record
-	// Keep says which regular files' data the replay needs besides the
-	// index's (judgedPaths); nil: none.
-	Keep func(name string) bool
+	// keep says which regular files' data the replay needs besides the
+	// index's (judgedPaths).
+	keep func(name string) bool
 }
 
 // judgedPaths says which paths a rule of set judges by their content
@@ -90,19 +89,21 @@ func judgedPaths(set *rules.Set) func(string) bool {
 
 // heldEntry is what the audit step needs of an entry to judge it: its
 // header, and the data of the entries whose data it reads: an applied
-// image's index and a file a rule judges by its content (Keep).
+// image's index and a file a rule judges by its content (keep).
 type heldEntry struct {
 	entry archive.Entry
 	data  []byte
 }
 
-// NewRecording starts the recording of the input at path, of kind.
-func NewRecording(path string, kind archive.Kind) *Recording {
-	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0), boot: NewBootCollector()}
+// NewRecording starts the recording of the input at path, of kind, for
+// set: it holds the data of the files set's rules and configs judge by
+// their content, which the replay reads.
+func NewRecording(set *rules.Set, path string, kind archive.Kind) *Recording {
+	return &Recording{kind: kind, later: owners.NewLater[heldEntry](path, 0), keep: judgedPaths(set), boot: NewBootCollector()}
 }
 
 // Entry records e, whose data is data: it reads the data of an applied
-// image's index, of the owners' records and of what Keep names, and
+// image's index, of the owners' records and of what keep names, and
 // leaves the rest unread.
 func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 	data, err := r.later.Entry(e, data)
@@ -117,7 +118,7 @@ func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 		case name == contract.IndexPath:
 			// Later read it all, up to the bound: this reads no more.
 			h.data, err = io.ReadAll(io.LimitReader(data, owners.MaxIndex))
-		case r.Keep != nil && r.Keep(name):
+		case r.keep(name):
 			// All that the audit step reads of it (judged).
 			h.data, err = io.ReadAll(io.LimitReader(data, maxJudged))
 		}
