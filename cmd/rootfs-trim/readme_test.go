@@ -129,7 +129,7 @@ func TestREADMEExamples(t *testing.T) {
 	}
 	// Each command the demo runs is shown as a user would type it, to be
 	// copied (it once showed only the outputs).
-	for _, want := range []string{"etc/crictl.yaml", "deferred ", "relocated ", "removed ", "clean: nothing offends",
+	for _, want := range []string{"etc/crictl.yaml", "deferred ", "relocated ", "removed ", "0 offending file(s), 0 error(s), 0 warning(s), 3 note(s)",
 		"\n$ bin/rootfs-trim audit --rules rules --packages-file-list examples/minikube/packages-file-list.txt out/demo/rootfs.cpio.gz\n",
 		"\n$ bin/rootfs-trim apply --rules rules --packages-file-list examples/minikube/packages-file-list.txt --manifest out/demo/manifest.json out/demo/rootfs.cpio.gz out/demo/rootfs-trimmed.cpio.gz | grep -v \"^created \"\n",
 		"\n$ bin/rootfs-trim render --root out/demo/root --runtime containerd --cni kindnet\n"} {
