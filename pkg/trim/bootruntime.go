@@ -100,7 +100,9 @@ func runtimeFindings(set *rules.Set, in AuditInput, streamed *enablement.Collect
 			if e.Link != "" && b.Forbids(rt) {
 				continue
 			}
-			found = append(found, RuntimeFinding(b, rt, e, in.Owners))
+			f := RuntimeFinding(b, rt, e, in.Owners)
+			f.Input = in.Path
+			found = append(found, f)
 		}
 	}
 	return found, nil

@@ -242,6 +242,8 @@ func findingMessage(f trim.Finding) string {
 		return fmt.Sprintf("rule %s of package %s %s", f.Rule, names.Quote(f.Package), f.Reason)
 	case trim.CheckUnhandled:
 		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), placeNote(f))
+	case trim.CheckRuntimeEnabled, trim.CheckRuntimeAllowed:
+		return fmt.Sprintf("%s (package %s, in %s): rule %s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, oneLine(f.Reason), placeNote(f))
 	case trim.CheckOverride, trim.CheckCNIDir:
 		return fmt.Sprintf("%s (package %s, in %s): config %s%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
 	}
