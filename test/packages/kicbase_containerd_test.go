@@ -60,7 +60,8 @@ func TestKicbaseContainerdIOConfig(t *testing.T) {
 		t.Fatalf("apply --strict: exit %d, %s not edited\n%s", code, config, out)
 	}
 	out, code = run(t, "audit", "--rules", filepath.Join(root, "rules"), tree)
-	if code != 0 || !regexp.MustCompile(`(?m)^clean: nothing offends`).MatchString(out) {
+	// Clean but for the notes that docker, the policy's runtime, starts.
+	if code != 0 || !regexp.MustCompile(`(?m)^(clean: nothing offends|0 offending file\(s\), 0 error\(s\), 0 warning\(s\))`).MatchString(out) {
 		t.Errorf("audit after apply: exit %d\n%s", code, out)
 	}
 	if after := audit(t, root, tree); len(after) != 0 {

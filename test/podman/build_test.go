@@ -116,7 +116,8 @@ func TestPodmanBuildKicbase(t *testing.T) {
 	p.podman(t, "export", "-o", exported, cid)
 
 	audit := exec.Command(bin, "audit", "--rules", filepath.Join(repo, "rules"), exported)
-	if got, err := audit.CombinedOutput(); err != nil || !strings.Contains(string(got), "clean: nothing offends") {
+	// Clean but for the notes that docker, the policy's runtime, starts.
+	if got, err := audit.CombinedOutput(); err != nil || !strings.Contains(string(got), "\n0 offending file(s), 0 error(s), 0 warning(s), ") {
 		t.Errorf("audit of the built image: %v\n%s", err, got)
 	}
 	before, after := archivetest.TarNames(t, base), archivetest.TarNames(t, exported)
