@@ -8,11 +8,13 @@ package minikube
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/schematest"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/rules"
 )
 
 const (
@@ -55,7 +57,8 @@ func TestPatchesApply(t *testing.T) {
 // squash with the shipped rules and unit, for every TARGETARCH, and
 // drops `systemctl disable containerd`/`crio` (the rules' boot_runtime
 // strips their links) and `rm -f /etc/crictl.yaml`; every
-// tarball install records its owner under a name the rules know.
+// tarball install records its owner under a name the rules know; and
+// the CRI no longer hangs on where `COPY containerd.toml` stands.
 func checkKicbase(t *testing.T, root, dir string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "deploy/kicbase/Dockerfile"))
@@ -81,7 +84,7 @@ func checkKicbase(t *testing.T, root, dir string) {
 			t.Errorf("the patched Dockerfile still runs %q", unit)
 		}
 	}
-	apply := strings.Index(df, "rootfs-trim apply")
+	apply := strings.Index(df, "rootfs-trim apply --rules")
 	if squash := strings.Index(df, "FROM scratch"); apply < 0 || squash < apply || strings.Contains(df[apply:squash], "\nRUN ") {
 		t.Error("rootfs-trim apply is not the last RUN before the squash")
 	}
@@ -90,6 +93,7 @@ func checkKicbase(t *testing.T, root, dir string) {
 			t.Errorf("no owners list and version for %s", owner)
 		}
 	}
+	checkCRIWithoutCopyOrder(t, root, df)
 	script, err := os.ReadFile(filepath.Join(dir, "hack/build_rootfs_trim.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -103,4 +107,47 @@ func checkKicbase(t *testing.T, root, dir string) {
 			t.Errorf("hack/build_rootfs_trim.sh copies %s: %v", p, err)
 		}
 	}
+}
+
+// checkCRIWithoutCopyOrder: kicbase kept containerd.io's disabled_plugins
+// = ["cri"] out only by copying minikube's config before the install
+// (clean-install's --force-confold keeps it). The patched Dockerfile says
+// that order no longer matters; it holds if the rules the build step
+// copies (rules/) edit containerd.io's own file into one with the CRI on.
+func checkCRIWithoutCopyOrder(t *testing.T, root, df string) {
+	t.Helper()
+	if !strings.Contains(df, "Where it stands no longer matters for\n# the CRI") {
+		t.Error("the patched Dockerfile does not say why the COPY of containerd.toml stays")
+	}
+	set, err := rules.Load(filepath.Join(root, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgConfig, err := os.ReadFile(filepath.Join(root, "pkg/configkey/testdata/containerd.io-config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const config = "etc/containerd/config.toml"
+	pkg := set.Lookup("containerd.io")
+	if pkg == nil {
+		t.Fatal("the rules name no package containerd.io")
+	}
+	for _, r := range pkg.Rules {
+		if r.Edit == nil || !slices.ContainsFunc(r.Paths, func(p rules.Pattern) bool { return p.Match(config) }) {
+			continue
+		}
+		res, err := r.Edit.Check(pkgConfig)
+		if err != nil {
+			t.Fatalf("rule %s on containerd.io's config: %v", r.Name, err)
+		}
+		if res.Out == nil {
+			t.Fatalf("rule %s leaves containerd.io's config as it is (%s)", r.Name, res.Show())
+		}
+		after, err := r.Edit.Check(res.Out)
+		if err != nil || after.Out != nil || strings.Contains(after.Show(), "cri") {
+			t.Fatalf("rule %s's output still reads %s (%v)", r.Name, after.Show(), err)
+		}
+		return
+	}
+	t.Errorf("no rule of containerd.io edits /%s: the CRI would hang on the COPY order", config)
 }
