@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"path"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
@@ -22,15 +23,19 @@ func scanWithRuntimes(opt Options, in Input, o *owners.Table, state func(string)
 	return found, runtimes, err
 }
 
-// runtimeFindings are the errors of the runtime units the whole image in
-// would still start at boot after apply, though the boot_runtime policy
-// forbids them (trim.ImageEnablers; boot is what its scan gathered), each
-// naming the unit, its package and what enables it. What apply takes
-// away is no finding, as a file a rule handles is none until it changes:
-// check is the gate before apply, and every image starts some runtime
-// there.
+// runtimeFindings report each runtime unit the whole image in starts at
+// boot (trim.ImageEnablers; boot is what its scan gathered), naming the
+// unit, its package and what enables it, as audit's do: an error where
+// the boot_runtime policy forbids it and apply leaves it enabled, a note
+// where apply takes it away (check is the gate before apply, so the image
+// it reads still starts it) or where no policy forbids it.
+//
+// The lock records no runtime: a bump that makes the image start a
+// forbidden one fails every check, locked or not, and its links are files
+// the lock already records (the policy's rule strips them); what else a
+// bump enables is what the policy allows, shown in these notes.
 func runtimeFindings(set *rules.Set, in Input, o *owners.Table, boot *enablement.Collector) ([]Finding, error) {
-	if set == nil || set.BootRuntime == nil || in.FileList == "" && !in.Image {
+	if set == nil || in.FileList == "" && !in.Image {
 		return nil, nil
 	}
 	byRuntime, err := trim.ImageEnablers(in.Path, boot)
@@ -39,13 +44,16 @@ func runtimeFindings(set *rules.Set, in Input, o *owners.Table, boot *enablement
 	}
 	var out []Finding
 	for _, rt := range contract.Runtimes {
+		// No policy allows every runtime.
+		b := cmp.Or(set.BootRuntime, &rules.BootRuntime{Enabled: rt})
 		for _, e := range byRuntime[rt] {
-			if !set.BootRuntime.Forbids(rt) || appliedAway(set, e) {
-				continue
+			f := trim.RuntimeFinding(b, rt, e, o)
+			f.Input, f.Package = in.Path, canonical(set, f.Package)
+			if b.Forbids(rt) {
+				var how string
+				f.Severity, how = byApply(set, e)
+				f.Reason += "; " + how
 			}
-			f := trim.RuntimeFinding(set.BootRuntime, rt, e, o)
-			f.Input, f.Package, f.Severity = in.Path, canonical(set, f.Package), rules.Error
-			f.Reason += "; apply leaves it enabled: " + leftBy(e)
 			out = append(out, Finding{Finding: f})
 		}
 	}
@@ -63,10 +71,17 @@ func appliedAway(set *rules.Set, e enablement.Enabler) bool {
 	return f == "" || f == rules.PresetPath || path.Base(f) > path.Base(rules.PresetPath)
 }
 
-// leftBy says why apply does not take e away.
-func leftBy(e enablement.Enabler) string {
-	if e.Link != "" {
-		return "no rule strips the link"
+// byApply is what apply makes of e, which enables a forbidden runtime:
+// a note where it takes e away, an error where it leaves it; and how.
+func byApply(set *rules.Set, e enablement.Enabler) (rules.Severity, string) {
+	away := appliedAway(set, e)
+	switch {
+	case away && e.Link != "":
+		return rules.Note, "apply takes it away: it strips the link"
+	case away:
+		return rules.Note, "apply takes it away: " + rules.PresetPath + ", read first, disables it"
+	case e.Link != "":
+		return rules.Error, "apply leaves it enabled: no rule strips the link"
 	}
-	return "its preset file is read before apply's " + rules.PresetPath
+	return rules.Error, "apply leaves it enabled: its preset file is read before apply's " + rules.PresetPath
 }

@@ -348,7 +348,7 @@ func checkMessage(f check.Finding) string {
 	reason := oneLine(f.Reason)
 	var msg string
 	switch f.Check {
-	case check.CheckNewOffender:
+	case check.CheckNewOffender, trim.CheckRuntimeEnabled, trim.CheckRuntimeAllowed:
 		msg = fmt.Sprintf("%s (%s%s): %s", names.Quote(f.Path), pkg, in, reason)
 	case check.CheckContentChanged, check.CheckNewHandled, check.CheckGone, trim.CheckOverride, trim.CheckCNIDir:
 		msg = fmt.Sprintf("%s (%s, rule %s%s): %s", names.Quote(f.Path), pkg, f.Rule, in, reason)
