@@ -81,13 +81,12 @@ func ImageEnablers(path string, streamed *enablement.Collector) (map[string][]en
 
 // runtimeFindings reports each runtime unit the image in starts at boot:
 // a warning where the policy forbids its runtime, a note where it names
-// it. Only a whole image is read (not one package's, --package): its
+// it or where there is no policy. Only a whole image is read (not one package's, --package): its
 // files are where systemctl and Buildroot's preset-all find them. A
 // forbidden link is left out: it is the offender of set.BootRuntimeRule,
 // which strips it.
 func runtimeFindings(set *rules.Set, in AuditInput, streamed *enablement.Collector) ([]Finding, error) {
-	b := set.BootRuntime
-	if b == nil || in.Owners != nil && in.Owners.Fixed != "" {
+	if in.Owners != nil && in.Owners.Fixed != "" {
 		return nil, nil
 	}
 	byRuntime, err := ImageEnablers(in.Path, streamed)
@@ -96,6 +95,8 @@ func runtimeFindings(set *rules.Set, in AuditInput, streamed *enablement.Collect
 	}
 	var found []Finding
 	for _, rt := range contract.Runtimes {
+		// No policy allows every runtime.
+		b := cmp.Or(set.BootRuntime, &rules.BootRuntime{Enabled: rt})
 		for _, e := range byRuntime[rt] {
 			if e.Link != "" && b.Forbids(rt) {
 				continue

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive/archivetest"
+	"github.com/rootfs-trim/rootfs-trim/pkg/container"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
 	"github.com/rootfs-trim/rootfs-trim/pkg/enablement"
 	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
@@ -225,5 +226,54 @@ func TestStreamedEnablersMatchTree(t *testing.T) {
 				t.Errorf("%s: no runtime enabled: the test proves nothing", tree.name)
 			}
 		}
+	}
+}
+
+// TestAuditRuntimesWithoutPolicy: with no boot_runtime policy, audit
+// still names every runtime unit the image starts, each as a
+// [runtime-allowed] note (as check does), and warns of none.
+func TestAuditRuntimesWithoutPolicy(t *testing.T) {
+	dir := t.TempDir()
+	if err := archivetest.CopyTree(filepath.Join("..", "..", "rules"), dir); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "policy.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, _, ok := strings.Cut(string(data), "\nboot_runtime:\n")
+	if !ok {
+		t.Fatal("policy.yaml has no boot_runtime block")
+	}
+	if err := os.WriteFile(p, []byte(policy+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.Load(dir)
+	if err != nil || set.BootRuntime != nil {
+		t.Fatalf("rules without boot_runtime: %v (policy %v)", err, set.BootRuntime)
+	}
+	root := imageTree(t, "../../testdata/packages/kicbase/amd64/root", false)
+	res, err := Audit(set, []AuditInput{{Path: root, Source: container.SourceOf(root, container.OpenOptions{})}}, nil, container.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		if f.Check == CheckRuntimeAllowed || f.Check == CheckRuntimeEnabled {
+			got = append(got, string(f.Check)+" "+f.Target+" "+f.Severity.String())
+		}
+	}
+	var want []string
+	for _, u := range predictedUnits(t, root) {
+		want = append(want, string(CheckRuntimeAllowed)+" "+u+" note")
+	}
+	slices.Sort(got)
+	got = slices.Compact(got)
+	if len(want) == 0 {
+		t.Fatal("the kicbase tree starts no runtime unit: nothing to test")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runtime findings without a policy (-want +got):\n%s", diff)
 	}
 }
