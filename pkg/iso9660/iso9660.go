@@ -364,9 +364,6 @@ func (im *Image) rootSU(p string, root record) ([]byte, error) {
 	return nil, nil
 }
 
-// RockRidge reports whether the names come from Rock Ridge.
-func (im *Image) RockRidge() bool { return im.rr }
-
 // Joliet reports whether the names come from the Joliet tree (no Rock
 // Ridge, and a Joliet descriptor).
 func (im *Image) Joliet() bool { return !im.rr && im.joliet != nil }
@@ -428,6 +425,12 @@ func (im *Image) inImage(p string, off, size int64) error {
 // Walk calls fn for every file of the image, parents before children, in
 // the order of the directory records (which ECMA-119 sorts by name).
 func (im *Image) Walk(fn func(File) error) error {
+	_, err := im.walk(fn)
+	return err
+}
+
+// walk is Walk, returning the tree as this reader's view (checkViews).
+func (im *Image) walk(fn func(File) error) (viewIndex, error) {
 	im.entries, im.dirBytes = 0, 0
 	root := im.root
 	if im.Joliet() {
@@ -438,19 +441,20 @@ func (im *Image) Walk(fn func(File) error) error {
 		// The root's mode and times are in its "." record's System Use.
 		recs, err := im.readDir("/", root)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s, err := im.systemUse("/", recs[0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		su = &s
 	}
-	f := im.file("/", root, su)
-	if err := fn(f); err != nil {
-		return err
+	if err := fn(im.file("/", root, su)); err != nil {
+		return nil, err
 	}
-	return im.walkDir("/", root, map[uint32]bool{root.extent: true}, 0, func(dir string, r record, names dirNames) (string, *record, error) {
+	x := viewIndex{}
+	return x, im.walkDir("/", root, map[uint32]bool{root.extent: true}, 0, func(dir string, r record, names dirNames) (string, *record, error) {
+		x[dir] = names
 		return im.visit(dir, r, names, fn)
 	})
 }
@@ -525,12 +529,13 @@ func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error
 	if su.hasMode && (su.mode&0o170000 == 0o040000) != r.isDir() {
 		return "", nil, errorf(dir, "%q: Rock Ridge's mode %o and the record's flags %#x disagree on whether it is a directory", name, su.mode, r.flags)
 	}
-	// Lookup's comparison: exact with Rock Ridge, else ignoring case.
-	if other, clash := names.add(viewEntry{name: name, fold: !im.rr}); clash {
-		return "", nil, errTwice(dir, name, other)
-	}
 	p := path.Join(dir, name)
 	f := im.file(p, r, &su)
+	// Lookup's comparison: exact with Rock Ridge, else ignoring case.
+	e := viewEntry{name: name, fold: !im.rr, extent: uint32(f.Offset / SectorSize), size: uint32(f.Size), dir: f.IsDir(), link: f.Link != ""}
+	if other, clash := names.add(e); clash {
+		return "", nil, errTwice(dir, name, other)
+	}
 	if !r.isDir() {
 		if err := im.inImage(p, f.Offset, f.Size); err != nil {
 			return "", nil, err

@@ -217,21 +217,7 @@ func (im *Image) checkViews(b *Boot) error {
 	if err := im.checkBootInfo(); err != nil {
 		return err
 	}
-	ours := viewIndex{}
-	err := im.Walk(func(f File) error {
-		dir, name := path.Split(f.Path)
-		dir = path.Clean(dir)
-		if f.Path == "/" {
-			ours["/"] = dirNames{}
-			return nil
-		}
-		e := viewEntry{name: name, fold: !im.rr, extent: uint32(f.Offset / SectorSize), size: uint32(f.Size), dir: f.IsDir(), link: f.Link != ""}
-		if e.dir {
-			ours[f.Path] = dirNames{}
-		}
-		ours[dir].add(e)
-		return nil
-	})
+	ours, err := im.walk(func(File) error { return nil })
 	if err != nil {
 		return err
 	}
