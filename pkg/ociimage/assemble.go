@@ -86,21 +86,15 @@ func (w *Writer) config(layers []*Layer) ([]byte, error) {
 	cfg := map[string]json.RawMessage{}
 	src := w.opt.Source
 	if src != nil {
-		for k, v := range src.config {
-			cfg[k] = v
-		}
+		maps.Copy(cfg, src.config)
 	} else {
-		os, arch, variant := "linux", runtime.GOARCH, ""
-		if w.opt.Platform != "" {
-			p, err := v1.ParsePlatform(w.opt.Platform)
-			if err != nil {
-				return nil, err
-			}
-			os, arch, variant = p.OS, p.Architecture, p.Variant
+		p, err := v1.ParsePlatform(w.platform())
+		if err != nil {
+			return nil, err
 		}
-		cfg["os"], cfg["architecture"] = mustJSON(os), mustJSON(arch)
-		if variant != "" {
-			cfg["variant"] = mustJSON(variant)
+		cfg["os"], cfg["architecture"] = mustJSON(p.OS), mustJSON(p.Architecture)
+		if p.Variant != "" {
+			cfg["variant"] = mustJSON(p.Variant)
 		}
 		cfg["config"] = json.RawMessage(`{}`)
 	}
@@ -159,9 +153,7 @@ func (w *Writer) manifest(layers []*Layer, cfg blob) ([]byte, error) {
 	m := map[string]json.RawMessage{}
 	mt, ct := types.OCIManifestSchema1, types.OCIConfigJSON
 	if src := w.opt.Source; src != nil && src.manifest != nil {
-		for k, v := range src.manifest {
-			m[k] = v
-		}
+		maps.Copy(m, src.manifest)
 		mt, ct = src.manifestType, src.configType
 	}
 	if _, ok := m["schemaVersion"]; !ok {
@@ -193,9 +185,7 @@ func (w *Writer) index(man blob) []byte {
 	ann := map[string]string{}
 	mt := types.OCIManifestSchema1
 	if src != nil {
-		for k, v := range src.annotations {
-			ann[k] = v
-		}
+		maps.Copy(ann, src.annotations)
 		if len(ann) == 0 && len(src.repoTags) > 0 {
 			ann["io.containerd.image.name"] = src.repoTags[0]
 			if i := strings.LastIndex(src.repoTags[0], ":"); i >= 0 && !strings.Contains(src.repoTags[0][i:], "/") {
@@ -280,7 +270,11 @@ func (w *Writer) copySource() error {
 	w.id = src.id
 	if t, ok := src.store.(*tarStore); ok {
 		return w.tarball(func(f *os.File) error {
-			if err := t.copyAll(f); err != nil {
+			end, err := t.f.Seek(0, io.SeekEnd)
+			if err == nil {
+				_, err = io.Copy(f, io.NewSectionReader(t.f, 0, end))
+			}
+			if err != nil {
 				return fmt.Errorf("%s: %w", src.Path, err)
 			}
 			return nil

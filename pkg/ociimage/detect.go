@@ -227,14 +227,3 @@ func (b *bufSeeker) Seek(offset int64, whence int) (int64, error) {
 	b.r, b.w, b.off = 0, 0, to
 	return to, nil
 }
-
-// openRawStore opens the store of the layout directory or the tarball at
-// path, as Open and Detect read it.
-func openRawStore(path string, fi os.FileInfo) (Kind, store, error) {
-	if fi.IsDir() {
-		st, err := openDirStore(path)
-		return Layout, st, err
-	}
-	st, err := openTarStore(path)
-	return Archive, st, err
-}

@@ -124,11 +124,13 @@ func (img *Image) loadDocker(m *dockerManifest, layout []layoutImage) error {
 }
 
 // layoutImage is an image the OCI layout beside manifest.json names: its
-// manifest as read, and what makes it the image it is.
+// manifest as read, and what makes it the image it is (key: its config's
+// digest and its layers' members).
 type layoutImage struct {
 	candidate
 	raw []byte
 	m   *v1.Manifest
+	key string
 }
 
 // sameImages reads the OCI layout a tarball or directory holds beside
@@ -164,20 +166,20 @@ func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the OCI layout beside manifest.json: manifest %s: %w", c.manifest.Digest, err)
 		}
-		names := []string{m.Config.Digest.String()}
+		li := layoutImage{c, b, m, m.Config.Digest.String()}
 		for _, l := range m.Layers {
-			names = append(names, blobName(l.Digest))
+			li.key += " " + blobName(l.Digest)
 		}
-		inLayout[strings.Join(names, " ")]++
-		out = append(out, layoutImage{c, b, m})
+		inLayout[li.key]++
+		out = append(out, li)
 	}
 	inDocker := map[string]int{}
 	for _, c := range docker {
-		names := []string{c.config}
+		key := c.config
 		for _, l := range c.docker.Layers {
-			names = append(names, path.Clean("/" + l)[1:])
+			key += " " + path.Clean("/" + l)[1:]
 		}
-		inDocker[strings.Join(names, " ")]++
+		inDocker[key]++
 	}
 	for k, n := range inDocker {
 		if inLayout[k] != n {
@@ -197,16 +199,13 @@ func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 // bytes and digest, and the descriptor's annotations (a ref name). Where
 // there is none, an output makes one, as for an older tarball.
 func (img *Image) layoutManifest(layout []layoutImage) {
+	key := img.id
+	for _, l := range img.Layers {
+		key += " " + l.blob
+	}
 	for _, c := range layout {
-		if "sha256:"+c.m.Config.Digest.Hex != img.id || len(c.m.Layers) != len(img.Layers) {
-			continue
-		}
-		same := true
-		for i, l := range c.m.Layers {
-			same = same && blobName(l.Digest) == img.Layers[i].blob
-		}
 		var raw map[string]json.RawMessage
-		if same && json.Unmarshal(c.raw, &raw) == nil {
+		if c.key == key && json.Unmarshal(c.raw, &raw) == nil {
 			img.manifest, img.rawManifest, img.manifestType, img.configType = raw, c.raw, c.manifest.MediaType, c.m.Config.MediaType
 			if len(img.annotations) == 0 {
 				img.annotations = c.annotations // its ref name, where it has one

@@ -146,11 +146,7 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 	if err != nil {
 		return err
 	}
-	dir, base := path.Split(name)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := path.Dir(name), path.Base(name)
 	if base == opaqueMarker {
 		if p := s.lookup(dir); p != nil && p.isDir() && p.clean != k.layer+1 {
 			for _, c := range p.children {
@@ -160,12 +156,11 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 		}
 		return nil
 	}
-	if strings.HasPrefix(base, whiteoutPrefix) {
-		hidden := base[len(whiteoutPrefix):]
-		if hidden == "" || hidden == "." || hidden == ".." || strings.HasPrefix(hidden, ".wh.") {
-			if hidden == ".." || hidden == "." || hidden == "" {
-				return fmt.Errorf("a whiteout of %q: above the root", path.Join(dir, hidden))
-			}
+	if hidden, ok := strings.CutPrefix(base, whiteoutPrefix); ok {
+		if hidden == "" || hidden == "." || hidden == ".." {
+			return fmt.Errorf("a whiteout of %q: above the root", path.Join(dir, hidden))
+		}
+		if strings.HasPrefix(hidden, whiteoutPrefix) {
 			return nil // aufs's own metadata (.wh..wh.plnk): nothing in the merged view
 		}
 		if p := s.lookup(dir); p != nil && p.isDir() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
@@ -37,15 +38,7 @@ const (
 	ArchiveName = "docker-archive"
 )
 
-func (k Kind) String() string {
-	switch k {
-	case Layout:
-		return LayoutName
-	case Archive:
-		return ArchiveName
-	}
-	return ""
-}
+func (k Kind) String() string { return map[Kind]string{Layout: LayoutName, Archive: ArchiveName}[k] }
 
 // RefName is the annotation skopeo and umoci find an image in a layout by.
 const RefName = "org.opencontainers.image.ref.name"
@@ -100,17 +93,19 @@ type Image struct {
 	opt   Options
 	// manifest and config as read, every field kept; manifest is nil for a
 	// docker save tarball without a layout.
-	manifest       map[string]json.RawMessage
-	manifestType   types.MediaType
-	configType     types.MediaType
-	config         map[string]json.RawMessage
-	parsed         *v1.ConfigFile
-	annotations    map[string]string // of the descriptor index.json names the image by
-	refs           []string          // every ref name index.json gives the image (sameManifestOnce)
-	repoTags       []string
-	tree           *scan
-	emitted        map[any]emitted // what the Reader yielded, by its Format
-	kept           int64           // bytes of data the first pass kept
+	manifest     map[string]json.RawMessage
+	manifestType types.MediaType
+	configType   types.MediaType
+	config       map[string]json.RawMessage
+	parsed       *v1.ConfigFile
+	annotations  map[string]string // of the descriptor index.json names the image by
+	refs         []string          // every ref name index.json gives the image (sameManifestOnce)
+	repoTags     []string
+	tree         *scan
+	// emitted is what the Reader yielded, by its Format: what Write
+	// compares an entry that comes back with.
+	emitted        map[any]archive.Entry
+	kept           int64 // bytes of data the first pass kept
 	newestMTimeSec int64
 	id             string
 	// rawManifest and rawConfig are the bytes as read (rawManifest nil
@@ -169,11 +164,11 @@ func Open(path string, opt Options) (*Image, error) {
 // openStore reads and scans the image in st, closing st when that fails.
 func openStore(path string, kind Kind, st store, opt Options) (*Image, error) {
 	img := &Image{Path: path, Kind: kind, store: st, opt: opt}
-	if err := img.load(); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	err := img.load()
+	if err == nil {
+		err = img.scan()
 	}
-	if err := img.scan(); err != nil {
+	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -33,7 +33,7 @@ type Reader struct {
 
 // Reader starts the pass over the merged view.
 func (img *Image) Reader() *Reader {
-	img.emitted = map[any]emitted{}
+	img.emitted = map[any]archive.Entry{}
 	return &Reader{img: img}
 }
 
@@ -41,17 +41,15 @@ func (r *Reader) Next() (*archive.Entry, error) {
 	s := r.img.tree
 	r.data = nil
 	if r.next >= len(s.order) {
-		if err := r.leave(); err != nil {
+		if err := r.leave(-1); err != nil {
 			return nil, err
 		}
 		return nil, io.EOF
 	}
 	k := s.order[r.next]
 	r.next++
-	if r.again != nil && r.again.l.Index != k.layer {
-		if err := r.leave(); err != nil {
-			return nil, err
-		}
+	if err := r.leave(k.layer); err != nil {
+		return nil, err
 	}
 	return r.yield(k, s.plan[k]), nil
 }
@@ -61,7 +59,7 @@ func (r *Reader) Next() (*archive.Entry, error) {
 func (r *Reader) yield(k key, p *planned) *archive.Entry {
 	e, asRead := p.entry()
 	r.data = r.dataOf(k, p, e, asRead)
-	r.img.emitted[e.Format] = emitted{node: p.node, entry: *e}
+	r.img.emitted[e.Format] = *e
 	return e
 }
 
@@ -147,16 +145,14 @@ func (img *Image) EachFile(want func(name string, e *archive.Entry) bool, fn fun
 		if !want(p.node.name, e) {
 			continue
 		}
-		if r.again != nil && r.again.l.Index != k.layer {
-			if err := r.leave(); err != nil {
-				return err
-			}
+		if err := r.leave(k.layer); err != nil {
+			return err
 		}
 		if err := fn(e, r.dataOf(k, p, e, asRead)); err != nil {
 			return err
 		}
 	}
-	return r.leave()
+	return r.leave(-1)
 }
 
 // readAgain is the data of entry k that the first pass did not keep: its
@@ -199,7 +195,7 @@ func (r *Reader) seek(k key, name string) (io.Reader, error) {
 		if err != nil {
 			// A layer that changed since Open says so (finish).
 			l := r.again.l
-			if ferr := r.leave(); ferr != nil {
+			if ferr := r.leave(-1); ferr != nil {
 				return nil, ferr
 			}
 			if err == io.EOF {
@@ -212,21 +208,15 @@ func (r *Reader) seek(k key, name string) (io.Reader, error) {
 	return r.again, nil
 }
 
-// leave ends the layer read again, checking its digests.
-func (r *Reader) leave() error {
-	if r.again == nil {
+// leave ends the layer read again, checking its digests, unless it is
+// layer (-1: whichever it is).
+func (r *Reader) leave(layer int) error {
+	if r.again == nil || r.again.l.Index == layer {
 		return nil
 	}
 	err := r.again.finish()
 	r.again = nil
 	return err
-}
-
-// emitted is an entry the Reader yielded: what Write compares an entry
-// that comes back with.
-type emitted struct {
-	node  *node
-	entry archive.Entry
 }
 
 func (r *Reader) Read(p []byte) (int, error) {

@@ -3,6 +3,7 @@ package ociimage
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -44,9 +45,8 @@ type Writer struct {
 	dir string
 
 	full *layerWriter // squash, or a new image: every entry
-	// Against the source: what came back as the Reader yielded it, what was
-	// written at all, and what changed (spooled).
-	seen    map[*node]bool
+	// Against the source: what was written at all, and what changed
+	// (spooled).
 	written map[string]archive.Type
 	changed []*pending
 	spool   *os.File
@@ -77,17 +77,16 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 		// Docker's manifest has no zstd layer type.
 		return nil, errors.New("a zstd layer in a Docker schema 2 manifest: write it with --compress gzip or none")
 	}
+	if !opt.Codec.IsLayer() { // before the entries come
+		return nil, fmt.Errorf("a new layer is written with %s or no compression, not %s", compress.LayerCodecs(), opt.Codec)
+	}
 	w := &Writer{opt: opt, dir: dir}
 	var err error
 	if opt.Source == nil || opt.Squash {
 		w.full, err = newLayer(dir, opt.Codec)
 		return w, err
 	}
-	if err := checkCodec(opt.Codec); err != nil { // before the entries come
-		return nil, err
-	}
-
-	w.seen, w.written = map[*node]bool{}, map[string]archive.Type{}
+	w.written = map[string]archive.Type{}
 	w.spool, err = os.CreateTemp(dir, ".changes-")
 	return w, err
 }
@@ -104,8 +103,8 @@ func (w *Writer) WriteHeader(e *archive.Entry) error {
 		return err
 	}
 	w.written[name] = e.Type
-	if em, ok := w.opt.Source.emitted[e.Format]; ok && sameEntry(&em.entry, e) {
-		w.seen[em.node], w.discard = true, true
+	if em, ok := w.opt.Source.emitted[e.Format]; ok && sameEntry(&em, e) {
+		w.discard = true
 		return nil
 	}
 	w.discard = false
