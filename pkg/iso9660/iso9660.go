@@ -368,11 +368,9 @@ func (im *Image) rootSU(p string, root record) ([]byte, error) {
 // Ridge, and a Joliet descriptor).
 func (im *Image) Joliet() bool { return !im.rr && im.joliet != nil }
 
-// readDir returns the records of directory d, checked against the
-// image, read sector by sector: a directory larger than maxDirSize, or
-// more than maxDirBytes of them in one walk, is refused before anything
-// is read (a record's size says up to 4 GiB, and the image may be a
-// sparse file).
+// readDir returns the records of directory d, read sector by sector and
+// bounded before anything is read: a record's size says up to 4 GiB, and
+// the image may be a sparse file.
 func (im *Image) readDir(p string, d record) ([]record, error) {
 	off := int64(d.extent) * SectorSize
 	if err := im.inImage(p, off, int64(d.size)); err != nil {
@@ -515,10 +513,15 @@ func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error
 		return "", nil, nil // reached through its CL entry instead
 	}
 	if su.child != 0 {
-		r.extent, r.flags = su.child, r.flags|0x02
-		if r, err = im.childRecord(dir, r); err != nil {
+		// A relocated directory (RRIP CL): its size is its "." record's.
+		recs, err := im.readDir(dir, record{extent: su.child, size: SectorSize, flags: 0x02})
+		if err != nil {
 			return "", nil, err
 		}
+		if len(recs) == 0 {
+			return "", nil, errorf(dir, "relocated directory at sector %d is empty", su.child)
+		}
+		r.extent, r.flags, r.size = su.child, r.flags|0x02, recs[0].size
 	}
 	name := im.name(r, su)
 	if !goodName(name) {
@@ -548,20 +551,6 @@ func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error
 		return p, &r, nil
 	}
 	return "", nil, nil
-}
-
-// childRecord reads the "." record of a relocated directory (RRIP CL),
-// for its size.
-func (im *Image) childRecord(dir string, r record) (record, error) {
-	recs, err := im.readDir(dir, record{extent: r.extent, size: SectorSize, flags: 0x02})
-	if err != nil {
-		return r, err
-	}
-	if len(recs) == 0 {
-		return r, errorf(dir, "relocated directory at sector %d is empty", r.extent)
-	}
-	r.size = recs[0].size
-	return r, nil
 }
 
 func (im *Image) name(r record, su susp) string {
