@@ -51,11 +51,7 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 	var out []candidate
 	// Each config is read once: a manifest.json naming one big config in
 	// every entry would otherwise cost its size times the entries.
-	type config struct {
-		platform v1.Platform
-		digest   string
-	}
-	configs := map[string]config{}
+	configs := map[string]candidate{}
 	for i := range ms {
 		m := &ms[i]
 		c, ok := configs[m.Config]
@@ -70,10 +66,11 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 			if err := json.Unmarshal(cfg, &p); err != nil {
 				return nil, fmt.Errorf("manifest.json: config %s: %w", names.Quote(m.Config), err)
 			}
-			c = config{v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}, "sha256:" + digest.Bytes(cfg)}
+			c = candidate{platform: v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}, config: "sha256:" + digest.Bytes(cfg)}
 			configs[m.Config] = c
 		}
-		out = append(out, candidate{platform: c.platform, docker: m, config: c.digest})
+		c.docker = m
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -135,15 +132,11 @@ type layoutImage struct {
 
 // sameImages reads the OCI layout a tarball or directory holds beside
 // manifest.json (Docker 25+ writes both halves), and checks that it names
-// the images manifest.json names, no more and no fewer, each by the same
-// config and the same layer members. skopeo's docker-archive reads
-// manifest.json, while podman load reads index.json first
-// (containers/common libimage/load.go Runtime.Load: an OCI directory,
-// then an oci-archive, then a docker-archive) and so does containerd's
-// importer where there is an oci-layout (core/images/archive/importer.go
-// ImportIndex): halves that differ would have one of them judged and the
-// other loaded. It returns the layout's images; none when there is no
-// index.json.
+// the images manifest.json names, no more and no fewer: skopeo's
+// docker-archive reads manifest.json, podman load index.json first
+// (containers/common libimage/load.go Runtime.Load) and so does
+// containerd's importer (core/images/archive/importer.go ImportIndex).
+// It returns the layout's images; none when there is no index.json.
 func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 	if !img.store.has("index.json") {
 		return nil, nil

@@ -57,10 +57,9 @@ type Options struct {
 	// Backend chooses the layers' decompressors.
 	Backend compress.Backend
 	// Keep says, of a regular file's clean name, whether the first pass
-	// keeps its data for the Reader (what the caller will read: the files
-	// a rule names, the dpkg database), so that the layers are decompressed
-	// once. The data of any other file the caller reads is read again from
-	// its layer. At most maxKept bytes are kept; nil keeps none.
+	// keeps its data for the Reader (the files a rule names, the dpkg
+	// database), so that the layers are decompressed once; at most maxKept
+	// bytes, nil keeps none.
 	Keep func(name string) bool
 }
 

@@ -11,16 +11,9 @@ import (
 
 // Reader is the merged filesystem as archive entries, in layer order. A
 // directory comes where its last incarnation first appears, with its last
-// header; a file comes where its last entry is.
-//
-// The headers are those the first pass read, kept in its tree: the layers
-// are not decompressed again for them. A file's data is what the first
-// pass kept (Options.Keep); for any other file whose data is read, its
-// layer is read again, from its start up to that file, and on to its end
-// when the Reader leaves it, where both digests are checked again: an
-// image whose bytes changed since Open fails there. A file whose data is
-// not read costs nothing (a layer apply keeps is copied as it is, its
-// digest checked as it is copied).
+// header; a file comes where its last entry is. A layer read again for a
+// file's data is read on to its end when the Reader leaves it, where both
+// digests are checked again: an image changed since Open fails there.
 type Reader struct {
 	img  *Image
 	next int // in img.tree.order
@@ -109,15 +102,11 @@ type File struct {
 }
 
 // Files returns the entries of the merged view whose clean names want
-// says, as the Reader yields them and in its order, each with at most max
-// bytes of its data: what an image records about itself (its dpkg
-// database, the owners lists a Dockerfile wrote), read before the pass
-// that judges it. This is the filesystem a container of the image sees,
-// whiteouts applied layer after layer as containerd's applyNaive
-// (archive/tar.go, behind archive.Apply, which unpacks each layer into
-// its snapshot) applies them (image-spec layer.md, "Applying
-// changesets"), not the files of any one layer. Their data is what the
-// first pass kept (Options.Keep); any other is read again from its layer.
+// says, as the Reader yields them, each with at most max bytes of its
+// data: what an image records about itself (its dpkg database, owners
+// lists), read before the pass that judges it, as a container sees them
+// (whiteouts applied as containerd's applyNaive, archive/tar.go behind
+// archive.Apply, applies them), not the files of any one layer.
 func (img *Image) Files(want func(name string) bool, max int64) ([]File, error) {
 	var files []File
 	err := img.EachFile(func(name string, _ *archive.Entry) bool { return want(name) }, func(e *archive.Entry, data io.Reader) error {
