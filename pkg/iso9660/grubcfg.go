@@ -11,18 +11,8 @@ import (
 // part of GRUB's script language a node image's configuration uses and
 // refuses the rest, naming the file and line, since anything else
 // (variables, conditions, loopback, other devices) could make GRUB load a
-// file other than the one judged. What is followed:
-//
-//   - comments, blank lines, "set default|timeout|timeout_style=LITERAL";
-//   - "menuentry ... {" and "}", each entry run once the configuration
-//     has ended, as GRUB's menu runs it (in a context of its own);
-//   - "search [--no-floppy] --label LABEL --set[=root] [root]", where
-//     LABEL is the image's own, as GRUB's iso9660 driver reads it;
-//   - "insmod" of a filesystem, partition or search module;
-//   - "linux PATH ARGS..." and "initrd PATH...", with their 16 and efi
-//     forms, of files on the image;
-//   - "configfile PATH" and "source PATH", whose file is read and run;
-//   - "set prefix=PATH", which names where normal mode reads grub.cfg.
+// file other than the one judged. What is followed is runText's menu
+// entries and exec's commands (docs/security.md lists them).
 //
 // A PATH is absolute, on the root device or with "($root)" or
 // "(memdisk)" before it. The root device is the image itself (the device

@@ -242,9 +242,8 @@ func descriptorIDs(sec []byte, decode func([]byte) string) (string, IDs) {
 // GMT in 15-minute steps; all zeros is "not specified".
 func volumeDate(b []byte) time.Time {
 	var n [7]int
-	widths := []int{4, 2, 2, 2, 2, 2, 2}
 	s := string(b[:16])
-	for i, w := range widths {
+	for i, w := range []int{4, 2, 2, 2, 2, 2, 2} {
 		for _, c := range s[:w] {
 			if c < '0' || c > '9' {
 				return time.Time{}

@@ -48,14 +48,9 @@ func (im *Image) views() []view {
 	return []view{joliet, isolinux}
 }
 
-// grubISOName is grub_iso9660_iterate_dir's ISO 9660 name.
-func grubISOName(b []byte) string {
-	n := string(cString(b))
-	if i := strings.LastIndexByte(n, ';'); i >= 0 {
-		n = n[:i]
-	}
-	return strings.TrimSuffix(foldASCII(n), ".")
-}
+// grubISOName is grub_iso9660_iterate_dir's ISO 9660 name: this reader's,
+// up to a NUL and lower-cased.
+func grubISOName(b []byte) string { return foldASCII(cutVersion(string(cString(b)))) }
 
 // isolinuxISOName is syslinux's iso_convert_name.
 func isolinuxISOName(b []byte) string {

@@ -211,12 +211,10 @@ func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) err
 		// there, and beneath it, goes.
 		if n == nil || n != s.root {
 			n = newNode(name, k.layer)
-			if parent != nil {
-				if parent.children == nil {
-					parent.children = map[string]*node{}
-				}
-				parent.children[base] = n
+			if parent.children == nil {
+				parent.children = map[string]*node{}
 			}
+			parent.children[base] = n
 		}
 		n.since = k
 	}

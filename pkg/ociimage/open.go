@@ -320,17 +320,14 @@ func sameManifestOnce(cands []candidate) []candidate {
 // the only one).
 func choose(cands []candidate, want, ref string) (candidate, error) {
 	if ref != "" {
-		var named []candidate
-		refs := map[string]bool{}
-		for _, c := range cands {
-			for _, r := range c.refs {
-				refs[names.Quote(r)] = true
-			}
-			if slices.Contains(c.refs, ref) {
-				named = append(named, c)
-			}
-		}
+		named := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return !slices.Contains(c.refs, ref) })
 		if len(named) == 0 {
+			refs := map[string]bool{}
+			for _, c := range cands {
+				for _, r := range c.refs {
+					refs[names.Quote(r)] = true
+				}
+			}
 			have := "none"
 			if len(refs) > 0 {
 				have = strings.Join(slices.Sorted(maps.Keys(refs)), ", ")
@@ -370,12 +367,7 @@ func choose(cands []candidate, want, ref string) (candidate, error) {
 	if err != nil {
 		return candidate{}, fmt.Errorf("--platform %q: %w", want, err)
 	}
-	var match []candidate
-	for _, c := range cands {
-		if c.platform.Satisfies(*p) {
-			match = append(match, c)
-		}
-	}
+	match := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return !c.platform.Satisfies(*p) })
 	switch len(match) {
 	case 0:
 		return candidate{}, fmt.Errorf("no image for platform %s; it holds %s", want, have)
