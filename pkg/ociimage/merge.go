@@ -106,9 +106,7 @@ func (img *Image) scanLayer(s *scan, l *Layer) error {
 			ls.close()
 			return fmt.Errorf("%s: entry %q: %w", l, e.Name, err)
 		}
-		if t := e.ModTime.Unix(); t > img.newestMTimeSec {
-			img.newestMTimeSec = t
-		}
+		img.newestMTimeSec = max(img.newestMTimeSec, e.ModTime.Unix())
 		if err := img.keepData(s, e, k, ls); err != nil {
 			ls.close()
 			return fmt.Errorf("%s: %s: %w", l, names.Quote(e.Name), err)

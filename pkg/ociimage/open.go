@@ -488,11 +488,7 @@ func (l *Layer) Codec() compress.Codec { return l.codec }
 // digest and, on one line, the created_by that made it (the Dockerfile
 // line).
 func (l *Layer) Note() string {
-	d := l.Digest
-	if len(d) > len("sha256:")+12 {
-		d = d[:len("sha256:")+12]
-	}
-	s := fmt.Sprintf("layer %d %s", l.Index, d)
+	s := fmt.Sprintf("layer %d %s", l.Index, l.Digest[:min(len(l.Digest), len("sha256:")+12)])
 	if l.CreatedBy != "" {
 		s += ": " + strings.Join(strings.Fields(l.CreatedBy), " ")
 	}

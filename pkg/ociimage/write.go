@@ -92,9 +92,7 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 }
 
 func (w *Writer) WriteHeader(e *archive.Entry) error {
-	if t := e.ModTime.Unix(); t > w.newest {
-		w.newest = t
-	}
+	w.newest = max(w.newest, e.ModTime.Unix())
 	if w.full != nil {
 		return w.full.WriteHeader(e)
 	}
