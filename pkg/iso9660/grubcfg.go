@@ -345,7 +345,7 @@ func (r *grubRun) set(c grubCmd, st *grubState) error {
 // It must name the image: another disk's label is beyond what
 // rootfs-trim sees.
 func (r *grubRun) search(c grubCmd) error {
-	label, set, byLabel := "", false, false
+	set, byLabel := false, false
 	var pos []string
 	for _, a := range c.words[1:] {
 		switch a {
@@ -369,10 +369,9 @@ func (r *grubRun) search(c grubCmd) error {
 	if !byLabel || !set || len(pos) != 1 {
 		return fmt.Errorf("%s: search: only \"search --label LABEL --set root\" is followed", c.where)
 	}
-	label = pos[0]
 	for _, l := range r.src.labels {
-		if l != label {
-			return fmt.Errorf("%s: search --label %q: the image's label is %q", c.where, label, l)
+		if l != pos[0] {
+			return fmt.Errorf("%s: search --label %q: the image's label is %q", c.where, pos[0], l)
 		}
 	}
 	return nil

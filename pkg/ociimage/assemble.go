@@ -41,12 +41,12 @@ func (w *Writer) assemble(l *Layer) error {
 	if src != nil && !w.opt.Squash {
 		layers = append(layers, src.Layers...)
 	}
-	cfg, man := []byte(nil), []byte(nil)
+	var cfg, man []byte
+	var err error
 	if l == nil {
 		cfg, man = src.rawConfig, src.rawManifest
 	} else {
 		layers = append(layers, l)
-		var err error
 		if cfg, err = w.config(layers); err != nil {
 			return err
 		}
@@ -54,7 +54,6 @@ func (w *Writer) assemble(l *Layer) error {
 	cfgBlob := jsonBlob(cfg)
 	w.id = cfgBlob.digest
 	if man == nil {
-		var err error
 		if man, err = w.manifest(layers, cfgBlob); err != nil {
 			return err
 		}

@@ -101,11 +101,10 @@ func (w *Writer) WriteHeader(e *archive.Entry) error {
 		return err
 	}
 	w.written[name] = e.Type
-	if em, ok := w.opt.Source.emitted[e.Format]; ok && sameEntry(&em, e) {
-		w.discard = true
+	em, ok := w.opt.Source.emitted[e.Format]
+	if w.discard = ok && sameEntry(&em, e); w.discard {
 		return nil
 	}
-	w.discard = false
 	w.changed = append(w.changed, &pending{e: e.Clone(), name: name, off: w.spoolAt})
 	return nil
 }
