@@ -393,22 +393,17 @@ func (w *Writer) writeTarball(blobs []blob, index []byte, layers []*Layer, cfg b
 			}
 		}
 		for _, b := range blobs {
-			if err := writeTarBlob(tw, b, mtime); err != nil {
+			err := tw.WriteHeader(&tar.Header{Name: b.pathOf(), Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX})
+			if err == nil {
+				err = b.copyTo(tw)
+			}
+			if b.file != "" {
+				os.Remove(b.file) // a scratch file goes once copied
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return tw.Close()
 	})
-}
-
-// writeTarBlob writes b as a member of the tarball; a scratch file goes
-// once copied.
-func writeTarBlob(tw *tar.Writer, b blob, mtime time.Time) error {
-	if err := tw.WriteHeader(&tar.Header{Name: b.pathOf(), Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
-		return err
-	}
-	if b.file != "" {
-		defer os.Remove(b.file)
-	}
-	return b.copyTo(tw)
 }
