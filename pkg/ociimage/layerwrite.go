@@ -39,8 +39,7 @@ func newLayer(dir string, codec compress.Codec) (*layerWriter, error) {
 		lw.comp = gzip.NewWriter(w)
 	case compress.Zstd:
 		if lw.comp, _, err = compress.NewWriter(w, compress.Zstd, compress.WriterOptions{Level: 3, Threads: 1, Backend: compress.PureGo}); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			lw.abort()
 			return nil, err
 		}
 	}

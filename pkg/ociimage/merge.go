@@ -177,7 +177,6 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 
 // put makes e, entry k, the file at name.
 func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) error {
-	hdr := e.Clone()
 	var n *node
 	if name == "." {
 		n = s.root
@@ -216,7 +215,7 @@ func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) err
 		}
 		n.since = k
 	}
-	n.at, n.hdr = k, hdr
+	n.at, n.hdr = k, e.Clone()
 	if n.since.layer < 0 {
 		n.since = k
 	}

@@ -235,15 +235,13 @@ func (w *Writer) changesLayer() (*Layer, error) {
 		if e.Type == archive.TypeDir {
 			e.Name += "/"
 		}
-		if err := lw.WriteHeader(e); err != nil {
+		err := lw.WriteHeader(e)
+		if err == nil {
+			_, err = io.Copy(lw, io.NewSectionReader(w.spool, p.off, p.size))
+		}
+		if err != nil {
 			lw.abort()
 			return nil, err
-		}
-		if p.size > 0 {
-			if _, err := io.Copy(lw, io.NewSectionReader(w.spool, p.off, p.size)); err != nil {
-				lw.abort()
-				return nil, err
-			}
 		}
 	}
 	return lw.finish()
