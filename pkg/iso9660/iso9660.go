@@ -17,6 +17,7 @@
 package iso9660
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -607,25 +608,12 @@ func (im *Image) file(p string, r record, su *susp) File {
 	return f
 }
 
+// unixMode is Rock Ridge's st_mode as fs.FileMode says it: archive/tar's
+// FileInfo reads a header's st_mode bits (type, permissions, setuid,
+// setgid, sticky) so; bits above the type are not st_mode's.
 func unixMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m&0o777) | fileTypes[m&0o170000]
-	for _, b := range specialBits {
-		if m&b.unix != 0 {
-			mode |= b.mode
-		}
-	}
-	return mode
+	return (&tar.Header{Mode: int64(m & 0o177777)}).FileInfo().Mode()
 }
-
-// fileTypes are st_mode's file types as fs.FileMode says them (a regular
-// file: none).
-var fileTypes = map[uint32]fs.FileMode{0o040000: fs.ModeDir, 0o120000: fs.ModeSymlink,
-	0o020000: fs.ModeDevice | fs.ModeCharDevice, 0o060000: fs.ModeDevice, 0o010000: fs.ModeNamedPipe, 0o140000: fs.ModeSocket}
-
-var specialBits = []struct {
-	unix uint32
-	mode fs.FileMode
-}{{0o4000, fs.ModeSetuid}, {0o2000, fs.ModeSetgid}, {0o1000, fs.ModeSticky}}
 
 // Lookup finds the file at the absolute path p (names compared exactly,
 // as Rock Ridge records them; without Rock Ridge, ignoring ASCII case).
