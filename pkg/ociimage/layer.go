@@ -75,11 +75,10 @@ func (emptyReader) Read([]byte) (int, error)      { return 0, io.EOF }
 // pass learns a legacy layer's blob digest; the second checks it.
 func (s *layerStream) finish() error {
 	defer s.close()
-	_, err := io.Copy(io.Discard, s.diff)
-	if err == nil {
-		_, err = io.Copy(io.Discard, io.TeeReader(s.blob, s.blobHash))
+	if _, err := io.Copy(io.Discard, s.diff); err != nil {
+		return fmt.Errorf("%s: %w", s.l, err)
 	}
-	if err != nil {
+	if _, err := io.Copy(io.Discard, io.TeeReader(s.blob, s.blobHash)); err != nil {
 		return fmt.Errorf("%s: %w", s.l, err)
 	}
 	blob := "sha256:" + digest.Sum(s.blobHash)

@@ -37,12 +37,13 @@ func (d *dirStore) open(name string) (io.ReadCloser, int64, error) {
 		return nil, 0, err
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file", names.Quote(name))
-	}
 	if err != nil {
 		f.Close()
 		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file", names.Quote(name))
 	}
 	return f, fi.Size(), nil
 }
