@@ -107,7 +107,6 @@ type IDs struct {
 	CopyrightFile, AbstractFile, BiblioFile             string
 }
 
-// record is one directory record, as read.
 type record struct {
 	extent uint32
 	size   uint32

@@ -229,7 +229,6 @@ func (w *Writer) platform() string {
 
 const ociLayout = `{"imageLayoutVersion":"1.0.0"}`
 
-// pathOf is where b goes in the image: its name, else blobs/sha256/<hex>.
 func (b blob) pathOf() string {
 	if b.name != "" {
 		return b.name
@@ -237,7 +236,6 @@ func (b blob) pathOf() string {
 	return "blobs/sha256/" + b.digest[len("sha256:"):]
 }
 
-// named is a JSON document of the image at name.
 func named(name string, data []byte) blob {
 	return blob{name: name, data: data, size: int64(len(data))}
 }
@@ -296,7 +294,6 @@ func (w *Writer) copySource() error {
 	return w.writeLayout(blobs, nil)
 }
 
-// writeFile puts b at name.
 func (b blob) writeFile(name string) error {
 	switch {
 	case b.file != "":

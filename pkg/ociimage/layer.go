@@ -116,7 +116,6 @@ func (img *Image) sameData(k key, r io.Reader) (bool, error) {
 	return sameBytes(ls, r)
 }
 
-// sameBytes says whether a and b hold the same bytes.
 func sameBytes(a, b io.Reader) (bool, error) {
 	ba, bb := make([]byte, 32<<10), make([]byte, 32<<10)
 	for {

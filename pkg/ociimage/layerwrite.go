@@ -26,7 +26,6 @@ type layerWriter struct {
 	codec    compress.Codec
 }
 
-// newLayer is a layer written to a new file in dir.
 func newLayer(dir string, codec compress.Codec) (*layerWriter, error) {
 	f, err := os.CreateTemp(dir, ".layer-")
 	if err != nil {
