@@ -49,15 +49,12 @@ type Boot struct {
 }
 
 // ReadBoot finds the boot configurations and the initrds they name, each
-// checked to be a file of the image: isolinux's and syslinux's, and
-// every grub.cfg, in the image's tree and in each El Torito image that is
-// a FAT filesystem (an EFI boot image, whatever its platform id); and
-// what each GRUB EFI program in such an image runs, its embedded
-// configuration and the grub.cfg its prefix names (runGrubProgram). A
-// GRUB configuration is followed as GRUB runs it, and refused, naming
-// its file and line, where rootfs-trim cannot tell what GRUB would load.
-// An image with no configuration, or whose configurations name no
-// initrd, or one that is not in the image, is an error.
+// checked to be a file of the image: isolinux's, syslinux's and every
+// grub.cfg, in the image's tree and in each El Torito image that is a FAT
+// filesystem (whatever its platform id), and what each GRUB EFI program
+// there runs (runGrubProgram). An image with no configuration, or whose
+// configurations name no initrd, or one that is not in the image, is an
+// error.
 func (im *Image) ReadBoot() (*Boot, error) {
 	files := map[string]File{}
 	var cfgs []File
@@ -72,28 +69,23 @@ func (im *Image) ReadBoot() (*Boot, error) {
 		return nil, err
 	}
 	src := grubSource{image: files, read: func(f File) ([]byte, error) { return im.ReadFile(f, maxConfig) }, labels: im.grubLabels()}
-	var lines []cfgLine
-	var configs []string
+	found := &bootFound{}
 	for _, f := range cfgs {
 		data, err := im.ReadFile(f, maxConfig)
 		if err != nil {
 			return nil, err
 		}
-		l, err := configLines(configText{where: f.Path, dir: path.Dir(f.Path), data: data}, src)
-		if err != nil {
+		if err := found.read(configText{where: f.Path, dir: path.Dir(f.Path), data: data}, src); err != nil {
 			return nil, err
 		}
-		lines, configs = append(lines, l...), append(configs, f.Path)
 	}
-	fat, err := im.efiConfigs(files, src)
-	if err != nil {
+	if err := im.efiConfigs(files, src, found); err != nil {
 		return nil, err
 	}
-	lines, configs = append(lines, fat.lines...), append(configs, fat.configs...)
-	if len(configs) == 0 {
+	if len(found.configs) == 0 {
 		return nil, errors.New("no boot configuration (isolinux.cfg, syslinux.cfg or grub.cfg, in the image or in an EFI boot image)")
 	}
-	b, err := boot(configs, lines, files)
+	b, err := found.boot(files)
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +98,13 @@ func (im *Image) ReadBoot() (*Boot, error) {
 
 // boot resolves the lines' files; each initrd's Where is the first line
 // naming it.
-func boot(configs []string, lines []cfgLine, files map[string]File) (*Boot, error) {
+func (found *bootFound) boot(files map[string]File) (*Boot, error) {
 	b := &Boot{}
-	for _, c := range configs {
+	for _, c := range found.configs {
 		b.Configs = appendNew(b.Configs, c)
 	}
 	seen := map[string]bool{}
-	for _, l := range lines {
+	for _, l := range found.lines {
 		if l.kernel {
 			b.Kernels = appendNew(b.Kernels, l.files[0])
 			continue
@@ -147,18 +139,19 @@ func (im *Image) grubLabels() []string {
 	return []string{im.VolumeID}
 }
 
-// configLines reads one configuration found by its name: a syslinux one
-// as syslinux reads it, a grub.cfg followed from the image's root.
-func configLines(t configText, src grubSource) ([]cfgLine, error) {
+// read adds one configuration found by its name: a syslinux one as
+// syslinux reads it, a grub.cfg followed from the image's root.
+func (found *bootFound) read(t configText, src grubSource) error {
+	found.configs = append(found.configs, t.where)
 	if !strings.EqualFold(path.Base(t.where), "grub.cfg") {
-		return parseSyslinux(t), nil
+		found.lines = append(found.lines, parseSyslinux(t)...)
+		return nil
 	}
 	r := &grubRun{src: src}
 	st := grubState{root: devImage}
-	if err := r.runText(t.where, t.data, false, &st, nil); err != nil {
-		return nil, err
-	}
-	return r.lines, nil
+	err := r.runText(t.where, t.data, false, &st, nil)
+	found.lines = append(found.lines, r.lines...)
+	return err
 }
 
 func appendNew(s []string, v string) []string {
@@ -171,28 +164,28 @@ func appendNew(s []string, v string) []string {
 // maxEFIProgram bounds an EFI program read whole from an EFI boot image.
 const maxEFIProgram = 64 << 20
 
-// efiFound is what the EFI boot images hold: the configurations read
-// and the lines they run.
-type efiFound struct {
+// bootFound is what the image and its EFI boot images hold: the
+// configurations read and the lines they run.
+type bootFound struct {
 	configs []string
 	lines   []cfgLine
 }
 
-// efiConfigs reads each El Torito image that is a FAT filesystem: its
-// grub.cfg files, read as the image's own are, and its EFI programs,
-// each of which must be GRUB, followed as runGrubProgram says.
-func (im *Image) efiConfigs(files map[string]File, src grubSource) (*efiFound, error) {
+// efiConfigs adds what each El Torito image that is a FAT filesystem
+// holds: its grub.cfg files, read as the image's own are, and its EFI
+// programs, each of which must be GRUB, followed as runGrubProgram says.
+func (im *Image) efiConfigs(files map[string]File, src grubSource, out *bootFound) error {
 	imgs, err := im.BootImages()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	parts, err := im.partitions()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range parts {
 		if p.esp {
-			return nil, fmt.Errorf("%s is an EFI system partition: a firmware booting the image as a disk loads its programs, which rootfs-trim does not read", p)
+			return fmt.Errorf("%s is an EFI system partition: a firmware booting the image as a disk loads its programs, which rootfs-trim does not read", p)
 		}
 	}
 	byOffset := map[int64]string{}
@@ -201,7 +194,6 @@ func (im *Image) efiConfigs(files map[string]File, src grubSource) (*efiFound, e
 			byOffset[f.Offset] = p
 		}
 	}
-	out := &efiFound{}
 	done := map[int64]bool{}
 	for _, bi := range imgs {
 		off := bi.Offset()
@@ -214,20 +206,20 @@ func (im *Image) efiConfigs(files map[string]File, src grubSource) (*efiFound, e
 			where = fmt.Sprintf("(EFI boot image at sector %d)", bi.LBA)
 		}
 		if p, ok := parts.at(off); ok {
-			return nil, fmt.Errorf("%s: %s maps the EFI boot image: GRUB's boot device would be that partition, not the CD (grub_efidisk_get_device_name), which rootfs-trim does not follow", names.Quote(where), p)
+			return fmt.Errorf("%s: %s maps the EFI boot image: GRUB's boot device would be that partition, not the CD (grub_efidisk_get_device_name), which rootfs-trim does not follow", names.Quote(where), p)
 		}
 		fat, err := OpenFAT(im.r, off, im.size)
 		if err != nil {
-			return nil, fmt.Errorf("EFI boot image at sector %d: %w", bi.LBA, err)
+			return fmt.Errorf("EFI boot image at sector %d: %w", bi.LBA, err)
 		}
 		if err := out.readFAT(fat, where, src); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
-func (out *efiFound) readFAT(fat *FAT, where string, src grubSource) error {
+func (out *bootFound) readFAT(fat *FAT, where string, src grubSource) error {
 	found, err := fat.FindFunc(func(name string) bool {
 		return matchName(name, configNames) || strings.HasSuffix(strings.ToUpper(name), ".EFI")
 	}, maxEFIProgram)
@@ -240,11 +232,9 @@ func (out *efiFound) readFAT(fat *FAT, where string, src grubSource) error {
 		if !strings.HasSuffix(strings.ToUpper(f.Path), ".EFI") {
 			// Its paths name files of the ISO, as a grub.cfg of the
 			// image's own tree does.
-			l, err := configLines(configText{where: at, dir: "/", data: f.Data}, src)
-			if err != nil {
+			if err := out.read(configText{where: at, dir: "/", data: f.Data}, src); err != nil {
 				return err
 			}
-			out.configs, out.lines = append(out.configs, at), append(out.lines, l...)
 			continue
 		}
 		g, err := ReadGrubImage(f.Data)

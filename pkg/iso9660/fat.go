@@ -227,11 +227,8 @@ func (l *longName) name(e []byte) string {
 	for i := 1; i <= l.n; i++ {
 		u = append(u, l.parts[i]...)
 	}
-	for i, c := range u {
-		if c == 0 {
-			u = u[:i]
-			break
-		}
+	if i := slices.Index(u, 0); i >= 0 {
+		u = u[:i]
 	}
 	return string(utf16.Decode(u))
 }

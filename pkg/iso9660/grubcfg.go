@@ -11,18 +11,8 @@ import (
 // part of GRUB's script language a node image's configuration uses and
 // refuses the rest, naming the file and line, since anything else
 // (variables, conditions, loopback, other devices) could make GRUB load a
-// file other than the one judged. What is followed:
-//
-//   - comments, blank lines, "set default|timeout|timeout_style=LITERAL";
-//   - "menuentry ... {" and "}", each entry run once the configuration
-//     has ended, as GRUB's menu runs it (in a context of its own);
-//   - "search [--no-floppy] --label LABEL --set[=root] [root]", where
-//     LABEL is the image's own, as GRUB's iso9660 driver reads it;
-//   - "insmod" of a filesystem, partition or search module;
-//   - "linux PATH ARGS..." and "initrd PATH...", with their 16 and efi
-//     forms, of files on the image;
-//   - "configfile PATH" and "source PATH", whose file is read and run;
-//   - "set prefix=PATH", which names where normal mode reads grub.cfg.
+// file other than the one judged. What is followed is runText's menu
+// entries and exec's commands (docs/security.md lists them).
 //
 // A PATH is absolute, on the root device or with "($root)" or
 // "(memdisk)" before it. The root device is the image itself (the device
@@ -355,7 +345,7 @@ func (r *grubRun) set(c grubCmd, st *grubState) error {
 // It must name the image: another disk's label is beyond what
 // rootfs-trim sees.
 func (r *grubRun) search(c grubCmd) error {
-	label, set, byLabel := "", false, false
+	set, byLabel := false, false
 	var pos []string
 	for _, a := range c.words[1:] {
 		switch a {
@@ -379,10 +369,9 @@ func (r *grubRun) search(c grubCmd) error {
 	if !byLabel || !set || len(pos) != 1 {
 		return fmt.Errorf("%s: search: only \"search --label LABEL --set root\" is followed", c.where)
 	}
-	label = pos[0]
 	for _, l := range r.src.labels {
-		if l != label {
-			return fmt.Errorf("%s: search --label %q: the image's label is %q", c.where, label, l)
+		if l != pos[0] {
+			return fmt.Errorf("%s: search --label %q: the image's label is %q", c.where, pos[0], l)
 		}
 	}
 	return nil

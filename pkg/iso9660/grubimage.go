@@ -81,7 +81,7 @@ func ReadGrubImage(b []byte) (*GrubImage, error) {
 			return nil, fmt.Errorf("GRUB module at byte %d: size %d out of bounds", pos, msize)
 		}
 		body := mods[pos+8 : pos+msize]
-		if name := grubObjName(typ); name != "" {
+		if name := grubObjNames[typ]; name != "" {
 			if seen[typ] {
 				return nil, fmt.Errorf("GRUB module at byte %d: a second %s", pos, name)
 			}
@@ -105,9 +105,8 @@ func ReadGrubImage(b []byte) (*GrubImage, error) {
 	return g, nil
 }
 
-func grubObjName(typ uint32) string {
-	return map[uint32]string{grubObjConfig: "embedded configuration", grubObjPrefix: "prefix", grubObjMemdisk: "memdisk"}[typ]
-}
+// grubObjNames are the module types a program may hold once.
+var grubObjNames = map[uint32]string{grubObjConfig: "embedded configuration", grubObjPrefix: "prefix", grubObjMemdisk: "memdisk"}
 
 // cString is b up to its first NUL: grub-mkimage pads the config and the
 // prefix with zeros, and GRUB reads them as C strings.

@@ -17,6 +17,7 @@
 package iso9660
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -106,7 +107,6 @@ type IDs struct {
 	CopyrightFile, AbstractFile, BiblioFile             string
 }
 
-// record is one directory record, as read.
 type record struct {
 	extent uint32
 	size   uint32
@@ -242,9 +242,8 @@ func descriptorIDs(sec []byte, decode func([]byte) string) (string, IDs) {
 // GMT in 15-minute steps; all zeros is "not specified".
 func volumeDate(b []byte) time.Time {
 	var n [7]int
-	widths := []int{4, 2, 2, 2, 2, 2, 2}
 	s := string(b[:16])
-	for i, w := range widths {
+	for i, w := range []int{4, 2, 2, 2, 2, 2, 2} {
 		for _, c := range s[:w] {
 			if c < '0' || c > '9' {
 				return time.Time{}
@@ -364,18 +363,13 @@ func (im *Image) rootSU(p string, root record) ([]byte, error) {
 	return nil, nil
 }
 
-// RockRidge reports whether the names come from Rock Ridge.
-func (im *Image) RockRidge() bool { return im.rr }
-
 // Joliet reports whether the names come from the Joliet tree (no Rock
 // Ridge, and a Joliet descriptor).
 func (im *Image) Joliet() bool { return !im.rr && im.joliet != nil }
 
-// readDir returns the records of directory d, checked against the
-// image, read sector by sector: a directory larger than maxDirSize, or
-// more than maxDirBytes of them in one walk, is refused before anything
-// is read (a record's size says up to 4 GiB, and the image may be a
-// sparse file).
+// readDir returns the records of directory d, read sector by sector and
+// bounded before anything is read: a record's size says up to 4 GiB, and
+// the image may be a sparse file.
 func (im *Image) readDir(p string, d record) ([]record, error) {
 	off := int64(d.extent) * SectorSize
 	if err := im.inImage(p, off, int64(d.size)); err != nil {
@@ -428,6 +422,12 @@ func (im *Image) inImage(p string, off, size int64) error {
 // Walk calls fn for every file of the image, parents before children, in
 // the order of the directory records (which ECMA-119 sorts by name).
 func (im *Image) Walk(fn func(File) error) error {
+	_, err := im.walk(fn)
+	return err
+}
+
+// walk is Walk, returning the tree as this reader's view (checkViews).
+func (im *Image) walk(fn func(File) error) (viewIndex, error) {
 	im.entries, im.dirBytes = 0, 0
 	root := im.root
 	if im.Joliet() {
@@ -438,19 +438,20 @@ func (im *Image) Walk(fn func(File) error) error {
 		// The root's mode and times are in its "." record's System Use.
 		recs, err := im.readDir("/", root)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s, err := im.systemUse("/", recs[0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		su = &s
 	}
-	f := im.file("/", root, su)
-	if err := fn(f); err != nil {
-		return err
+	if err := fn(im.file("/", root, su)); err != nil {
+		return nil, err
 	}
-	return im.walkDir("/", root, map[uint32]bool{root.extent: true}, 0, func(dir string, r record, names dirNames) (string, *record, error) {
+	x := viewIndex{}
+	return x, im.walkDir("/", root, map[uint32]bool{root.extent: true}, 0, func(dir string, r record, names dirNames) (string, *record, error) {
+		x[dir] = names
 		return im.visit(dir, r, names, fn)
 	})
 }
@@ -511,10 +512,15 @@ func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error
 		return "", nil, nil // reached through its CL entry instead
 	}
 	if su.child != 0 {
-		r.extent, r.flags = su.child, r.flags|0x02
-		if r, err = im.childRecord(dir, r); err != nil {
+		// A relocated directory (RRIP CL): its size is its "." record's.
+		recs, err := im.readDir(dir, record{extent: su.child, size: SectorSize, flags: 0x02})
+		if err != nil {
 			return "", nil, err
 		}
+		if len(recs) == 0 {
+			return "", nil, errorf(dir, "relocated directory at sector %d is empty", su.child)
+		}
+		r.extent, r.flags, r.size = su.child, r.flags|0x02, recs[0].size
 	}
 	name := im.name(r, su)
 	if !goodName(name) {
@@ -525,12 +531,13 @@ func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error
 	if su.hasMode && (su.mode&0o170000 == 0o040000) != r.isDir() {
 		return "", nil, errorf(dir, "%q: Rock Ridge's mode %o and the record's flags %#x disagree on whether it is a directory", name, su.mode, r.flags)
 	}
-	// Lookup's comparison: exact with Rock Ridge, else ignoring case.
-	if other, clash := names.add(viewEntry{name: name, fold: !im.rr}); clash {
-		return "", nil, errTwice(dir, name, other)
-	}
 	p := path.Join(dir, name)
 	f := im.file(p, r, &su)
+	// Lookup's comparison: exact with Rock Ridge, else ignoring case.
+	e := viewEntry{name: name, fold: !im.rr, extent: uint32(f.Offset / SectorSize), size: uint32(f.Size), dir: f.IsDir(), link: f.Link != ""}
+	if other, clash := names.add(e); clash {
+		return "", nil, errTwice(dir, name, other)
+	}
 	if !r.isDir() {
 		if err := im.inImage(p, f.Offset, f.Size); err != nil {
 			return "", nil, err
@@ -543,20 +550,6 @@ func (im *Image) visit(dir string, r record, names dirNames, fn func(File) error
 		return p, &r, nil
 	}
 	return "", nil, nil
-}
-
-// childRecord reads the "." record of a relocated directory (RRIP CL),
-// for its size.
-func (im *Image) childRecord(dir string, r record) (record, error) {
-	recs, err := im.readDir(dir, record{extent: r.extent, size: SectorSize, flags: 0x02})
-	if err != nil {
-		return r, err
-	}
-	if len(recs) == 0 {
-		return r, errorf(dir, "relocated directory at sector %d is empty", r.extent)
-	}
-	r.size = recs[0].size
-	return r, nil
 }
 
 func (im *Image) name(r record, su susp) string {
@@ -614,25 +607,12 @@ func (im *Image) file(p string, r record, su *susp) File {
 	return f
 }
 
+// unixMode is Rock Ridge's st_mode as fs.FileMode says it: archive/tar's
+// FileInfo reads a header's st_mode bits (type, permissions, setuid,
+// setgid, sticky) so; bits above the type are not st_mode's.
 func unixMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m&0o777) | fileTypes[m&0o170000]
-	for _, b := range specialBits {
-		if m&b.unix != 0 {
-			mode |= b.mode
-		}
-	}
-	return mode
+	return (&tar.Header{Mode: int64(m & 0o177777)}).FileInfo().Mode()
 }
-
-// fileTypes are st_mode's file types as fs.FileMode says them (a regular
-// file: none).
-var fileTypes = map[uint32]fs.FileMode{0o040000: fs.ModeDir, 0o120000: fs.ModeSymlink,
-	0o020000: fs.ModeDevice | fs.ModeCharDevice, 0o060000: fs.ModeDevice, 0o010000: fs.ModeNamedPipe, 0o140000: fs.ModeSocket}
-
-var specialBits = []struct {
-	unix uint32
-	mode fs.FileMode
-}{{0o4000, fs.ModeSetuid}, {0o2000, fs.ModeSetgid}, {0o1000, fs.ModeSticky}}
 
 // Lookup finds the file at the absolute path p (names compared exactly,
 // as Rock Ridge records them; without Rock Ridge, ignoring ASCII case).

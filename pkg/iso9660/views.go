@@ -24,21 +24,17 @@ type view struct {
 	isoFold bool
 }
 
-// views are the readings of the bootloaders:
+// views are the readings of the bootloaders, an NM name compared exactly,
+// an ISO 9660 one ignoring case:
 //
 //   - GRUB (grub-core/fs/iso9660.c, grub_iso9660_mount and
-//     grub_iso9660_iterate_dir): with Rock Ridge the primary tree, NM
-//     names compared exactly, else the ISO 9660 name; without, the
-//     Joliet tree if there is one, its names compared exactly, after
-//     the last ';' cut; else the ISO 9660 names, lower-cased, the last
-//     ';' and one trailing '.' cut, compared ignoring case.
-//   - isolinux (syslinux's core/fs/iso9660/iso9660.c, iso_fs_init and
-//     iso_find_entry): always the primary tree, the NM name compared
-//     exactly where a record has one, else the ISO 9660 name as
-//     iso_convert_name makes it (from the first ';' cut, every trailing
-//     '.' cut), ignoring case (iso_compare_name).
-//   - the Joliet tree wherever there is one, as GRUB reads it: the
-//     issue's rule, both trees name the same boot files.
+//     grub_iso9660_iterate_dir): with Rock Ridge the primary tree; without,
+//     the Joliet tree if there is one (names compared exactly), else the
+//     ISO 9660 names;
+//   - isolinux (syslinux's core/fs/iso9660/iso9660.c, iso_fs_init,
+//     iso_find_entry and iso_compare_name): always the primary tree;
+//   - the Joliet tree wherever there is one, as GRUB reads it: both trees
+//     name the same boot files.
 func (im *Image) views() []view {
 	grub := view{who: "GRUB", root: im.root, rr: im.rr, isoName: grubISOName, isoFold: true}
 	isolinux := view{who: "isolinux", root: im.root, rr: im.rr, isoName: isolinuxISOName, isoFold: true}
@@ -52,14 +48,9 @@ func (im *Image) views() []view {
 	return []view{joliet, isolinux}
 }
 
-// grubISOName is grub_iso9660_iterate_dir's ISO 9660 name.
-func grubISOName(b []byte) string {
-	n := string(cString(b))
-	if i := strings.LastIndexByte(n, ';'); i >= 0 {
-		n = n[:i]
-	}
-	return strings.TrimSuffix(foldASCII(n), ".")
-}
+// grubISOName is grub_iso9660_iterate_dir's ISO 9660 name: this reader's,
+// up to a NUL and lower-cased.
+func grubISOName(b []byte) string { return foldASCII(cutVersion(string(cString(b)))) }
 
 // isolinuxISOName is syslinux's iso_convert_name.
 func isolinuxISOName(b []byte) string {
@@ -209,29 +200,13 @@ func (im *Image) walkView(v view) (viewIndex, error) {
 // checkViews requires each file the boot configurations name (the
 // configurations, the initrds, the kernels) to be the same extent in
 // every bootloader's view as in this reader's, and every file a view
-// finds under a configuration's name to be one this reader reads too.
-// It also requires isolinux's boot info table, where there is one, to
-// name the primary descriptor Open read (iso_fs_init reads the one it
-// names).
+// finds under a configuration's name to be one this reader reads too;
+// and checkBootInfo.
 func (im *Image) checkViews(b *Boot) error {
 	if err := im.checkBootInfo(); err != nil {
 		return err
 	}
-	ours := viewIndex{}
-	err := im.Walk(func(f File) error {
-		dir, name := path.Split(f.Path)
-		dir = path.Clean(dir)
-		if f.Path == "/" {
-			ours["/"] = dirNames{}
-			return nil
-		}
-		e := viewEntry{name: name, fold: !im.rr, extent: uint32(f.Offset / SectorSize), size: uint32(f.Size), dir: f.IsDir(), link: f.Link != ""}
-		if e.dir {
-			ours[f.Path] = dirNames{}
-		}
-		ours[dir].add(e)
-		return nil
-	})
+	ours, err := im.walk(func(File) error { return nil })
 	if err != nil {
 		return err
 	}

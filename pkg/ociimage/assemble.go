@@ -41,12 +41,12 @@ func (w *Writer) assemble(l *Layer) error {
 	if src != nil && !w.opt.Squash {
 		layers = append(layers, src.Layers...)
 	}
-	cfg, man := []byte(nil), []byte(nil)
+	var cfg, man []byte
+	var err error
 	if l == nil {
 		cfg, man = src.rawConfig, src.rawManifest
 	} else {
 		layers = append(layers, l)
-		var err error
 		if cfg, err = w.config(layers); err != nil {
 			return err
 		}
@@ -54,7 +54,6 @@ func (w *Writer) assemble(l *Layer) error {
 	cfgBlob := jsonBlob(cfg)
 	w.id = cfgBlob.digest
 	if man == nil {
-		var err error
 		if man, err = w.manifest(layers, cfgBlob); err != nil {
 			return err
 		}
@@ -86,21 +85,15 @@ func (w *Writer) config(layers []*Layer) ([]byte, error) {
 	cfg := map[string]json.RawMessage{}
 	src := w.opt.Source
 	if src != nil {
-		for k, v := range src.config {
-			cfg[k] = v
-		}
+		maps.Copy(cfg, src.config)
 	} else {
-		os, arch, variant := "linux", runtime.GOARCH, ""
-		if w.opt.Platform != "" {
-			p, err := v1.ParsePlatform(w.opt.Platform)
-			if err != nil {
-				return nil, err
-			}
-			os, arch, variant = p.OS, p.Architecture, p.Variant
+		p, err := v1.ParsePlatform(w.platform())
+		if err != nil {
+			return nil, err
 		}
-		cfg["os"], cfg["architecture"] = mustJSON(os), mustJSON(arch)
-		if variant != "" {
-			cfg["variant"] = mustJSON(variant)
+		cfg["os"], cfg["architecture"] = mustJSON(p.OS), mustJSON(p.Architecture)
+		if p.Variant != "" {
+			cfg["variant"] = mustJSON(p.Variant)
 		}
 		cfg["config"] = json.RawMessage(`{}`)
 	}
@@ -159,9 +152,7 @@ func (w *Writer) manifest(layers []*Layer, cfg blob) ([]byte, error) {
 	m := map[string]json.RawMessage{}
 	mt, ct := types.OCIManifestSchema1, types.OCIConfigJSON
 	if src := w.opt.Source; src != nil && src.manifest != nil {
-		for k, v := range src.manifest {
-			m[k] = v
-		}
+		maps.Copy(m, src.manifest)
 		mt, ct = src.manifestType, src.configType
 	}
 	if _, ok := m["schemaVersion"]; !ok {
@@ -193,9 +184,7 @@ func (w *Writer) index(man blob) []byte {
 	ann := map[string]string{}
 	mt := types.OCIManifestSchema1
 	if src != nil {
-		for k, v := range src.annotations {
-			ann[k] = v
-		}
+		maps.Copy(ann, src.annotations)
 		if len(ann) == 0 && len(src.repoTags) > 0 {
 			ann["io.containerd.image.name"] = src.repoTags[0]
 			if i := strings.LastIndex(src.repoTags[0], ":"); i >= 0 && !strings.Contains(src.repoTags[0][i:], "/") {
@@ -240,7 +229,6 @@ func (w *Writer) platform() string {
 
 const ociLayout = `{"imageLayoutVersion":"1.0.0"}`
 
-// pathOf is where b goes in the image: its name, else blobs/sha256/<hex>.
 func (b blob) pathOf() string {
 	if b.name != "" {
 		return b.name
@@ -248,7 +236,6 @@ func (b blob) pathOf() string {
 	return "blobs/sha256/" + b.digest[len("sha256:"):]
 }
 
-// named is a JSON document of the image at name.
 func named(name string, data []byte) blob {
 	return blob{name: name, data: data, size: int64(len(data))}
 }
@@ -280,7 +267,11 @@ func (w *Writer) copySource() error {
 	w.id = src.id
 	if t, ok := src.store.(*tarStore); ok {
 		return w.tarball(func(f *os.File) error {
-			if err := t.copyAll(f); err != nil {
+			end, err := t.f.Seek(0, io.SeekEnd)
+			if err == nil {
+				_, err = io.Copy(f, io.NewSectionReader(t.f, 0, end))
+			}
+			if err != nil {
 				return fmt.Errorf("%s: %w", src.Path, err)
 			}
 			return nil
@@ -303,7 +294,6 @@ func (w *Writer) copySource() error {
 	return w.writeLayout(blobs, nil)
 }
 
-// writeFile puts b at name.
 func (b blob) writeFile(name string) error {
 	switch {
 	case b.file != "":
@@ -400,22 +390,17 @@ func (w *Writer) writeTarball(blobs []blob, index []byte, layers []*Layer, cfg b
 			}
 		}
 		for _, b := range blobs {
-			if err := writeTarBlob(tw, b, mtime); err != nil {
+			err := tw.WriteHeader(&tar.Header{Name: b.pathOf(), Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX})
+			if err == nil {
+				err = b.copyTo(tw)
+			}
+			if b.file != "" {
+				os.Remove(b.file) // a scratch file goes once copied
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return tw.Close()
 	})
-}
-
-// writeTarBlob writes b as a member of the tarball; a scratch file goes
-// once copied.
-func writeTarBlob(tw *tar.Writer, b blob, mtime time.Time) error {
-	if err := tw.WriteHeader(&tar.Header{Name: b.pathOf(), Typeflag: tar.TypeReg, Mode: 0o644, Size: b.size, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
-		return err
-	}
-	if b.file != "" {
-		defer os.Remove(b.file)
-	}
-	return b.copyTo(tw)
 }

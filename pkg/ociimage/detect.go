@@ -72,12 +72,10 @@ func IsImage(path string, fi os.FileInfo) bool {
 
 // Detect says whether path is an image: a directory holding a regular
 // oci-layout, or a tar file holding manifest.json or oci-layout, in which
-// every name is one an image writer makes (imageMember). An input that
-// also holds other files (a tree's etc/, a rootfs tar's bin/) is the tree
-// or archive it is, unless it is an image all the same, to rootfs-trim
-// and to the consumers that find what they read by name (skopeo, podman
-// load, containerd's importer): then both views are there, one of them
-// would go unjudged, and it is refused.
+// every name is one an image writer makes (imageMember). One that also
+// holds other files but whose index still names an image is both, to
+// rootfs-trim and to skopeo, podman load and containerd's importer: one
+// view would go unjudged, and it is refused.
 func Detect(path string, fi os.FileInfo) (bool, error) {
 	var stray string
 	var marked bool
@@ -147,9 +145,8 @@ func layoutDir(dir string) (stray string, marked bool) {
 }
 
 // Marker says whether a tar member named name marks its tar as an image
-// (manifest.json, oci-layout, wherever they are: findTarComponent reads to
-// the end): what a reader of a stream, which cannot read the tar again by
-// name, must refuse rather than judge as a plain archive.
+// (manifest.json, oci-layout, wherever they are): what a reader of a
+// stream, which cannot read the tar again by name, must refuse.
 func Marker(name string) bool {
 	switch path.Clean(name) {
 	case "manifest.json", "oci-layout":
@@ -159,9 +156,8 @@ func Marker(name string) bool {
 }
 
 // imageTar reads the tar's whole member list: marked says that it holds
-// manifest.json or oci-layout, wherever they are (findTarComponent reads
-// to the end; the first 65,536 members used to decide), stray is the
-// first name no image writer makes. A file that is no tar is neither.
+// a Marker, stray is the first name no image writer makes. A file that is
+// no tar is neither.
 func imageTar(name string) (stray string, marked bool) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -226,15 +222,4 @@ func (b *bufSeeker) Seek(offset int64, whence int) (int64, error) {
 	}
 	b.r, b.w, b.off = 0, 0, to
 	return to, nil
-}
-
-// openRawStore opens the store of the layout directory or the tarball at
-// path, as Open and Detect read it.
-func openRawStore(path string, fi os.FileInfo) (Kind, store, error) {
-	if fi.IsDir() {
-		st, err := openDirStore(path)
-		return Layout, st, err
-	}
-	st, err := openTarStore(path)
-	return Archive, st, err
 }

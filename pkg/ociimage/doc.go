@@ -9,10 +9,9 @@
 // the layers below it hold. Open makes one pass over the layers (scan) to
 // learn what each later layer hides, keeping every header and the data of
 // the files the caller names (Options.Keep); Reader yields the merged
-// filesystem from that, as archive entries in layer order, reading a layer
-// again only for data that was not kept, and Files yields the few files of
-// it a caller reads first (the image's own records of who installed what). Every blob's digest and every layer's diff_id is
-// checked on the pass, and again wherever a layer is read again.
+// filesystem from that, reading a layer again only for data that was not
+// kept. Every blob's digest and every layer's diff_id is checked on the
+// pass, and again wherever a layer is read again.
 //
 // Write writes an image: the input's layers kept byte for byte, plus one
 // layer of what changed (whiteouts for what is gone, the files added or

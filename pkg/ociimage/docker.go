@@ -51,11 +51,7 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 	var out []candidate
 	// Each config is read once: a manifest.json naming one big config in
 	// every entry would otherwise cost its size times the entries.
-	type config struct {
-		platform v1.Platform
-		digest   string
-	}
-	configs := map[string]config{}
+	configs := map[string]candidate{}
 	for i := range ms {
 		m := &ms[i]
 		c, ok := configs[m.Config]
@@ -70,10 +66,11 @@ func (img *Image) dockerCandidates() ([]candidate, error) {
 			if err := json.Unmarshal(cfg, &p); err != nil {
 				return nil, fmt.Errorf("manifest.json: config %s: %w", names.Quote(m.Config), err)
 			}
-			c = config{v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}, "sha256:" + digest.Bytes(cfg)}
+			c = candidate{platform: v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}, config: "sha256:" + digest.Bytes(cfg)}
 			configs[m.Config] = c
 		}
-		out = append(out, candidate{platform: c.platform, docker: m, config: c.digest})
+		c.docker = m
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -124,24 +121,22 @@ func (img *Image) loadDocker(m *dockerManifest, layout []layoutImage) error {
 }
 
 // layoutImage is an image the OCI layout beside manifest.json names: its
-// manifest as read, and what makes it the image it is.
+// manifest as read, and what makes it the image it is (key: its config's
+// digest and its layers' members).
 type layoutImage struct {
 	candidate
 	raw []byte
 	m   *v1.Manifest
+	key string
 }
 
 // sameImages reads the OCI layout a tarball or directory holds beside
 // manifest.json (Docker 25+ writes both halves), and checks that it names
-// the images manifest.json names, no more and no fewer, each by the same
-// config and the same layer members. skopeo's docker-archive reads
-// manifest.json, while podman load reads index.json first
-// (containers/common libimage/load.go Runtime.Load: an OCI directory,
-// then an oci-archive, then a docker-archive) and so does containerd's
-// importer where there is an oci-layout (core/images/archive/importer.go
-// ImportIndex): halves that differ would have one of them judged and the
-// other loaded. It returns the layout's images; none when there is no
-// index.json.
+// the images manifest.json names, no more and no fewer: skopeo's
+// docker-archive reads manifest.json, podman load index.json first
+// (containers/common libimage/load.go Runtime.Load) and so does
+// containerd's importer (core/images/archive/importer.go ImportIndex).
+// It returns the layout's images; none when there is no index.json.
 func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 	if !img.store.has("index.json") {
 		return nil, nil
@@ -164,20 +159,20 @@ func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the OCI layout beside manifest.json: manifest %s: %w", c.manifest.Digest, err)
 		}
-		names := []string{m.Config.Digest.String()}
+		li := layoutImage{c, b, m, m.Config.Digest.String()}
 		for _, l := range m.Layers {
-			names = append(names, blobName(l.Digest))
+			li.key += " " + blobName(l.Digest)
 		}
-		inLayout[strings.Join(names, " ")]++
-		out = append(out, layoutImage{c, b, m})
+		inLayout[li.key]++
+		out = append(out, li)
 	}
 	inDocker := map[string]int{}
 	for _, c := range docker {
-		names := []string{c.config}
+		key := c.config
 		for _, l := range c.docker.Layers {
-			names = append(names, path.Clean("/" + l)[1:])
+			key += " " + path.Clean("/" + l)[1:]
 		}
-		inDocker[strings.Join(names, " ")]++
+		inDocker[key]++
 	}
 	for k, n := range inDocker {
 		if inLayout[k] != n {
@@ -197,16 +192,13 @@ func (img *Image) sameImages(docker []candidate) ([]layoutImage, error) {
 // bytes and digest, and the descriptor's annotations (a ref name). Where
 // there is none, an output makes one, as for an older tarball.
 func (img *Image) layoutManifest(layout []layoutImage) {
+	key := img.id
+	for _, l := range img.Layers {
+		key += " " + l.blob
+	}
 	for _, c := range layout {
-		if "sha256:"+c.m.Config.Digest.Hex != img.id || len(c.m.Layers) != len(img.Layers) {
-			continue
-		}
-		same := true
-		for i, l := range c.m.Layers {
-			same = same && blobName(l.Digest) == img.Layers[i].blob
-		}
 		var raw map[string]json.RawMessage
-		if same && json.Unmarshal(c.raw, &raw) == nil {
+		if c.key == key && json.Unmarshal(c.raw, &raw) == nil {
 			img.manifest, img.rawManifest, img.manifestType, img.configType = raw, c.raw, c.manifest.MediaType, c.m.Config.MediaType
 			if len(img.annotations) == 0 {
 				img.annotations = c.annotations // its ref name, where it has one

@@ -22,7 +22,6 @@ type layerStream struct {
 	diff     io.Reader // dec, hashed into diffHash, within MaxSize
 	diffHash hash.Hash
 	archive.Reader
-	empty bool
 }
 
 // openLayer starts reading layer l. A layer that is not a tar (after its
@@ -51,7 +50,7 @@ func (img *Image) openLayer(l *Layer) (*layerStream, error) {
 	head, _ := br.Peek(512)
 	if len(head) == 0 || len(head) == 512 && bytes.Count(head, []byte{0}) == 512 {
 		// An empty layer: no entry, or only the end-of-archive blocks.
-		s.empty, s.Reader = true, emptyReader{}
+		s.Reader = emptyReader{}
 		s.diff = io.MultiReader(br, s.diff)
 		return s, nil
 	}
@@ -117,7 +116,6 @@ func (img *Image) sameData(k key, r io.Reader) (bool, error) {
 	return sameBytes(ls, r)
 }
 
-// sameBytes says whether a and b hold the same bytes.
 func sameBytes(a, b io.Reader) (bool, error) {
 	ba, bb := make([]byte, 32<<10), make([]byte, 32<<10)
 	for {

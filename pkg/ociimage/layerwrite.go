@@ -1,7 +1,6 @@
 package ociimage
 
 import (
-	"fmt"
 	"hash"
 	"io"
 	"os"
@@ -25,28 +24,21 @@ type layerWriter struct {
 	diffHash hash.Hash
 	comp     io.WriteCloser // the compressor; nil for none
 	codec    compress.Codec
-	size     int64
-	counted  counted
 }
 
-// newLayer is a layer written to a new file in dir.
 func newLayer(dir string, codec compress.Codec) (*layerWriter, error) {
-	if err := checkCodec(codec); err != nil {
-		return nil, err
-	}
 	f, err := os.CreateTemp(dir, ".layer-")
 	if err != nil {
 		return nil, err
 	}
 	lw := &layerWriter{file: f, blobHash: digest.New(), diffHash: digest.New(), codec: codec}
-	var w io.Writer = io.MultiWriter(f, lw.blobHash, &lw.counted)
+	var w io.Writer = io.MultiWriter(f, lw.blobHash)
 	switch codec {
 	case compress.Gzip:
 		lw.comp = gzip.NewWriter(w)
 	case compress.Zstd:
 		if lw.comp, _, err = compress.NewWriter(w, compress.Zstd, compress.WriterOptions{Level: 3, Threads: 1, Backend: compress.PureGo}); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			lw.abort()
 			return nil, err
 		}
 	}
@@ -56,11 +48,6 @@ func newLayer(dir string, codec compress.Codec) (*layerWriter, error) {
 	lw.Writer = archive.NewTarWriter(io.MultiWriter(w, lw.diffHash), 0)
 	return lw, nil
 }
-
-// counted is a byte count as an io.Writer.
-type counted int64
-
-func (c *counted) Write(p []byte) (int, error) { *c += counted(len(p)); return len(p), nil }
 
 // finish ends the layer; the file stays, for the image to take.
 func (lw *layerWriter) finish() (*Layer, error) {
@@ -72,22 +59,18 @@ func (lw *layerWriter) finish() (*Layer, error) {
 			return nil, err
 		}
 	}
-	if err := lw.file.Close(); err != nil {
+	fi, err := lw.file.Stat() // a new file: its size is the blob's
+	if err == nil {
+		err = lw.file.Close()
+	}
+	if err != nil {
 		return nil, err
 	}
-	lw.size = int64(lw.counted)
 	return &Layer{Digest: "sha256:" + digest.Sum(lw.blobHash), DiffID: "sha256:" + digest.Sum(lw.diffHash),
-		size: lw.size, codec: lw.codec, blob: lw.file.Name(), digestKnown: true}, nil
+		size: fi.Size(), codec: lw.codec, blob: lw.file.Name(), digestKnown: true}, nil
 }
 
 func (lw *layerWriter) abort() {
 	lw.file.Close()
 	os.Remove(lw.file.Name())
-}
-
-func checkCodec(c compress.Codec) error {
-	if !c.IsLayer() {
-		return fmt.Errorf("a new layer is written with %s or no compression, not %s", compress.LayerCodecs(), c)
-	}
-	return nil
 }

@@ -106,9 +106,7 @@ func (img *Image) scanLayer(s *scan, l *Layer) error {
 			ls.close()
 			return fmt.Errorf("%s: entry %q: %w", l, e.Name, err)
 		}
-		if t := e.ModTime.Unix(); t > img.newestMTimeSec {
-			img.newestMTimeSec = t
-		}
+		img.newestMTimeSec = max(img.newestMTimeSec, e.ModTime.Unix())
 		if err := img.keepData(s, e, k, ls); err != nil {
 			ls.close()
 			return fmt.Errorf("%s: %s: %w", l, names.Quote(e.Name), err)
@@ -146,11 +144,7 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 	if err != nil {
 		return err
 	}
-	dir, base := path.Split(name)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := path.Dir(name), path.Base(name)
 	if base == opaqueMarker {
 		if p := s.lookup(dir); p != nil && p.isDir() && p.clean != k.layer+1 {
 			for _, c := range p.children {
@@ -160,12 +154,11 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 		}
 		return nil
 	}
-	if strings.HasPrefix(base, whiteoutPrefix) {
-		hidden := base[len(whiteoutPrefix):]
-		if hidden == "" || hidden == "." || hidden == ".." || strings.HasPrefix(hidden, ".wh.") {
-			if hidden == ".." || hidden == "." || hidden == "" {
-				return fmt.Errorf("a whiteout of %q: above the root", path.Join(dir, hidden))
-			}
+	if hidden, ok := strings.CutPrefix(base, whiteoutPrefix); ok {
+		if hidden == "" || hidden == "." || hidden == ".." {
+			return fmt.Errorf("a whiteout of %q: above the root", path.Join(dir, hidden))
+		}
+		if strings.HasPrefix(hidden, whiteoutPrefix) {
 			return nil // aufs's own metadata (.wh..wh.plnk): nothing in the merged view
 		}
 		if p := s.lookup(dir); p != nil && p.isDir() {
@@ -184,7 +177,6 @@ func (s *scan) apply(e *archive.Entry, k key) error {
 
 // put makes e, entry k, the file at name.
 func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) error {
-	hdr := e.Clone()
 	var n *node
 	if name == "." {
 		n = s.root
@@ -216,16 +208,14 @@ func (s *scan) put(parent *node, name, base string, e *archive.Entry, k key) err
 		// there, and beneath it, goes.
 		if n == nil || n != s.root {
 			n = newNode(name, k.layer)
-			if parent != nil {
-				if parent.children == nil {
-					parent.children = map[string]*node{}
-				}
-				parent.children[base] = n
+			if parent.children == nil {
+				parent.children = map[string]*node{}
 			}
+			parent.children[base] = n
 		}
 		n.since = k
 	}
-	n.at, n.hdr = k, hdr
+	n.at, n.hdr = k, e.Clone()
 	if n.since.layer < 0 {
 		n.since = k
 	}

@@ -163,6 +163,24 @@ func TestWhiteoutsInTheirLayer(t *testing.T) {
 	}
 }
 
+// TestLinksToAGoneFile: of the hard links to a file a later layer
+// removes, the first yields the data under its own name and the others
+// link to it (plan: the gone entry's first link owns its data).
+func TestLinksToAGoneFile(t *testing.T) {
+	steps := []ocitest.Step{
+		{CreatedBy: "base", Entries: []ocitest.Entry{{Name: "a", Data: "data"}, {Name: "l1", Type: tar.TypeLink, Linkname: "a"},
+			{Name: "l2", Type: tar.TypeLink, Linkname: "a"}, {Name: "l3", Type: tar.TypeLink, Linkname: "l1"}}},
+		{CreatedBy: "two", Entries: []ocitest.Entry{{Name: ".wh.a"}}},
+	}
+	dir := filepath.Join(t.TempDir(), "img")
+	ocitest.WriteLayout(dir, ocitest.Image(steps, "linux/amd64"), "x")
+	got := merged(t, dir, Options{})
+	want := []string{`l1 file 644 "data"`, `l2 hardlink 644 "-> l1"`, `l3 hardlink 644 "-> l1"`}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("merged (-want +got):\n%s", d)
+	}
+}
+
 // TestBadInput: each hostile image fails to open, naming the layer.
 func TestBadInput(t *testing.T) {
 	want := map[string]string{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
+	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
@@ -37,15 +38,7 @@ const (
 	ArchiveName = "docker-archive"
 )
 
-func (k Kind) String() string {
-	switch k {
-	case Layout:
-		return LayoutName
-	case Archive:
-		return ArchiveName
-	}
-	return ""
-}
+func (k Kind) String() string { return map[Kind]string{Layout: LayoutName, Archive: ArchiveName}[k] }
 
 // RefName is the annotation skopeo and umoci find an image in a layout by.
 const RefName = "org.opencontainers.image.ref.name"
@@ -64,10 +57,9 @@ type Options struct {
 	// Backend chooses the layers' decompressors.
 	Backend compress.Backend
 	// Keep says, of a regular file's clean name, whether the first pass
-	// keeps its data for the Reader (what the caller will read: the files
-	// a rule names, the dpkg database), so that the layers are decompressed
-	// once. The data of any other file the caller reads is read again from
-	// its layer. At most maxKept bytes are kept; nil keeps none.
+	// keeps its data for the Reader (the files a rule names, the dpkg
+	// database), so that the layers are decompressed once; at most maxKept
+	// bytes, nil keeps none.
 	Keep func(name string) bool
 }
 
@@ -100,17 +92,19 @@ type Image struct {
 	opt   Options
 	// manifest and config as read, every field kept; manifest is nil for a
 	// docker save tarball without a layout.
-	manifest       map[string]json.RawMessage
-	manifestType   types.MediaType
-	configType     types.MediaType
-	config         map[string]json.RawMessage
-	parsed         *v1.ConfigFile
-	annotations    map[string]string // of the descriptor index.json names the image by
-	refs           []string          // every ref name index.json gives the image (sameManifestOnce)
-	repoTags       []string
-	tree           *scan
-	emitted        map[any]emitted // what the Reader yielded, by its Format
-	kept           int64           // bytes of data the first pass kept
+	manifest     map[string]json.RawMessage
+	manifestType types.MediaType
+	configType   types.MediaType
+	config       map[string]json.RawMessage
+	parsed       *v1.ConfigFile
+	annotations  map[string]string // of the descriptor index.json names the image by
+	refs         []string          // every ref name index.json gives the image (sameManifestOnce)
+	repoTags     []string
+	tree         *scan
+	// emitted is what the Reader yielded, by its Format: what Write
+	// compares an entry that comes back with.
+	emitted        map[any]archive.Entry
+	kept           int64 // bytes of data the first pass kept
 	newestMTimeSec int64
 	id             string
 	// rawManifest and rawConfig are the bytes as read (rawManifest nil
@@ -169,11 +163,11 @@ func Open(path string, opt Options) (*Image, error) {
 // openStore reads and scans the image in st, closing st when that fails.
 func openStore(path string, kind Kind, st store, opt Options) (*Image, error) {
 	img := &Image{Path: path, Kind: kind, store: st, opt: opt}
-	if err := img.load(); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	err := img.load()
+	if err == nil {
+		err = img.scan()
 	}
-	if err := img.scan(); err != nil {
+	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -326,17 +320,14 @@ func sameManifestOnce(cands []candidate) []candidate {
 // the only one).
 func choose(cands []candidate, want, ref string) (candidate, error) {
 	if ref != "" {
-		var named []candidate
-		refs := map[string]bool{}
-		for _, c := range cands {
-			for _, r := range c.refs {
-				refs[names.Quote(r)] = true
-			}
-			if slices.Contains(c.refs, ref) {
-				named = append(named, c)
-			}
-		}
+		named := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return !slices.Contains(c.refs, ref) })
 		if len(named) == 0 {
+			refs := map[string]bool{}
+			for _, c := range cands {
+				for _, r := range c.refs {
+					refs[names.Quote(r)] = true
+				}
+			}
 			have := "none"
 			if len(refs) > 0 {
 				have = strings.Join(slices.Sorted(maps.Keys(refs)), ", ")
@@ -376,12 +367,7 @@ func choose(cands []candidate, want, ref string) (candidate, error) {
 	if err != nil {
 		return candidate{}, fmt.Errorf("--platform %q: %w", want, err)
 	}
-	var match []candidate
-	for _, c := range cands {
-		if c.platform.Satisfies(*p) {
-			match = append(match, c)
-		}
-	}
+	match := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return !c.platform.Satisfies(*p) })
 	switch len(match) {
 	case 0:
 		return candidate{}, fmt.Errorf("no image for platform %s; it holds %s", want, have)
@@ -502,11 +488,7 @@ func (l *Layer) Codec() compress.Codec { return l.codec }
 // digest and, on one line, the created_by that made it (the Dockerfile
 // line).
 func (l *Layer) Note() string {
-	d := l.Digest
-	if len(d) > len("sha256:")+12 {
-		d = d[:len("sha256:")+12]
-	}
-	s := fmt.Sprintf("layer %d %s", l.Index, d)
+	s := fmt.Sprintf("layer %d %s", l.Index, l.Digest[:min(len(l.Digest), len("sha256:")+12)])
 	if l.CreatedBy != "" {
 		s += ": " + strings.Join(strings.Fields(l.CreatedBy), " ")
 	}

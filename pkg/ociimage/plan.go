@@ -14,7 +14,7 @@ import (
 func (img *Image) plan() {
 	s := img.tree
 	s.plan = map[key]*planned{}
-	owner := map[key]*node{} // the entry that is a file's data now
+	owner := map[key]*node{} // the name a file's data is yielded under
 	var links []*node
 	walk(s.root, func(n *node) {
 		switch {
@@ -29,17 +29,12 @@ func (img *Image) plan() {
 		}
 	})
 	slices.SortFunc(links, func(a, b *node) int { return cmpKey(a.at, b.at) })
-	orphans := map[key]*node{} // a link's data, yielded under the first name left
 	for _, n := range links {
 		if o := owner[n.link]; o != nil {
 			s.plan[n.at] = &planned{node: n, hdr: relinked(n.hdr, o.name)}
 			continue
 		}
-		if first := orphans[n.link]; first != nil {
-			s.plan[n.at] = &planned{node: n, hdr: relinked(n.hdr, first.name)}
-			continue
-		}
-		orphans[n.link] = n
+		owner[n.link] = n // the data's entry is gone: yielded under the first name left
 		s.plan[n.link] = &planned{node: n, as: n.name}
 	}
 	s.order = slices.SortedFunc(maps.Keys(s.plan), cmpKey)

@@ -11,16 +11,9 @@ import (
 
 // Reader is the merged filesystem as archive entries, in layer order. A
 // directory comes where its last incarnation first appears, with its last
-// header; a file comes where its last entry is.
-//
-// The headers are those the first pass read, kept in its tree: the layers
-// are not decompressed again for them. A file's data is what the first
-// pass kept (Options.Keep); for any other file whose data is read, its
-// layer is read again, from its start up to that file, and on to its end
-// when the Reader leaves it, where both digests are checked again: an
-// image whose bytes changed since Open fails there. A file whose data is
-// not read costs nothing (a layer apply keeps is copied as it is, its
-// digest checked as it is copied).
+// header; a file comes where its last entry is. A layer read again for a
+// file's data is read on to its end when the Reader leaves it, where both
+// digests are checked again: an image changed since Open fails there.
 type Reader struct {
 	img  *Image
 	next int // in img.tree.order
@@ -33,7 +26,7 @@ type Reader struct {
 
 // Reader starts the pass over the merged view.
 func (img *Image) Reader() *Reader {
-	img.emitted = map[any]emitted{}
+	img.emitted = map[any]archive.Entry{}
 	return &Reader{img: img}
 }
 
@@ -41,17 +34,15 @@ func (r *Reader) Next() (*archive.Entry, error) {
 	s := r.img.tree
 	r.data = nil
 	if r.next >= len(s.order) {
-		if err := r.leave(); err != nil {
+		if err := r.leave(-1); err != nil {
 			return nil, err
 		}
 		return nil, io.EOF
 	}
 	k := s.order[r.next]
 	r.next++
-	if r.again != nil && r.again.l.Index != k.layer {
-		if err := r.leave(); err != nil {
-			return nil, err
-		}
+	if err := r.leave(k.layer); err != nil {
+		return nil, err
 	}
 	return r.yield(k, s.plan[k]), nil
 }
@@ -61,7 +52,7 @@ func (r *Reader) Next() (*archive.Entry, error) {
 func (r *Reader) yield(k key, p *planned) *archive.Entry {
 	e, asRead := p.entry()
 	r.data = r.dataOf(k, p, e, asRead)
-	r.img.emitted[e.Format] = emitted{node: p.node, entry: *e}
+	r.img.emitted[e.Format] = *e
 	return e
 }
 
@@ -111,15 +102,11 @@ type File struct {
 }
 
 // Files returns the entries of the merged view whose clean names want
-// says, as the Reader yields them and in its order, each with at most max
-// bytes of its data: what an image records about itself (its dpkg
-// database, the owners lists a Dockerfile wrote), read before the pass
-// that judges it. This is the filesystem a container of the image sees,
-// whiteouts applied layer after layer as containerd's applyNaive
-// (archive/tar.go, behind archive.Apply, which unpacks each layer into
-// its snapshot) applies them (image-spec layer.md, "Applying
-// changesets"), not the files of any one layer. Their data is what the
-// first pass kept (Options.Keep); any other is read again from its layer.
+// says, as the Reader yields them, each with at most max bytes of its
+// data: what an image records about itself (its dpkg database, owners
+// lists), read before the pass that judges it, as a container sees them
+// (whiteouts applied as containerd's applyNaive, archive/tar.go behind
+// archive.Apply, applies them), not the files of any one layer.
 func (img *Image) Files(want func(name string) bool, max int64) ([]File, error) {
 	var files []File
 	err := img.EachFile(func(name string, _ *archive.Entry) bool { return want(name) }, func(e *archive.Entry, data io.Reader) error {
@@ -147,16 +134,14 @@ func (img *Image) EachFile(want func(name string, e *archive.Entry) bool, fn fun
 		if !want(p.node.name, e) {
 			continue
 		}
-		if r.again != nil && r.again.l.Index != k.layer {
-			if err := r.leave(); err != nil {
-				return err
-			}
+		if err := r.leave(k.layer); err != nil {
+			return err
 		}
 		if err := fn(e, r.dataOf(k, p, e, asRead)); err != nil {
 			return err
 		}
 	}
-	return r.leave()
+	return r.leave(-1)
 }
 
 // readAgain is the data of entry k that the first pass did not keep: its
@@ -199,7 +184,7 @@ func (r *Reader) seek(k key, name string) (io.Reader, error) {
 		if err != nil {
 			// A layer that changed since Open says so (finish).
 			l := r.again.l
-			if ferr := r.leave(); ferr != nil {
+			if ferr := r.leave(-1); ferr != nil {
 				return nil, ferr
 			}
 			if err == io.EOF {
@@ -212,21 +197,15 @@ func (r *Reader) seek(k key, name string) (io.Reader, error) {
 	return r.again, nil
 }
 
-// leave ends the layer read again, checking its digests.
-func (r *Reader) leave() error {
-	if r.again == nil {
+// leave ends the layer read again, checking its digests, unless it is
+// layer (-1: whichever it is).
+func (r *Reader) leave(layer int) error {
+	if r.again == nil || r.again.l.Index == layer {
 		return nil
 	}
 	err := r.again.finish()
 	r.again = nil
 	return err
-}
-
-// emitted is an entry the Reader yielded: what Write compares an entry
-// that comes back with.
-type emitted struct {
-	node  *node
-	entry archive.Entry
 }
 
 func (r *Reader) Read(p []byte) (int, error) {

@@ -31,14 +31,6 @@ type store interface {
 // is never followed.
 type dirStore struct{ root *os.Root }
 
-func openDirStore(dir string) (*dirStore, error) {
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	return &dirStore{root: r}, nil
-}
-
 func (d *dirStore) open(name string) (io.ReadCloser, int64, error) {
 	f, err := d.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -91,12 +83,19 @@ type member struct {
 	link      string
 }
 
-func openTarStore(name string) (*tarStore, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+// openRawStore opens the store of the layout directory or the tarball at
+// path, as Open and Detect read it.
+func openRawStore(path string, fi os.FileInfo) (Kind, store, error) {
+	if fi.IsDir() {
+		r, err := os.OpenRoot(path)
+		return Layout, &dirStore{root: r}, err
 	}
-	return newTarStore(f)
+	f, err := os.Open(path)
+	if err != nil {
+		return Archive, nil, err
+	}
+	st, err := newTarStore(f)
+	return Archive, st, err
 }
 
 // newTarStore indexes the tarball f, closing it when that fails.
@@ -108,11 +107,6 @@ func newTarStore(f tarFile) (*tarStore, error) {
 	}
 	return t, nil
 }
-
-// memberName is a member's name as the store knows it, and as
-// findTarComponent and containerd's ImportIndex compare it: path.Clean of
-// the name in the header ("./x" is "x", "/x" is no "x").
-func memberName(name string) string { return path.Clean(name) }
 
 func (t *tarStore) index() error {
 	tr := tar.NewReader(t.f)
@@ -127,7 +121,9 @@ func (t *tarStore) index() error {
 		if err != nil {
 			return fmt.Errorf("reading the tarball: %w", err)
 		}
-		name, dir := memberName(h.Name), h.Typeflag == tar.TypeDir
+		// A member's name as findTarComponent and containerd's ImportIndex
+		// compare it: "./x" is "x", "/x" is no "x".
+		name, dir := path.Clean(h.Name), h.Typeflag == tar.TypeDir
 		if was, ok := isDir[name]; ok && !(was && dir) {
 			return fmt.Errorf("%q is in the tarball twice: skopeo reads the first, containerd the last", name)
 		}
@@ -177,16 +173,6 @@ func (t *tarStore) open(name string) (io.ReadCloser, int64, error) {
 		return nil, 0, err
 	}
 	return io.NopCloser(io.NewSectionReader(t.f, m.off, m.size)), m.size, nil
-}
-
-// copyAll copies the whole tarball to w.
-func (t *tarStore) copyAll(w io.Writer) error {
-	end, err := t.f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(w, io.NewSectionReader(t.f, 0, end))
-	return err
 }
 
 func (t *tarStore) has(name string) bool { _, err := t.resolve(name); return err == nil }

@@ -3,6 +3,7 @@ package ociimage
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -44,9 +45,8 @@ type Writer struct {
 	dir string
 
 	full *layerWriter // squash, or a new image: every entry
-	// Against the source: what came back as the Reader yielded it, what was
-	// written at all, and what changed (spooled).
-	seen    map[*node]bool
+	// Against the source: what was written at all, and what changed
+	// (spooled).
 	written map[string]archive.Type
 	changed []*pending
 	spool   *os.File
@@ -77,25 +77,22 @@ func NewWriter(dir string, opt WriteOptions) (*Writer, error) {
 		// Docker's manifest has no zstd layer type.
 		return nil, errors.New("a zstd layer in a Docker schema 2 manifest: write it with --compress gzip or none")
 	}
+	if !opt.Codec.IsLayer() { // before the entries come
+		return nil, fmt.Errorf("a new layer is written with %s or no compression, not %s", compress.LayerCodecs(), opt.Codec)
+	}
 	w := &Writer{opt: opt, dir: dir}
 	var err error
 	if opt.Source == nil || opt.Squash {
 		w.full, err = newLayer(dir, opt.Codec)
 		return w, err
 	}
-	if err := checkCodec(opt.Codec); err != nil { // before the entries come
-		return nil, err
-	}
-
-	w.seen, w.written = map[*node]bool{}, map[string]archive.Type{}
+	w.written = map[string]archive.Type{}
 	w.spool, err = os.CreateTemp(dir, ".changes-")
 	return w, err
 }
 
 func (w *Writer) WriteHeader(e *archive.Entry) error {
-	if t := e.ModTime.Unix(); t > w.newest {
-		w.newest = t
-	}
+	w.newest = max(w.newest, e.ModTime.Unix())
 	if w.full != nil {
 		return w.full.WriteHeader(e)
 	}
@@ -104,11 +101,10 @@ func (w *Writer) WriteHeader(e *archive.Entry) error {
 		return err
 	}
 	w.written[name] = e.Type
-	if em, ok := w.opt.Source.emitted[e.Format]; ok && sameEntry(&em.entry, e) {
-		w.seen[em.node], w.discard = true, true
+	em, ok := w.opt.Source.emitted[e.Format]
+	if w.discard = ok && sameEntry(&em, e); w.discard {
 		return nil
 	}
-	w.discard = false
 	w.changed = append(w.changed, &pending{e: e.Clone(), name: name, off: w.spoolAt})
 	return nil
 }
@@ -239,15 +235,13 @@ func (w *Writer) changesLayer() (*Layer, error) {
 		if e.Type == archive.TypeDir {
 			e.Name += "/"
 		}
-		if err := lw.WriteHeader(e); err != nil {
+		err := lw.WriteHeader(e)
+		if err == nil {
+			_, err = io.Copy(lw, io.NewSectionReader(w.spool, p.off, p.size))
+		}
+		if err != nil {
 			lw.abort()
 			return nil, err
-		}
-		if p.size > 0 {
-			if _, err := io.Copy(lw, io.NewSectionReader(w.spool, p.off, p.size)); err != nil {
-				lw.abort()
-				return nil, err
-			}
 		}
 	}
 	return lw.finish()
