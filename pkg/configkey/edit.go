@@ -3,6 +3,7 @@ package configkey
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -59,22 +60,13 @@ func (c Remove) apply(f Format, d *doc, key Path, e *entry) ([]byte, error) {
 	found := false
 	for i, item := range list {
 		s, ok := item.(string)
-		drop[i] = ok && containsString(gone, s)
+		drop[i] = ok && slices.Contains(gone, s)
 		found = found || drop[i]
 	}
 	if !found {
 		return d.data, nil
 	}
 	return splice(d.data, removeItems(e.elems, drop), 0, nil), nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (c Set) apply(f Format, d *doc, key Path, e *entry) ([]byte, error) {

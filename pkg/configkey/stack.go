@@ -2,6 +2,7 @@ package configkey
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -236,12 +237,7 @@ func (ContainerdStack) cniKeys(r *stackRead) []Setting {
 	out := []Setting{s}
 	runtimes := r.effective(append(cri.clone(), "containerd", "runtimes"))
 	m, _ := runtimes.Value.(map[string]any)
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if s := r.effective(append(runtimes.Key.clone(), name, "cni_conf_dir")); s.Found && s.Value != "" {
 			out = append(out, s)
 		}

@@ -27,10 +27,6 @@ func openTree(dir string) (*tree, error) {
 	return &tree{t}, nil
 }
 
-// errSymlinkOnPath says a component of a name is a symlink or not a
-// directory.
-var errSymlinkOnPath = fsat.ErrSymlinkOnPath
-
 // ownedBy returns a check for readFileChecked that refuses a file or
 // directory someone other than uid (or root, who can write anything
 // anyway) can have written: another owner, or group or other write
@@ -80,12 +76,6 @@ func (e *untrustedError) Error() string {
 // place.
 func tempName(name string) string {
 	return path.Join(path.Dir(name), "."+path.Base(name)+".rootfs-trim.tmp")
-}
-
-// removeStaleTemp removes a temporary file a killed render left for name,
-// if there is one and it is a regular file.
-func (t *tree) removeStaleTemp(name string) (bool, error) {
-	return t.RemoveRegular(tempName(name))
 }
 
 // writeSymlink creates name as a symlink to target under a temporary name
