@@ -212,14 +212,11 @@ func writePlan(t *tree, plan []*planned, old *record, rec *Record, res *Result, 
 			}
 		}
 		res.Written = append(res.Written, p.dest)
-		if !dryRun && p.link {
-			if err := t.writeSymlink(p.dest, string(p.data), p.uid, p.gid); err != nil {
-				return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
-			}
-		} else if !dryRun {
-			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
-				return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
-			}
+		if dryRun {
+			continue
+		}
+		if err := t.write(p); err != nil {
+			return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
 		}
 	}
 	return keep, nil
@@ -498,7 +495,7 @@ func writeJSON(t *tree, name string, v any, doing string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.writeFile(name, append(data, '\n'), 0o644, 0, 0); err != nil {
+	if err := t.write(&planned{dest: name, data: append(data, '\n'), mode: 0o644}); err != nil {
 		return fmt.Errorf("%s /%s: %w", doing, name, err)
 	}
 	return nil

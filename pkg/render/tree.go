@@ -78,15 +78,13 @@ func tempName(name string) string {
 	return path.Join(path.Dir(name), "."+path.Base(name)+".rootfs-trim.tmp")
 }
 
-// writeSymlink creates name as a symlink to target under a temporary name
-// and renames it into place; nothing follows the link.
-func (t *tree) writeSymlink(name, target string, uid, gid int) error {
-	return t.WriteSymlink(name, tempName(name), fsat.Symlink{Target: target, UID: uid, GID: gid})
-}
-
-// writeFile writes data to name atomically: a temporary file beside it,
-// owned and moded, then renamed over it. A symlink at name is replaced,
-// never written through; a symlink on the way is refused.
-func (t *tree) writeFile(name string, data []byte, mode uint32, uid, gid int) error {
-	return t.WriteFile(name, tempName(name), fsat.File{Data: bytes.NewReader(data), Mode: mode, UID: uid, GID: gid})
+// write puts p in place atomically: written under a temporary name
+// beside it, owned and moded, then renamed over it. A symlink at its name
+// is replaced, never written through; a symlink on the way is refused. A
+// deferred symlink is created as one; nothing follows it.
+func (t *tree) write(p *planned) error {
+	if p.link {
+		return t.WriteSymlink(p.dest, tempName(p.dest), fsat.Symlink{Target: string(p.data), UID: p.uid, GID: p.gid})
+	}
+	return t.WriteFile(p.dest, tempName(p.dest), fsat.File{Data: bytes.NewReader(p.data), Mode: p.mode, UID: p.uid, GID: p.gid})
 }
