@@ -156,7 +156,9 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		if findings == nil {
 			findings = []trim.Finding{}
 		}
-		findings = withExactPaths(findings)
+		for i := range findings {
+			findings[i].PathB64 = names.B64(findings[i].Path) // a path that is not UTF-8
+		}
 		return canon.JSON(w, auditReport{auditSchema, findings, entries, notes})
 	case "github":
 		for _, f := range findings {
@@ -177,7 +179,7 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		inputCell = func(s string) string { return s + "\t" }
 	}
 	fmt.Fprintln(tw, inputCell("INPUT")+"SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
-	offending, errs, warns, infos := 0, 0, 0, 0
+	offending, bySeverity := 0, map[rules.Severity]int{}
 	for _, f := range findings {
 		by := "policy " + f.Policy + " (no rule: new offender)"
 		if f.Rule != "" {
@@ -203,21 +205,15 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		if f.Offends() {
 			offending++
 		}
-		switch f.Severity {
-		case rules.Error:
-			errs++
-		case rules.Warning:
-			warns++
-		default:
-			infos++
-		}
+		bySeverity[f.Severity]++
 	}
 	tw.Flush()
 	// The offending files first: they, not the errors, make the exit
 	// status 1 (auditStatus), which a line of 0 errors would not explain.
+	errs, warns := bySeverity[rules.Error], bySeverity[rules.Warning]
 	counts := fmt.Sprintf("%d offending file(s), %d error(s), %d warning(s)", offending, errs, warns)
-	if infos > 0 {
-		counts += fmt.Sprintf(", %d note(s)", infos)
+	if n := len(findings) - errs - warns; n > 0 {
+		counts += fmt.Sprintf(", %d note(s)", n)
 	}
 	fmt.Fprintf(w, "%s in %d entries\n", counts, entries)
 	return nil
@@ -272,16 +268,6 @@ func parenthesized(s string) string {
 // oneLine folds a reason's whitespace and escapes what it must not carry
 // to a terminal.
 func oneLine(s string) string { return names.Text(strings.Join(strings.Fields(s), " ")) }
-
-// withExactPaths sets PathB64 on findings whose path is not UTF-8.
-func withExactPaths(findings []trim.Finding) []trim.Finding {
-	out := make([]trim.Finding, len(findings))
-	for i, f := range findings {
-		f.PathB64 = names.B64(f.Path)
-		out[i] = f
-	}
-	return out
-}
 
 // relPath shows rule files relative to the working directory, as GitHub
 // annotations expect paths relative to the repository.
