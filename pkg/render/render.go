@@ -129,10 +129,7 @@ func Render(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := readRecord(root)
-	if err != nil {
-		return nil, err
-	}
+	old := readRecord(root)
 
 	t, err := openTree(opt.Root)
 	if err != nil {
@@ -457,17 +454,17 @@ type record struct {
 // readRecord reads the last render's record. It is not trusted: an
 // unreadable record, or a path outside /etc, is reported and ignored, so
 // that nothing is taken back on its word.
-func readRecord(root *os.Root) (*record, error) {
+func readRecord(root *os.Root) *record {
 	data, err := root.ReadFile(RecordPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &record{}, nil
+		return &record{}
 	}
 	var r record
 	if err == nil {
 		err = json.Unmarshal(data, &r.Record)
 	}
 	if err != nil {
-		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
+		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}
 	}
 	files := r.Files[:0]
 	for _, f := range r.Files {
@@ -478,7 +475,7 @@ func readRecord(root *os.Root) (*record, error) {
 		files = append(files, f)
 	}
 	r.Files = files
-	return &r, nil
+	return &r
 }
 
 func (r *record) find(p string) *RecordFile {
@@ -511,19 +508,17 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		f *rules.Forbid
 	}
 	var items []item
+	policyDirs := map[string]string{} // the first policy whose paths lie in a directory
 	for _, p := range ix.Policy {
 		f := &rules.Forbid{Name: p.Name, Paths: patterns(p.Forbid), Allow: patterns(p.Allow), AllowTargets: patterns(p.AllowTargets)}
 		for _, t := range p.Types {
 			f.Types = append(f.Types, rules.EntryType(t))
 		}
 		items = append(items, item{p: p, f: f})
-	}
-	policyDirs := map[string]string{}
-	for _, it := range items {
-		for _, pat := range it.f.Paths {
+		for _, pat := range f.Paths {
 			for _, d := range pat.Dirs() {
 				if _, ok := policyDirs[d]; !ok {
-					policyDirs[d] = it.p.Name
+					policyDirs[d] = p.Name
 				}
 			}
 		}

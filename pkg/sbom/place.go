@@ -2,6 +2,7 @@ package sbom
 
 import (
 	"fmt"
+	"slices"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
@@ -105,10 +106,7 @@ func (f outputFile) place(b *builder, c manifest.Change) {
 	if c.SHA256 != "" && c.Type == "file" {
 		comp.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: c.SHA256}}
 	}
-	var all []cdx.Property
-	for _, p := range props {
-		all = append(all, p...)
-	}
+	all := slices.Concat(props...)
 	comp.Properties = &all
 	b.components = append(b.components, comp)
 }
