@@ -179,8 +179,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
-	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
-		Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
+	var m *manifest.Manifest // none: nor the digests it wants, which cost a pass over input and output
+	if *manifestPath != "" {
+		m = &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
+			Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
+	}
 	var rep *trim.Report
 	if len(pos) == 1 {
 		if *format != "" || *codec != "" || *squash {
@@ -191,12 +194,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			opt.Owners = o // for the SBOM
 			return o, err
 		}
-		var mm *manifest.Manifest
-		if *manifestPath != "" {
-			mm = m
-		}
 		var unlock func()
-		rep, unlock, err = applyTree(ctx, env, pos[0], *dryRun, opt, mm)
+		rep, unlock, err = applyTree(ctx, env, pos[0], *dryRun, opt, m)
 		if err != nil {
 			return err
 		}
@@ -210,12 +209,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
 		}
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
+			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress, m: m,
 			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
 				CreatedBy: fmt.Sprintf("rootfs-trim apply --rules %s (rootfs-trim %s, rules %s)", set.Dir, Version, set.Digest)}}
-		if *manifestPath != "" {
-			a.m = m // the digests the manifest wants cost a pass over input and output
-		}
 		rep, err = applyArchive(ctx, env, a, opt)
 		if err != nil {
 			return err
@@ -261,10 +257,6 @@ type applyReport struct {
 // reportApply prints what apply did, with where the owners came from, and
 // writes its manifest.
 func reportApply(env *Env, m *manifest.Manifest, rep *trim.Report, ownersNote string, how applyReport) error {
-	m.Changes = rep.Changes
-	for _, r := range rep.Stale {
-		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
-	}
 	if !how.quiet {
 		if ownersNote != "" {
 			fmt.Fprintln(env.Stdout, ownersNote)
@@ -272,10 +264,14 @@ func reportApply(env *Env, m *manifest.Manifest, rep *trim.Report, ownersNote st
 		printChanges(env.Stdout, rep, how.dryRun)
 	}
 	printWarnings(env, rep)
-	if how.manifestPath != "" && !how.dryRun {
-		return writeFileAtomic(how.manifestPath, func(w io.Writer) error { return m.Encode(w) })
+	if m == nil || how.dryRun {
+		return nil
 	}
-	return nil
+	m.Changes = rep.Changes
+	for _, r := range rep.Stale {
+		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
+	}
+	return writeFileAtomic(how.manifestPath, func(w io.Writer) error { return m.Encode(w) })
 }
 
 // applyTree applies the rules to the tree target in place, filling in m
