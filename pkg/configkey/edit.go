@@ -57,13 +57,11 @@ func (c Remove) apply(f Format, d *doc, key Path, e *entry) ([]byte, error) {
 	}
 	gone := f.spell(d, key, c.Values)
 	drop := make([]bool, len(list))
-	found := false
 	for i, item := range list {
 		s, ok := item.(string)
 		drop[i] = ok && slices.Contains(gone, s)
-		found = found || drop[i]
 	}
-	if !found {
+	if !slices.Contains(drop, true) {
 		return d.data, nil
 	}
 	return splice(d.data, removeItems(e.elems, drop), 0, nil), nil
