@@ -27,7 +27,7 @@ func openTree(dir string) (*tree, error) {
 	return &tree{t}, nil
 }
 
-// ownedBy returns a check for readFileChecked that refuses a file or
+// ownedBy returns a check for fsat's ReadFile that refuses a file or
 // directory someone other than uid (or root, who can write anything
 // anyway) can have written: another owner, or group or other write
 // permission. A sticky directory owned by root (/tmp) is the exception:
@@ -53,23 +53,12 @@ func ownedBy(uid int) func(fd int, shown string) error {
 		default:
 			return nil
 		}
-		return &untrustedError{path: shown, why: why, dir: isDir}
+		what := "it" // the record: its name comes before the message
+		if isDir {
+			what = shown
+		}
+		return fmt.Errorf("not trusted: %s %s; only the user running render may be able to write it and every directory above it", what, why)
 	}
-}
-
-// untrustedError says which file or directory on the way to a record
-// someone else can have written. Its message follows the file's name.
-type untrustedError struct {
-	path, why string
-	dir       bool
-}
-
-func (e *untrustedError) Error() string {
-	what := e.path
-	if !e.dir {
-		what = "it"
-	}
-	return fmt.Sprintf("not trusted: %s %s; only the user running render may be able to write it and every directory above it", what, e.why)
 }
 
 // tempName is the name render writes name under before renaming it into
