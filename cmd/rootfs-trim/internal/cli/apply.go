@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -484,10 +485,7 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
-	summary := "nothing to change"
-	if len(parts) > 0 {
-		summary = strings.Join(parts, ", ")
-	}
+	summary := cmp.Or(strings.Join(parts, ", "), "nothing to change")
 	if dryRun {
 		summary = "dry run, nothing written: " + summary
 	}
@@ -497,10 +495,8 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 // writeFileAtomic writes a small file through a temporary file and rename.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "." // not CreateTemp's default, the system's temporary directory
-	}
-	o, err := os.CreateTemp(dir, "."+base+".tmp-")
+	// Beside path: CreateTemp's default is the system's temporary directory.
+	o, err := os.CreateTemp(cmp.Or(dir, "."), "."+base+".tmp-")
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

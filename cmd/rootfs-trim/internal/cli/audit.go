@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
@@ -96,18 +97,17 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 			notes = append(notes, n)
 		}
 	}
-	if *format == "sarif" {
-		err = printSARIF(env.Stdout, "audit", set, res.Findings, findingMessage)
-	} else {
-		err = printFindings(env.Stdout, *format, res, notes, len(inputs))
-	}
-	if err != nil {
+	if err := printFindings(env.Stdout, *format, set, res, notes, len(inputs)); err != nil {
 		return err
 	}
 	if err := sb.write(env, doc, auditSBOM(pos[0], inputs[0], res)); err != nil {
 		return err
 	}
-	return auditStatus(res.Findings)
+	// 1 when the inputs hold an offending file, whatever its level.
+	if slices.ContainsFunc(res.Findings, trim.Finding.Offends) {
+		return errFindings
+	}
+	return nil
 }
 
 // auditSBOM is what an SBOM of the one audited input holds: its packages,
@@ -120,17 +120,6 @@ func auditSBOM(path string, in trim.AuditInput, res *trim.AuditResult) sbomRun {
 	}
 	run.changes = res.Applied[0]
 	return run
-}
-
-// auditStatus is audit's exit status: 1 (errFindings) when the inputs hold
-// an offending file, whatever its level (trim.Finding.Offends).
-func auditStatus(findings []trim.Finding) error {
-	for _, f := range findings {
-		if f.Offends() {
-			return errFindings
-		}
-	}
-	return nil
 }
 
 // auditSchema names audit --format json's JSON Schema,
@@ -149,9 +138,11 @@ type auditReport struct {
 // database): a line each in text, "owners" in JSON. With more than one
 // input, the text table says which one each finding is in, as JSON's
 // "input" and the annotations do.
-func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []string, inputs int) error {
+func printFindings(w io.Writer, format string, set *rules.Set, res *trim.AuditResult, notes []string, inputs int) error {
 	findings, entries := res.Findings, res.Entries
 	switch format {
+	case "sarif":
+		return printSARIF(w, "audit", set, findings, findingMessage)
 	case "json":
 		if findings == nil {
 			findings = []trim.Finding{}
@@ -209,7 +200,7 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 	}
 	tw.Flush()
 	// The offending files first: they, not the errors, make the exit
-	// status 1 (auditStatus), which a line of 0 errors would not explain.
+	// status 1 (runAudit), which a line of 0 errors would not explain.
 	errs, warns := bySeverity[rules.Error], bySeverity[rules.Warning]
 	counts := fmt.Sprintf("%d offending file(s), %d error(s), %d warning(s)", offending, errs, warns)
 	if n := len(findings) - errs - warns; n > 0 {

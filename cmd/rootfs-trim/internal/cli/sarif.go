@@ -150,13 +150,10 @@ func checkResultMessage(f trim.Finding) string {
 }
 
 // sarifRuleID is the rule or policy item a finding names (one namespace:
-// rules.Load refuses a name used twice), else CMD/CHECK, for the
-// package-level findings of check (describeRule prefers a rule or policy
-// item that took such a name).
-//
-// A joint finding (trim.Finding.Joint: several packages' rules, the owner
-// unknown) is the policy item's, where it is placed, which says what is
-// true of them all.
+// rules.Load refuses a name used twice), else CMD/CHECK, for check's
+// package-level findings. A joint finding (trim.Finding.Joint: several
+// packages' rules, the owner unknown) is its policy item's, which says
+// what is true of them all.
 func sarifRuleID(cmd string, f trim.Finding) string {
 	switch {
 	case f.Joint() && f.Policy != "":
