@@ -6,10 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -189,14 +190,7 @@ input or I/O error.
 // visibleCommands are the commands usage, completion and the man page
 // show, sorted.
 func visibleCommands() []string {
-	var names []string
-	for n, c := range commands {
-		if !c.hidden {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
+	return slices.DeleteFunc(slices.Sorted(maps.Keys(commands)), func(n string) bool { return commands[n].hidden })
 }
 
 // newFlagSet returns a flag set whose usage text is the command's own.
