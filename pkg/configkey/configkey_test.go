@@ -53,6 +53,13 @@ func TestCheck(t *testing.T) {
 		{"json set absent", "json", "cniVersion", Set{Value: "1.0.0"}, "{\"name\": \"k8s\"}", "{\"name\": \"k8s\", \"cniVersion\": \"1.0.0\"}", ``},
 		{"json unset the last member", "json", "b", Unset{}, `{"a": 1,  "b": 2}`, `{"a": 1}`, `2`},
 		{"json unset the first member", "json", "a", Unset{}, `{"a": 1,  "b": 2}`, `{"b": 2}`, `1`},
+		// The places json.Decoder's offsets give (jsonScanner): past an
+		// escaped quote, a nested list and object, spaces around ':' and ','.
+		{"json set after an escaped quote", "json", "b", Set{Value: int64(2)}, `{"a": "x\"}", "b": 1}`, `{"a": "x\"}", "b": 2}`, `1`},
+		{"json set after nested values", "json", "b", Set{Value: false},
+			"{ \"o\" : {\"p\": [1, {\"q\": []}]} ,\n \"b\" :true }", "{ \"o\" : {\"p\": [1, {\"q\": []}]} ,\n \"b\" :false }", `true`},
+		{"json set in an empty object", "json", "ipam.subnet", Set{Value: "10.244.0.0/16"}, `{"ipam": { }}`, `{"ipam": { "subnet": "10.244.0.0/16"}}`, ``},
+		{"json remove from a spaced list", "json", "plugins", Remove{Values: []string{"x"}}, `{"plugins":[ "x" ,"y" ]}`, `{"plugins":[ "y" ]}`, `["x", "y"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package configkey
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -56,25 +57,14 @@ func (c Remove) apply(f Format, d *doc, key Path, e *entry) ([]byte, error) {
 	}
 	gone := f.spell(d, key, c.Values)
 	drop := make([]bool, len(list))
-	found := false
 	for i, item := range list {
 		s, ok := item.(string)
-		drop[i] = ok && containsString(gone, s)
-		found = found || drop[i]
+		drop[i] = ok && slices.Contains(gone, s)
 	}
-	if !found {
+	if !slices.Contains(drop, true) {
 		return d.data, nil
 	}
 	return splice(d.data, removeItems(e.elems, drop), 0, nil), nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (c Set) apply(f Format, d *doc, key Path, e *entry) ([]byte, error) {

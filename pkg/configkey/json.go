@@ -1,8 +1,10 @@
 package configkey
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // JSON is a JSON file (a CNI conflist, daemon.json), decoded as
@@ -14,114 +16,74 @@ func (JSON) parse(data []byte) (*doc, error) {
 	if err := json.Unmarshal(data, &d.root); err != nil {
 		return nil, fmt.Errorf("json: %w", err)
 	}
-	s := &jsonScanner{d: d}
-	s.space()
+	s := &jsonScanner{d: d, dec: json.NewDecoder(bytes.NewReader(data))}
 	s.value(Path{}, &entry{})
 	return d, nil
 }
 
 // jsonScanner finds where each object member is in a document
-// json.Unmarshal accepted, so it needs no error paths of its own.
+// json.Unmarshal accepted, from the offsets of the tokens a json.Decoder
+// reads, so it needs no error paths of its own.
 type jsonScanner struct {
-	d *doc
-	i int
+	d   *doc
+	dec *json.Decoder
 }
 
-func (s *jsonScanner) space() {
-	for s.i < len(s.d.data) {
-		switch s.d.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+// next is where the next token starts: the decoder's offset is the end
+// of the last one, before the blanks and the separator that follow it.
+func (s *jsonScanner) next() int {
+	i := int(s.dec.InputOffset())
+	for i < len(s.d.data) && strings.IndexByte(" \t\n\r,:", s.d.data[i]) >= 0 {
+		i++
 	}
+	return i
 }
 
-// value scans the value at s.i into e.value; key is its path (nil: not
+// value scans the next value into e.value; key is its path (nil: not
 // addressed, inside a list).
 func (s *jsonScanner) value(key Path, e *entry) {
-	start := s.i
-	switch s.d.data[s.i] {
-	case '{':
+	start := s.next()
+	switch tok, _ := s.dec.Token(); tok {
+	case json.Delim('{'):
 		s.object(key)
-	case '[':
+	case json.Delim('['):
 		e.elems = s.list()
-	case '"':
-		s.str()
-	default:
-		for s.i < len(s.d.data) && !isJSONDelim(s.d.data[s.i]) {
-			s.i++
-		}
 	}
-	e.value = span{start, s.i}
+	e.value = span{start, int(s.dec.InputOffset())}
 	if key != nil {
 		s.d.entries[key.id()] = e
 	}
 }
 
-func isJSONDelim(c byte) bool {
-	switch c {
-	case ',', '}', ']', ' ', '\t', '\n', '\r':
-		return true
-	}
-	return false
-}
-
-// str skips a string, escapes included.
-func (s *jsonScanner) str() {
-	for s.i++; s.d.data[s.i] != '"'; s.i++ {
-		if s.d.data[s.i] == '\\' {
-			s.i++
-		}
-	}
-	s.i++
-}
-
 func (s *jsonScanner) object(key Path) {
 	items := &[]span{}
-	s.i++
-	for s.space(); s.d.data[s.i] != '}'; s.space() {
-		if s.d.data[s.i] == ',' {
-			s.i++
-			continue
-		}
-		ks := s.i
-		s.str()
-		var name string
-		_ = json.Unmarshal(s.d.data[ks:s.i], &name) // accepted by Unmarshal above
-		s.space()
-		s.i++ // ':'
-		s.space()
+	for s.dec.More() {
+		ks := s.next()
+		tok, _ := s.dec.Token()
 		e := &entry{siblings: items, index: len(*items)}
 		var sub Path
-		if key != nil {
+		if name, _ := tok.(string); key != nil {
 			sub = append(key.clone(), name)
 		}
 		s.value(sub, e)
-		e.item = span{ks, s.i}
+		e.item = span{ks, e.value.end}
 		*items = append(*items, e.item)
 	}
-	s.i++
-	if key != nil {
-		s.d.entries[key.id()+"\x01"] = &entry{value: span{s.i - 1, s.i}, siblings: items}
+	s.dec.Token() // '}'
+	if end := int(s.dec.InputOffset()); key != nil {
+		s.d.entries[key.id()+"\x01"] = &entry{value: span{end - 1, end}, siblings: items}
 	}
 }
 
 // list skips a list and returns its items' places.
 func (s *jsonScanner) list() []span {
 	var items []span
-	s.i++
-	for s.space(); s.d.data[s.i] != ']'; s.space() {
-		if s.d.data[s.i] == ',' {
-			s.i++
-			continue
-		}
-		start := s.i
-		s.value(nil, &entry{})
-		items = append(items, span{start, s.i})
+	for s.dec.More() {
+		e := &entry{}
+		s.value(nil, e)
+		items = append(items, e.value)
 	}
-	s.i++
+	s.dec.Token() // ']'
 	return items
 }
 

@@ -2,7 +2,9 @@ package configkey
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,7 +21,7 @@ func ParsePath(s string) (Path, error) {
 	var p unstable.Parser
 	p.Reset([]byte(s + " = 0"))
 	if !p.NextExpression() {
-		return nil, fmt.Errorf("key %q: %w", s, orEmpty(p.Error()))
+		return nil, fmt.Errorf("key %q: %w", s, cmp.Or(p.Error(), errors.New("empty")))
 	}
 	var out Path
 	for it := p.Expression().Key(); it.Next(); {
@@ -31,28 +33,20 @@ func ParsePath(s string) (Path, error) {
 	return out, nil
 }
 
-func orEmpty(err error) error {
-	if err == nil {
-		return fmt.Errorf("empty")
-	}
-	return err
-}
-
 // String writes p back as a dotted key, quoting the names that need it.
 func (p Path) String() string {
 	parts := make([]string, len(p))
 	for i, n := range p {
 		parts[i] = n
-		if n == "" || strings.IndexFunc(n, func(r rune) bool { return !isBareKeyRune(r) }) >= 0 {
+		if n == "" || strings.Trim(n, bareKey) != "" {
 			parts[i] = string(literal(n))
 		}
 	}
 	return strings.Join(parts, ".")
 }
 
-func isBareKeyRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
-}
+// bareKey are the characters of a TOML key that needs no quotes.
+const bareKey = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 func (p Path) id() string { return strings.Join(p, "\x00") }
 

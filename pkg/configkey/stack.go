@@ -2,6 +2,7 @@ package configkey
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -127,17 +128,13 @@ func (c Crio) Order(main string, files map[string][]byte) ([]File, error) {
 	if b, ok := files[main]; ok {
 		out = append(out, File{main, b})
 	}
-	var names []string
-	for name := range files {
-		if strings.HasPrefix(name, c.DropIns+"/") {
-			names = append(names, name)
-		}
-	}
 	// filepath.Walk reads each directory in lexical order and descends
 	// where it meets a directory: "a/b" comes before "a.conf".
-	slices.SortFunc(names, func(a, b string) int { return slices.Compare(strings.Split(a, "/"), strings.Split(b, "/")) })
-	for _, name := range names {
-		out = append(out, File{name, files[name]})
+	walkOrder := func(a, b string) int { return slices.Compare(strings.Split(a, "/"), strings.Split(b, "/")) }
+	for _, name := range slices.SortedFunc(maps.Keys(files), walkOrder) {
+		if strings.HasPrefix(name, c.DropIns+"/") {
+			out = append(out, File{name, files[name]})
+		}
 	}
 	return out, nil
 }
@@ -200,14 +197,11 @@ func (ContainerdStack) Order(main string, files map[string][]byte) ([]File, erro
 				pending = append(pending, imp)
 				continue
 			}
-			var matched []string
-			for n := range files {
+			for _, n := range slices.Sorted(maps.Keys(files)) { // filepath.Glob's order
 				if ok, _ := path.Match(imp, n); ok {
-					matched = append(matched, n)
+					pending = append(pending, n)
 				}
 			}
-			slices.Sort(matched) // filepath.Glob's order
-			pending = append(pending, matched...)
 		}
 	}
 	return out, nil
@@ -236,12 +230,7 @@ func (ContainerdStack) cniKeys(r *stackRead) []Setting {
 	out := []Setting{s}
 	runtimes := r.effective(append(cri.clone(), "containerd", "runtimes"))
 	m, _ := runtimes.Value.(map[string]any)
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if s := r.effective(append(runtimes.Key.clone(), name, "cni_conf_dir")); s.Found && s.Value != "" {
 			out = append(out, s)
 		}

@@ -24,13 +24,14 @@ func (TOML) parse(data []byte) (*doc, error) {
 		n := p.Expression()
 		switch n.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			if rootEnd < 0 {
-				rootEnd = lineStart(data, n)
+			key, start, end := keyOf(n)
+			if rootEnd < 0 { // the header's '[' is on its first key's line
+				rootEnd = bytes.LastIndexByte(data[:start], '\n') + 1
 			}
 			table = nil // keys of an array of tables are not addressed
 			if n.Kind == unstable.Table {
-				table = keyPath(n)
-				d.tables[table.id()] = lineOf(data, span{keyEnd(n), keyEnd(n)}).end
+				table = key
+				d.tables[table.id()] = lineOf(data, span{end, end}).end
 			}
 		case unstable.KeyValue:
 			if table == nil {
@@ -38,7 +39,8 @@ func (TOML) parse(data []byte) (*doc, error) {
 			}
 			e := keyValue(n, data)
 			e.ownLines = true
-			d.note(append(table.clone(), keyPath(n)...), e, n)
+			key, _, _ := keyOf(n)
+			d.note(append(table.clone(), key...), e, n)
 			if len(table) > 0 {
 				d.tables[table.id()] = lineOf(data, e.item).end
 			}
@@ -52,14 +54,6 @@ func (TOML) parse(data []byte) (*doc, error) {
 	}
 	d.tables[""] = rootEnd
 	return d, nil
-}
-
-// lineStart is where the line of table header n starts: the header's '['
-// comes before its first key, on the same line.
-func lineStart(data []byte, n *unstable.Node) int {
-	it := n.Key()
-	it.Next()
-	return bytes.LastIndexByte(data[:it.Node().Raw.Offset], '\n') + 1
 }
 
 func (p Path) clone() Path { return append(Path(nil), p...) }
@@ -80,17 +74,16 @@ func (d *doc) note(key Path, e *entry, n *unstable.Node) {
 		ce := keyValue(c, d.data)
 		ce.siblings, ce.index = items, len(*items)
 		*items = append(*items, ce.item)
-		d.note(append(key.clone(), keyPath(c)...), ce, c)
+		name, _, _ := keyOf(c)
+		d.note(append(key.clone(), name...), ce, c)
 	}
 }
 
 // keyValue is where key value n is: its item runs from its first key to
 // the end of its value; the value starts after the '='.
 func keyValue(n *unstable.Node, data []byte) *entry {
-	it := n.Key()
-	it.Next()
-	start, end := int(it.Node().Raw.Offset), int(n.Raw.Offset+n.Raw.Length)
-	vs := keyEnd(n)
+	_, start, vs := keyOf(n)
+	end := int(n.Raw.Offset + n.Raw.Length)
 	for vs < end && (data[vs] == ' ' || data[vs] == '\t' || data[vs] == '=') {
 		vs++
 	}
@@ -112,23 +105,18 @@ func keyValue(n *unstable.Node, data []byte) *entry {
 	return e
 }
 
-// keyEnd is the offset after the last part of n's key; a quoted part's
-// Raw includes its quotes.
-func keyEnd(n *unstable.Node) int {
-	end := 0
+// keyOf is n's key: its names, where its first part starts and where its
+// last ends (a quoted part's Raw includes its quotes).
+func keyOf(n *unstable.Node) (p Path, start, end int) {
 	for it := n.Key(); it.Next(); {
 		r := it.Node().Raw
+		if p == nil {
+			start = int(r.Offset)
+		}
 		end = int(r.Offset + r.Length)
-	}
-	return end
-}
-
-func keyPath(n *unstable.Node) Path {
-	var p Path
-	for it := n.Key(); it.Next(); {
 		p = append(p, string(it.Node().Data))
 	}
-	return p
+	return p, start, end
 }
 
 func (TOML) spell(_ *doc, _ Path, vals []string) []string { return vals }

@@ -2,8 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
@@ -22,15 +22,16 @@ const (
 )
 
 // Choice is what render writes /etc for.
+// The JSON names are those of the recorded choice (ChoicePath).
 type Choice struct {
-	Runtime string
+	Runtime string `json:"runtime"`
 	// CNI is minikube's --cni value as minikube resolved it: false, true,
 	// kindnet, bridge, calico, cilium, flannel, or a manifest path.
-	CNI     string
-	PodCIDR string
+	CNI     string `json:"cni"`
+	PodCIDR string `json:"pod_cidr,omitempty"`
 	// CRISocket overrides the runtime's socket (minikube's --cri-socket).
-	CRISocket string
-	Values    map[string]string
+	CRISocket string            `json:"cri_socket,omitempty"`
+	Values    map[string]string `json:"values,omitempty"`
 }
 
 // Class is the rules' name for the CNI: bridge, kindnet, flannel, cilium,
@@ -110,12 +111,7 @@ func (c *Choice) Validate() error {
 			problems = append(problems, err.Error())
 		}
 	}
-	names := make([]string, 0, len(c.Values))
-	for k := range c.Values {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(c.Values)) {
 		if err := validName(k); err != nil {
 			problems = append(problems, err.Error())
 		} else if err := validValue(k, c.Values[k]); err != nil {
@@ -135,12 +131,7 @@ func (c *Choice) Describe() string {
 		cni = fmt.Sprintf("%s (%s)", c.CNI, cls)
 	}
 	parts := []string{"runtime " + c.Runtime, "cni " + cni, "pod CIDR " + c.CIDR(), "socket " + c.Socket()}
-	keys := make([]string, 0, len(c.Values))
-	for k := range c.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.Values)) {
 		parts = append(parts, fmt.Sprintf("%s=%s", k, c.Values[k]))
 	}
 	return strings.Join(parts, ", ")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -128,19 +129,11 @@ func rewriteIPAM(ipam map[string]any, cidr, gateway string) int {
 		}
 	}
 	if routes, ok := ipam["routes"].([]any); ok {
-		var kept []any
-		for _, r := range routes {
-			if m, ok := r.(map[string]any); ok {
-				if dst, _ := m["dst"].(string); strings.Contains(dst, ":") {
-					continue
-				}
-			}
-			kept = append(kept, r)
-		}
-		if kept == nil {
-			kept = []any{}
-		}
-		ipam["routes"] = kept
+		ipam["routes"] = slices.DeleteFunc(routes, func(r any) bool {
+			m, _ := r.(map[string]any)
+			dst, _ := m["dst"].(string)
+			return strings.Contains(dst, ":") // IPv6: minikube drops it
+		})
 	}
 	return n
 }

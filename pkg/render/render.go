@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
+	"github.com/rootfs-trim/rootfs-trim/internal/fsat"
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
@@ -127,10 +129,7 @@ func Render(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := readRecord(root)
-	if err != nil {
-		return nil, err
-	}
+	old := readRecord(root)
 
 	t, err := openTree(opt.Root)
 	if err != nil {
@@ -145,8 +144,8 @@ func Render(opt Options) (*Result, error) {
 	res := &Result{Left: old.left, Notes: notes}
 	if !opt.DryRun {
 		// A render killed mid-write leaves its temporary files behind.
-		for _, d := range append(sortedKeys(dests), RecordPath) {
-			if _, err := t.removeStaleTemp(d); err != nil {
+		for _, d := range append(slices.Sorted(maps.Keys(dests)), RecordPath) {
+			if _, err := t.RemoveRegular(tempName(d)); err != nil {
 				return res, fmt.Errorf("removing the temporary file for /%s: %w", d, err)
 			}
 		}
@@ -160,11 +159,11 @@ func Render(opt Options) (*Result, error) {
 		return res, err
 	}
 	if !opt.DryRun {
-		if err := writeRecord(t, rec); err != nil {
+		if err := writeJSON(t, RecordPath, rec, "writing"); err != nil {
 			return res, err
 		}
 		if opt.Save {
-			if err := saveChoice(t, opt.Choice); err != nil {
+			if err := writeJSON(t, ChoicePath, savedChoice{1, opt.Choice}, "recording the choice in"); err != nil {
 				return res, err
 			}
 		}
@@ -184,7 +183,7 @@ func refuseLinkedDirs(t *tree, plan []*planned) error {
 	for _, p := range plan {
 		if dir, err := t.OpenDir(path.Dir(p.dest), false, nil); err == nil {
 			unix.Close(dir)
-		} else if errors.Is(err, errSymlinkOnPath) {
+		} else if errors.Is(err, fsat.ErrSymlinkOnPath) {
 			return fmt.Errorf("nothing written: /%s: %w", p.dest, err)
 		}
 	}
@@ -210,14 +209,11 @@ func writePlan(t *tree, plan []*planned, old *record, rec *Record, res *Result, 
 			}
 		}
 		res.Written = append(res.Written, p.dest)
-		if !dryRun && p.link {
-			if err := t.writeSymlink(p.dest, string(p.data), p.uid, p.gid); err != nil {
-				return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
-			}
-		} else if !dryRun {
-			if err := t.writeFile(p.dest, p.data, p.mode, p.uid, p.gid); err != nil {
-				return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
-			}
+		if dryRun {
+			continue
+		}
+		if err := t.write(p); err != nil {
+			return keep, fmt.Errorf("writing /%s: %w", p.dest, err)
 		}
 	}
 	return keep, nil
@@ -269,15 +265,6 @@ func renderDests(ix *contract.Index) map[string]bool {
 		}
 	}
 	return dests
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func readIndex(root *os.Root) (*contract.Index, error) {
@@ -467,17 +454,17 @@ type record struct {
 // readRecord reads the last render's record. It is not trusted: an
 // unreadable record, or a path outside /etc, is reported and ignored, so
 // that nothing is taken back on its word.
-func readRecord(root *os.Root) (*record, error) {
+func readRecord(root *os.Root) *record {
 	data, err := root.ReadFile(RecordPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &record{}, nil
-	}
-	if err != nil {
-		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
+		return &record{}
 	}
 	var r record
-	if err := json.Unmarshal(data, &r.Record); err != nil {
-		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}, nil
+	if err == nil {
+		err = json.Unmarshal(data, &r.Record)
+	}
+	if err != nil {
+		return &record{left: []Left{{RecordPath, fmt.Sprintf("unreadable record: %v", err)}}}
 	}
 	files := r.Files[:0]
 	for _, f := range r.Files {
@@ -488,25 +475,25 @@ func readRecord(root *os.Root) (*record, error) {
 		files = append(files, f)
 	}
 	r.Files = files
-	return &r, nil
+	return &r
 }
 
 func (r *record) find(p string) *RecordFile {
-	for i := range r.Files {
-		if r.Files[i].Path == p {
-			return &r.Files[i]
-		}
+	if i := slices.IndexFunc(r.Files, func(f RecordFile) bool { return f.Path == p }); i >= 0 {
+		return &r.Files[i]
 	}
 	return nil
 }
 
-func writeRecord(t *tree, rec *Record) error {
-	data, err := json.MarshalIndent(rec, "", "  ")
+// writeJSON writes v, indented, to name; doing says what for the error
+// ("writing /etc/...").
+func writeJSON(t *tree, name string, v any, doing string) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := t.writeFile(RecordPath, append(data, '\n'), 0o644, 0, 0); err != nil {
-		return fmt.Errorf("writing /%s: %w", RecordPath, err)
+	if err := t.write(&planned{dest: name, data: append(data, '\n'), mode: 0o644}); err != nil {
+		return fmt.Errorf("%s /%s: %w", doing, name, err)
 	}
 	return nil
 }
@@ -521,34 +508,17 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		f *rules.Forbid
 	}
 	var items []item
+	policyDirs := map[string]string{} // the first policy whose paths lie in a directory
 	for _, p := range ix.Policy {
-		f := &rules.Forbid{Name: p.Name}
-		for _, g := range p.Forbid {
-			if pat, err := rules.ParsePattern(g); err == nil {
-				f.Paths = append(f.Paths, pat)
-			}
-		}
-		for _, g := range p.Allow {
-			if pat, err := rules.ParsePattern(g); err == nil {
-				f.Allow = append(f.Allow, pat)
-			}
-		}
+		f := &rules.Forbid{Name: p.Name, Paths: patterns(p.Forbid), Allow: patterns(p.Allow), AllowTargets: patterns(p.AllowTargets)}
 		for _, t := range p.Types {
 			f.Types = append(f.Types, rules.EntryType(t))
 		}
-		for _, g := range p.AllowTargets {
-			if pat, err := rules.ParsePattern(g); err == nil {
-				f.AllowTargets = append(f.AllowTargets, pat)
-			}
-		}
 		items = append(items, item{p: p, f: f})
-	}
-	policyDirs := map[string]string{}
-	for _, it := range items {
-		for _, pat := range it.f.Paths {
+		for _, pat := range f.Paths {
 			for _, d := range pat.Dirs() {
 				if _, ok := policyDirs[d]; !ok {
-					policyDirs[d] = it.p.Name
+					policyDirs[d] = p.Name
 				}
 			}
 		}
@@ -591,4 +561,16 @@ func foreign(root *os.Root, t *tree, ix *contract.Index, ours map[string]bool, d
 		return nil
 	})
 	return found, err
+}
+
+// patterns are the globs that parse (apply wrote them from patterns that
+// did); nil for none.
+func patterns(globs []string) []rules.Pattern {
+	var out []rules.Pattern
+	for _, g := range globs {
+		if pat, err := rules.ParsePattern(g); err == nil {
+			out = append(out, pat)
+		}
+	}
+	return out
 }

@@ -18,23 +18,8 @@ const ChoicePath = "var/lib/minikube/rootfs-trim/choice.json"
 
 // savedChoice is the record's format.
 type savedChoice struct {
-	Version   int               `json:"version"`
-	Runtime   string            `json:"runtime"`
-	CNI       string            `json:"cni"`
-	PodCIDR   string            `json:"pod_cidr,omitempty"`
-	CRISocket string            `json:"cri_socket,omitempty"`
-	Values    map[string]string `json:"values,omitempty"`
-}
-
-func saveChoice(t *tree, c Choice) error {
-	data, err := json.MarshalIndent(savedChoice{Version: 1, Runtime: c.Runtime, CNI: c.CNI, PodCIDR: c.PodCIDR, CRISocket: c.CRISocket, Values: c.Values}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := t.writeFile(ChoicePath, append(data, '\n'), 0o644, 0, 0); err != nil {
-		return fmt.Errorf("recording the choice in /%s: %w", ChoicePath, err)
-	}
-	return nil
+	Version int `json:"version"`
+	Choice
 }
 
 // LoadChoice reads the recorded choice beneath root. No record gives
@@ -66,9 +51,8 @@ func LoadChoice(root string) (c Choice, ok bool, err error) {
 	if s.Version != 1 {
 		return Choice{}, false, fmt.Errorf("/%s: version %d, want 1", ChoicePath, s.Version)
 	}
-	c = Choice{Runtime: s.Runtime, CNI: s.CNI, PodCIDR: s.PodCIDR, CRISocket: s.CRISocket, Values: s.Values}
-	if err := c.Validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return Choice{}, false, fmt.Errorf("/%s: %w", ChoicePath, err)
 	}
-	return c, true, nil
+	return s.Choice, true, nil
 }

@@ -27,11 +27,7 @@ func openTree(dir string) (*tree, error) {
 	return &tree{t}, nil
 }
 
-// errSymlinkOnPath says a component of a name is a symlink or not a
-// directory.
-var errSymlinkOnPath = fsat.ErrSymlinkOnPath
-
-// ownedBy returns a check for readFileChecked that refuses a file or
+// ownedBy returns a check for fsat's ReadFile that refuses a file or
 // directory someone other than uid (or root, who can write anything
 // anyway) can have written: another owner, or group or other write
 // permission. A sticky directory owned by root (/tmp) is the exception:
@@ -57,23 +53,12 @@ func ownedBy(uid int) func(fd int, shown string) error {
 		default:
 			return nil
 		}
-		return &untrustedError{path: shown, why: why, dir: isDir}
+		what := "it" // the record: its name comes before the message
+		if isDir {
+			what = shown
+		}
+		return fmt.Errorf("not trusted: %s %s; only the user running render may be able to write it and every directory above it", what, why)
 	}
-}
-
-// untrustedError says which file or directory on the way to a record
-// someone else can have written. Its message follows the file's name.
-type untrustedError struct {
-	path, why string
-	dir       bool
-}
-
-func (e *untrustedError) Error() string {
-	what := e.path
-	if !e.dir {
-		what = "it"
-	}
-	return fmt.Sprintf("not trusted: %s %s; only the user running render may be able to write it and every directory above it", what, e.why)
 }
 
 // tempName is the name render writes name under before renaming it into
@@ -82,21 +67,13 @@ func tempName(name string) string {
 	return path.Join(path.Dir(name), "."+path.Base(name)+".rootfs-trim.tmp")
 }
 
-// removeStaleTemp removes a temporary file a killed render left for name,
-// if there is one and it is a regular file.
-func (t *tree) removeStaleTemp(name string) (bool, error) {
-	return t.RemoveRegular(tempName(name))
-}
-
-// writeSymlink creates name as a symlink to target under a temporary name
-// and renames it into place; nothing follows the link.
-func (t *tree) writeSymlink(name, target string, uid, gid int) error {
-	return t.WriteSymlink(name, tempName(name), fsat.Symlink{Target: target, UID: uid, GID: gid})
-}
-
-// writeFile writes data to name atomically: a temporary file beside it,
-// owned and moded, then renamed over it. A symlink at name is replaced,
-// never written through; a symlink on the way is refused.
-func (t *tree) writeFile(name string, data []byte, mode uint32, uid, gid int) error {
-	return t.WriteFile(name, tempName(name), fsat.File{Data: bytes.NewReader(data), Mode: mode, UID: uid, GID: gid})
+// write puts p in place atomically: written under a temporary name
+// beside it, owned and moded, then renamed over it. A symlink at its name
+// is replaced, never written through; a symlink on the way is refused. A
+// deferred symlink is created as one; nothing follows it.
+func (t *tree) write(p *planned) error {
+	if p.link {
+		return t.WriteSymlink(p.dest, tempName(p.dest), fsat.Symlink{Target: string(p.data), UID: p.uid, GID: p.gid})
+	}
+	return t.WriteFile(p.dest, tempName(p.dest), fsat.File{Data: bytes.NewReader(p.data), Mode: p.mode, UID: p.uid, GID: p.gid})
 }

@@ -85,22 +85,18 @@ func switchUnits(units Units, runtime string, res *Result, dryRun bool) error {
 	}
 	p := planUnits(runtime, known)
 	res.Notes = append(res.Notes, p.notes...)
-	if dryRun {
-		res.Stopped, res.Started = p.stop, p.start
-		return nil
-	}
-	if len(p.stop) > 0 {
+	if len(p.stop) > 0 && !dryRun {
 		if err := units.Stop(p.stop); err != nil {
 			return fmt.Errorf("stopping the other runtimes: %w", err)
 		}
-		res.Stopped = p.stop
 	}
-	if len(p.start) > 0 {
+	res.Stopped = p.stop
+	if len(p.start) > 0 && !dryRun {
 		if err := units.Start(p.start); err != nil {
 			return fmt.Errorf("starting %s: %w", runtime, err)
 		}
-		res.Started = p.start
 	}
+	res.Started = p.start
 	return nil
 }
 

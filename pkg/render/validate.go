@@ -1,10 +1,12 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -74,12 +76,10 @@ func validValue(name, s string) error {
 // checkJSON checks that a rendered file meant to be JSON (by its
 // destination's extension, as libcni picks files) parses as one value.
 func checkJSON(dest string, data []byte) error {
-	switch path.Ext(dest) {
-	case ".conf", ".conflist", ".json":
-	default:
+	if !slices.Contains([]string{".conf", ".conflist", ".json"}, path.Ext(dest)) {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("output for /%s is not valid JSON: %v", dest, err)

@@ -171,17 +171,15 @@ func (b *builder) merge() error {
 		return err
 	}
 	if _, ok := base["serialNumber"]; ok {
-		n, err := strconv.Atoi(fmt.Sprint(base["version"]))
-		if err != nil {
-			return fmt.Errorf("sbom version %v: %w", base["version"], err)
-		}
+		n, _ := strconv.Atoi(fmt.Sprint(base["version"])) // a whole number (checkShape)
 		base["version"] = json.Number(strconv.Itoa(n + 1))
 	}
 	return nil
 }
 
 // addTool lists rootfs-trim in meta's tools: a component in the tools
-// object of CycloneDX 1.5 and later, or a tool in the array before it.
+// object of CycloneDX 1.5 and later, or a tool in the array before it
+// (checkShape has refused anything else).
 func (b *builder) addTool(meta map[string]any) error {
 	switch tools := meta["tools"].(type) {
 	case []any:
@@ -190,24 +188,19 @@ func (b *builder) addTool(meta map[string]any) error {
 		return nil
 	case map[string]any:
 		return appendTo(tools, "components", []cdx.Component{*b.tool()})
-	case nil:
-		t := map[string]any{}
-		meta["tools"] = t
-		return appendTo(t, "components", []cdx.Component{*b.tool()})
-	default:
-		return fmt.Errorf("sbom metadata.tools: want an object or an array, got %T", tools)
 	}
+	t := map[string]any{}
+	meta["tools"] = t
+	return appendTo(t, "components", []cdx.Component{*b.tool()})
 }
 
-// appendTo appends vs, as JSON, to the array obj[key].
+// appendTo appends vs, as JSON, to the array obj[key] (an array or
+// nothing: checkShape).
 func appendTo[T any](obj map[string]any, key string, vs []T) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	arr, ok := obj[key].([]any)
-	if !ok && obj[key] != nil {
-		return fmt.Errorf("sbom %s: want an array, got %T", key, obj[key])
-	}
+	arr, _ := obj[key].([]any)
 	for _, v := range vs {
 		j, err := toJSON(v)
 		if err != nil {

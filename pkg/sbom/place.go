@@ -2,6 +2,7 @@ package sbom
 
 import (
 	"fmt"
+	"slices"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
@@ -24,28 +25,22 @@ type placement interface {
 // says about a component.
 type removedFile struct{}
 
-// outputFile is a file the output has at the path at gives: a file
-// component carrying what was done to it. moved ones record the path
-// the package put it at as their pedigree's ancestor.
-type outputFile struct {
-	at    func(c manifest.Change) string
-	moved bool
-}
-
-func atPath(c manifest.Change) string { return c.Path }
-func atTo(c manifest.Change) string   { return c.To }
+// outputFile is a file the output has: a file component carrying what
+// was done to it. A moved one is at the change's To, and records the
+// path the package put it at as its pedigree's ancestor.
+type outputFile struct{ moved bool }
 
 // placements has a row for every kind of change (docs/schema/manifest.json).
 var placements = map[contract.Kind]placement{
 	contract.Removed:    removedFile{},
-	contract.Relocated:  outputFile{at: atTo, moved: true},
-	contract.Deferred:   outputFile{at: atTo, moved: true}, // the copy the boot step puts back
-	contract.Retargeted: outputFile{at: atPath},
-	contract.Edited:     outputFile{at: atPath}, // one key changed in place
-	contract.Added:      outputFile{at: atPath},
-	contract.Template:   outputFile{at: atPath},
-	contract.Created:    outputFile{at: atPath},
-	contract.Dangling:   outputFile{at: atPath},
+	contract.Relocated:  outputFile{moved: true},
+	contract.Deferred:   outputFile{moved: true}, // the copy the boot step puts back
+	contract.Retargeted: outputFile{},
+	contract.Edited:     outputFile{}, // one key changed in place
+	contract.Added:      outputFile{},
+	contract.Template:   outputFile{},
+	contract.Created:    outputFile{},
+	contract.Dangling:   outputFile{},
 }
 
 // placeOf is the placement of kind; a kind without a row (a newer
@@ -55,11 +50,17 @@ func placeOf(kind contract.Kind) placement {
 	if p, ok := placements[kind]; ok {
 		return p
 	}
-	return outputFile{at: atPath}
+	return outputFile{}
 }
 
-func (removedFile) outputPath(manifest.Change) string    { return "" }
-func (f outputFile) outputPath(c manifest.Change) string { return f.at(c) }
+func (removedFile) outputPath(manifest.Change) string { return "" }
+
+func (f outputFile) outputPath(c manifest.Change) string {
+	if f.moved {
+		return c.To
+	}
+	return c.Path
+}
 
 // outputPaths maps the path of each file a change moved or removed to
 // where the output has it ("" for nowhere).
@@ -84,7 +85,7 @@ func (removedFile) place(b *builder, c manifest.Change) {
 }
 
 func (f outputFile) place(b *builder, c manifest.Change) {
-	at := absolute(f.at(c))
+	at := absolute(f.outputPath(c))
 	props := [][]cdx.Property{
 		prop("action", string(c.Kind)), prop("rule", c.Rule), prop("reason", c.Reason),
 		prop("package", c.Package), prop("type", c.Type), prop("mode", c.Mode),
@@ -105,10 +106,7 @@ func (f outputFile) place(b *builder, c manifest.Change) {
 	if c.SHA256 != "" && c.Type == "file" {
 		comp.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: c.SHA256}}
 	}
-	var all []cdx.Property
-	for _, p := range props {
-		all = append(all, p...)
-	}
+	all := slices.Concat(props...)
 	comp.Properties = &all
 	b.components = append(b.components, comp)
 }

@@ -2,10 +2,11 @@ package sbom
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -179,14 +180,9 @@ func (d *Doc) Encode(w io.Writer, opt Options) error {
 }
 
 func sortedChanges(cs []manifest.Change) []manifest.Change {
-	cs = append([]manifest.Change(nil), cs...)
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].Path != cs[j].Path {
-			return cs[i].Path < cs[j].Path
-		}
-		return cs[i].Kind < cs[j].Kind
+	return slices.SortedStableFunc(slices.Values(cs), func(a, b manifest.Change) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind))
 	})
-	return cs
 }
 
 // prop is a property under Namespace; nil for an empty value.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -179,8 +180,11 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	}
 	opt := trim.Options{Set: set, Epoch: epoch, Strict: *strict}
 	var ownersNote string
-	m := &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
-		Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
+	var m *manifest.Manifest // none: nor the digests it wants, which cost a pass over input and output
+	if *manifestPath != "" {
+		m = &manifest.Manifest{Version: manifest.Version, Tool: "rootfs-trim " + Version,
+			Rules: manifest.Rules{Dir: set.Dir, Digest: set.Digest}}
+	}
 	var rep *trim.Report
 	if len(pos) == 1 {
 		if *format != "" || *codec != "" || *squash {
@@ -191,12 +195,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			opt.Owners = o // for the SBOM
 			return o, err
 		}
-		var mm *manifest.Manifest
-		if *manifestPath != "" {
-			mm = m
-		}
 		var unlock func()
-		rep, unlock, err = applyTree(ctx, env, pos[0], *dryRun, opt, mm)
+		rep, unlock, err = applyTree(ctx, env, pos[0], *dryRun, opt, m)
 		if err != nil {
 			return err
 		}
@@ -210,12 +210,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 			opt.Dpkg = pos[0] // read as the archive goes by (applyArchive)
 		}
 		a := archiveApply{inPath: pos[0], outPath: pos[1], format: *format, codec: *codec, level: *level,
-			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress,
+			dryRun: *dryRun, quiet: *quiet, flags: maxSize, recompress: *recompress, m: m,
 			image: container.ImageOptions{Squash: *squash, Epoch: epoch,
 				CreatedBy: fmt.Sprintf("rootfs-trim apply --rules %s (rootfs-trim %s, rules %s)", set.Dir, Version, set.Digest)}}
-		if *manifestPath != "" {
-			a.m = m // the digests the manifest wants cost a pass over input and output
-		}
 		rep, err = applyArchive(ctx, env, a, opt)
 		if err != nil {
 			return err
@@ -261,10 +258,6 @@ type applyReport struct {
 // reportApply prints what apply did, with where the owners came from, and
 // writes its manifest.
 func reportApply(env *Env, m *manifest.Manifest, rep *trim.Report, ownersNote string, how applyReport) error {
-	m.Changes = rep.Changes
-	for _, r := range rep.Stale {
-		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
-	}
 	if !how.quiet {
 		if ownersNote != "" {
 			fmt.Fprintln(env.Stdout, ownersNote)
@@ -272,10 +265,14 @@ func reportApply(env *Env, m *manifest.Manifest, rep *trim.Report, ownersNote st
 		printChanges(env.Stdout, rep, how.dryRun)
 	}
 	printWarnings(env, rep)
-	if how.manifestPath != "" && !how.dryRun {
-		return writeFileAtomic(how.manifestPath, func(w io.Writer) error { return m.Encode(w) })
+	if m == nil || how.dryRun {
+		return nil
 	}
-	return nil
+	m.Changes = rep.Changes
+	for _, r := range rep.Stale {
+		m.Stale = append(m.Stale, manifest.StaleRule{Rule: r.Name, Package: r.Package, Pos: r.Pos.String()})
+	}
+	return writeFileAtomic(how.manifestPath, func(w io.Writer) error { return m.Encode(w) })
 }
 
 // applyTree applies the rules to the tree target in place, filling in m
@@ -488,10 +485,7 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
-	summary := "nothing to change"
-	if len(parts) > 0 {
-		summary = strings.Join(parts, ", ")
-	}
+	summary := cmp.Or(strings.Join(parts, ", "), "nothing to change")
 	if dryRun {
 		summary = "dry run, nothing written: " + summary
 	}
@@ -501,10 +495,8 @@ func printChanges(w io.Writer, rep *trim.Report, dryRun bool) {
 // writeFileAtomic writes a small file through a temporary file and rename.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "." // not CreateTemp's default, the system's temporary directory
-	}
-	o, err := os.CreateTemp(dir, "."+base+".tmp-")
+	// Beside path: CreateTemp's default is the system's temporary directory.
+	o, err := os.CreateTemp(cmp.Or(dir, "."), "."+base+".tmp-")
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
@@ -96,18 +97,17 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 			notes = append(notes, n)
 		}
 	}
-	if *format == "sarif" {
-		err = printSARIF(env.Stdout, "audit", set, res.Findings, findingMessage)
-	} else {
-		err = printFindings(env.Stdout, *format, res, notes, len(inputs))
-	}
-	if err != nil {
+	if err := printFindings(env.Stdout, *format, set, res, notes, len(inputs)); err != nil {
 		return err
 	}
 	if err := sb.write(env, doc, auditSBOM(pos[0], inputs[0], res)); err != nil {
 		return err
 	}
-	return auditStatus(res.Findings)
+	// 1 when the inputs hold an offending file, whatever its level.
+	if slices.ContainsFunc(res.Findings, trim.Finding.Offends) {
+		return errFindings
+	}
+	return nil
 }
 
 // auditSBOM is what an SBOM of the one audited input holds: its packages,
@@ -120,17 +120,6 @@ func auditSBOM(path string, in trim.AuditInput, res *trim.AuditResult) sbomRun {
 	}
 	run.changes = res.Applied[0]
 	return run
-}
-
-// auditStatus is audit's exit status: 1 (errFindings) when the inputs hold
-// an offending file, whatever its level (trim.Finding.Offends).
-func auditStatus(findings []trim.Finding) error {
-	for _, f := range findings {
-		if f.Offends() {
-			return errFindings
-		}
-	}
-	return nil
 }
 
 // auditSchema names audit --format json's JSON Schema,
@@ -149,14 +138,18 @@ type auditReport struct {
 // database): a line each in text, "owners" in JSON. With more than one
 // input, the text table says which one each finding is in, as JSON's
 // "input" and the annotations do.
-func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []string, inputs int) error {
+func printFindings(w io.Writer, format string, set *rules.Set, res *trim.AuditResult, notes []string, inputs int) error {
 	findings, entries := res.Findings, res.Entries
 	switch format {
+	case "sarif":
+		return printSARIF(w, "audit", set, findings, findingMessage)
 	case "json":
 		if findings == nil {
 			findings = []trim.Finding{}
 		}
-		findings = withExactPaths(findings)
+		for i := range findings {
+			findings[i].PathB64 = names.B64(findings[i].Path) // a path that is not UTF-8
+		}
 		return canon.JSON(w, auditReport{auditSchema, findings, entries, notes})
 	case "github":
 		for _, f := range findings {
@@ -177,7 +170,7 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		inputCell = func(s string) string { return s + "\t" }
 	}
 	fmt.Fprintln(tw, inputCell("INPUT")+"SEVERITY\tPATH\tPACKAGE\tHANDLED BY\tCHECK\tREASON")
-	offending, errs, warns, infos := 0, 0, 0, 0
+	offending, bySeverity := 0, map[rules.Severity]int{}
 	for _, f := range findings {
 		by := "policy " + f.Policy + " (no rule: new offender)"
 		if f.Rule != "" {
@@ -203,21 +196,15 @@ func printFindings(w io.Writer, format string, res *trim.AuditResult, notes []st
 		if f.Offends() {
 			offending++
 		}
-		switch f.Severity {
-		case rules.Error:
-			errs++
-		case rules.Warning:
-			warns++
-		default:
-			infos++
-		}
+		bySeverity[f.Severity]++
 	}
 	tw.Flush()
 	// The offending files first: they, not the errors, make the exit
-	// status 1 (auditStatus), which a line of 0 errors would not explain.
+	// status 1 (runAudit), which a line of 0 errors would not explain.
+	errs, warns := bySeverity[rules.Error], bySeverity[rules.Warning]
 	counts := fmt.Sprintf("%d offending file(s), %d error(s), %d warning(s)", offending, errs, warns)
-	if infos > 0 {
-		counts += fmt.Sprintf(", %d note(s)", infos)
+	if n := len(findings) - errs - warns; n > 0 {
+		counts += fmt.Sprintf(", %d note(s)", n)
 	}
 	fmt.Fprintf(w, "%s in %d entries\n", counts, entries)
 	return nil
@@ -272,16 +259,6 @@ func parenthesized(s string) string {
 // oneLine folds a reason's whitespace and escapes what it must not carry
 // to a terminal.
 func oneLine(s string) string { return names.Text(strings.Join(strings.Fields(s), " ")) }
-
-// withExactPaths sets PathB64 on findings whose path is not UTF-8.
-func withExactPaths(findings []trim.Finding) []trim.Finding {
-	out := make([]trim.Finding, len(findings))
-	for i, f := range findings {
-		f.PathB64 = names.B64(f.Path)
-		out[i] = f
-	}
-	return out
-}
 
 // relPath shows rule files relative to the working directory, as GitHub
 // annotations expect paths relative to the repository.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/canon"
@@ -202,13 +203,8 @@ func placeOnLock(findings []check.Finding, lockPath string) {
 		return // no lock to point at: the result goes without a location
 	}
 	lines := strings.Split(string(data), "\n")
-	lineOf := func(prefix string) int {
-		for i, l := range lines {
-			if strings.HasPrefix(l, prefix) {
-				return i + 1
-			}
-		}
-		return 0
+	lineOf := func(prefix string) int { // 0: none
+		return slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) }) + 1
 	}
 	for i := range findings {
 		f := &findings[i]

@@ -6,10 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -149,16 +150,13 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	return ExitError
 }
 
-// shownError is an error message as it may reach a terminal or a CI log:
-// the packages quote the names they put in messages (names.Quote), and
-// this escapes, line by line, whatever else could act on the terminal.
+// shownError is err's message as it may reach a terminal or a CI log.
 func shownError(err error) string { return shownLines(err.Error()) }
 
-// shownLines escapes each line of a message rootfs-trim wrote: its own
-// newlines are kept, and every line goes through names.Text, so that none
-// can be a workflow command (names.Command), whatever the input put in
-// it; the message builders quote what the input chose (names.Quote), so
-// that a newline of the input does not even split a line.
+// shownLines escapes each line of a message rootfs-trim wrote through
+// names.Text, so that none can be a workflow command (names.Command); the
+// message builders quote what the input chose (names.Quote), so that a
+// newline of the input does not even split a line.
 func shownLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
@@ -176,14 +174,11 @@ Usage:
 
 Commands:
 `)
-	names := visibleCommands()
-	width := 0
-	for _, n := range names {
-		width = max(width, len(n))
+	tw := newColumns(w)
+	for _, n := range visibleCommands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", n, commands[n].summary)
 	}
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
-	}
+	tw.Flush()
 	fmt.Fprint(w, `
 Run 'rootfs-trim <command> -h' for a command's flags.
 Exit status: 0 success; 1 findings (audit: offending files; check: a failed
@@ -195,14 +190,7 @@ input or I/O error.
 // visibleCommands are the commands usage, completion and the man page
 // show, sorted.
 func visibleCommands() []string {
-	var names []string
-	for n, c := range commands {
-		if !c.hidden {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
+	return slices.DeleteFunc(slices.Sorted(maps.Keys(commands)), func(n string) bool { return commands[n].hidden })
 }
 
 // newFlagSet returns a flag set whose usage text is the command's own.
@@ -281,10 +269,8 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // renamedFlag registers a string flag under name and under its old
-// spelling, which keeps working: audit's and check's --format became
-// --report, apply's and repack's --archive-format, so that one name does
-// not mean a report in two commands and an archive in two others. Giving
-// both is a usage error.
+// spelling, which keeps working (--format became --report and
+// --archive-format, one name for one thing); giving both is a usage error.
 func renamedFlag(fs *flag.FlagSet, name, old, value, usage string) *string {
 	val, by := value, ""
 	arg, _ := flag.UnquoteUsage(&flag.Flag{Usage: usage})
@@ -362,7 +348,7 @@ type inputFlags struct {
 	imageData func(name string) bool
 }
 
-// maxSizeFlag registers --max-size and --backend.
+// maxSizeFlag registers --max-size, --backend and --platform.
 func maxSizeFlag(fs *flag.FlagSet) *inputFlags {
 	f := &inputFlags{maxSize: byteSize(container.DefaultMaxSize)}
 	fs.Var(&f.maxSize, "max-size", "refuse input that expands beyond this `size` (K, M, G, T suffixes)")

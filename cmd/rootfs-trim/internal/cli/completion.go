@@ -162,21 +162,18 @@ _rootfs_trim() {
 	case ${COMP_WORDS[1]} in
 `, shq(strings.Join(names, " ")))
 	for _, c := range cmds {
-		var flags, valued []string
+		var flags, valued, cases []string
 		for _, f := range c.Flags {
 			flags = append(flags, "--"+f.Name)
 			if f.Arg != "" {
 				valued = append(valued, "--"+f.Name, "-"+f.Name)
 			}
-		}
-		fmt.Fprintf(w, "\t%s)\n\t\tflags=%s\n\t\tvalued=%s\n\t\twords=%s\n", c.Name,
-			shq(strings.Join(flags, " ")), shq(strings.Join(valued, " ")), shq(strings.Join(c.words(), " ")))
-		var cases []string
-		for _, f := range c.Flags {
 			if len(f.Values) > 0 {
 				cases = append(cases, fmt.Sprintf("\t\t--%s|-%s) values=%s ;;\n", f.Name, f.Name, shq(strings.Join(f.Values, " "))))
 			}
 		}
+		fmt.Fprintf(w, "\t%s)\n\t\tflags=%s\n\t\tvalued=%s\n\t\twords=%s\n", c.Name,
+			shq(strings.Join(flags, " ")), shq(strings.Join(valued, " ")), shq(strings.Join(c.words(), " ")))
 		if len(cases) > 0 {
 			fmt.Fprintf(w, "\t\tcase $prev in\n%s\t\tesac\n", strings.Join(cases, ""))
 		}

@@ -315,11 +315,11 @@ func printDiffGitHub(w io.Writer, res *diff.Result) {
 		covered := map[string]bool{}
 		for _, f := range p.OffendersNew {
 			covered[f.Path] = true
-			ghAnnotate(w, ghLevel(f.Severity), f.Pos, "new "+f.Check, findingMessage(f))
+			ghCommand(w, ghLevel(f.Severity), f.Pos, "rootfs-trim diff [new "+f.Check+"]", ghEscapeData(findingMessage(f)))
 		}
 		for _, f := range p.OffendersGone {
 			covered[f.Path] = true
-			ghAnnotate(w, "warning", f.Pos, "gone "+f.Check, findingMessage(f)+" (gone: is the rule stale?)")
+			ghCommand(w, "warning", f.Pos, "rootfs-trim diff [gone "+f.Check+"]", ghEscapeData(findingMessage(f)+" (gone: is the rule stale?)"))
 		}
 		for _, f := range p.Files {
 			if !f.Forbidden && !f.Deferred && !f.Capability || covered[f.Path] && f.Change != diff.Changed {
@@ -336,7 +336,7 @@ func printDiffGitHub(w io.Writer, res *diff.Result) {
 			if d := fileDetail(f); d != "" {
 				msg += ": " + d
 			}
-			ghAnnotate(w, "error", f.Pos(), check, msg)
+			ghCommand(w, "error", f.Pos(), "rootfs-trim diff ["+check+"]", ghEscapeData(msg))
 		}
 	}
 	fmt.Fprintf(w, "::notice title=%s::%s -> %s: %s\n", ghEscapeProperty("rootfs-trim diff"),
@@ -367,11 +367,6 @@ func ghCommand(w io.Writer, level string, pos rules.Pos, title, msg string) {
 		props += ","
 	}
 	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, props, ghEscapeProperty(title), msg)
-}
-
-// ghAnnotate writes one of diff's annotations.
-func ghAnnotate(w io.Writer, level string, pos rules.Pos, check, msg string) {
-	ghCommand(w, level, pos, "rootfs-trim diff ["+check+"]", ghEscapeData(msg))
 }
 
 // diffFindings are what diff's github report annotates, as findings for

@@ -106,14 +106,5 @@ func exportBuildroot(w io.Writer, set *rules.Set) {
 // word and nothing more: printable ASCII without blanks (which split the
 // list), $ (an expansion), # (a comment) or \ (a continuation).
 func makeWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || c == '$' || c == '#' || c == '\\' {
-			return false
-		}
-	}
-	return true
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`$#\`, r) })
 }

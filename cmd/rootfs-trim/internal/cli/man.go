@@ -72,8 +72,7 @@ func writeMan(w io.Writer, cmds []cmdSpec, usage string) {
 	roffLines(w, desc)
 	fmt.Fprintln(w, ".SH COMMANDS")
 	for _, c := range cmds {
-		fmt.Fprintf(w, ".SS %s\n", roff(c.Name))
-		fmt.Fprintf(w, "\\fBrootfs\\-trim %s\\fR %s\n.PP\n", roff(c.Name), roff(c.Synopsis))
+		fmt.Fprintf(w, ".SS %s\n\\fBrootfs\\-trim %s\\fR %s\n.PP\n", roff(c.Name), roff(c.Name), roff(c.Synopsis))
 		roffLines(w, c.Summary+".\n\n"+c.Help)
 		for _, f := range c.Flags {
 			fmt.Fprintf(w, ".TP\n\\fB\\-\\-%s\\fR", roff(f.Name))

@@ -142,11 +142,11 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "warning: %s is a symlink to %s where policy %s expects a directory: what is beneath it bypasses the policy; left in place, not followed\n", shown(f.Path), names.Quote(f.Link), names.Text(f.Policy))
 			continue
 		}
+		done := "; left in place (the policy says at_boot: report)"
 		if f.Removed {
-			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it: removed\n", shown(f.Path), names.Text(f.Policy))
-		} else {
-			fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it; left in place (the policy says at_boot: report)\n", shown(f.Path), names.Text(f.Policy))
+			done = ": removed"
 		}
+		fmt.Fprintf(env.Stderr, "warning: %s was not written by render and policy %s forbids it%s\n", shown(f.Path), names.Text(f.Policy), done)
 	}
 	if *dryRun && !*quiet {
 		fmt.Fprintln(out, "dry run: nothing written")

@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"maps"
 	"net/url"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,20 +38,16 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
+	Tool struct {
+		Driver struct {
+			Name            string      `json:"name"`
+			InformationURI  string      `json:"informationUri"`
+			Version         string      `json:"version"`
+			SemanticVersion string      `json:"semanticVersion,omitempty"`
+			Rules           []sarifRule `json:"rules"`
+		} `json:"driver"`
+	} `json:"tool"`
 	Results []sarifResult `json:"results"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
-}
-
-type sarifDriver struct {
-	Name            string      `json:"name"`
-	InformationURI  string      `json:"informationUri"`
-	Version         string      `json:"version"`
-	SemanticVersion string      `json:"semanticVersion,omitempty"`
-	Rules           []sarifRule `json:"rules"`
 }
 
 type sarifRule struct {
@@ -76,26 +73,21 @@ type sarifResult struct {
 	Properties          sarifProperties   `json:"properties"`
 }
 
+// sarifLocation is a finding's rule file and line (no region for line 0),
+// and, as a logical location, the offending path in the image: the rule
+// file is where to fix it, the image path is what offends.
 type sarifLocation struct {
-	PhysicalLocation sarifPhysical          `json:"physicalLocation"`
+	PhysicalLocation struct {
+		ArtifactLocation struct {
+			URI string `json:"uri"`
+		} `json:"artifactLocation"`
+		Region struct {
+			StartLine int `json:"startLine"`
+		} `json:"region,omitzero"`
+	} `json:"physicalLocation"`
 	LogicalLocations []sarifLogicalLocation `json:"logicalLocations,omitempty"`
 }
 
-type sarifPhysical struct {
-	ArtifactLocation sarifArtifact `json:"artifactLocation"`
-	Region           *sarifRegion  `json:"region,omitempty"`
-}
-
-type sarifArtifact struct {
-	URI string `json:"uri"`
-}
-
-type sarifRegion struct {
-	StartLine int `json:"startLine"`
-}
-
-// sarifLogicalLocation is the offending path in the image: the rule file
-// is where to fix it, the image path is what offends.
 type sarifLogicalLocation struct {
 	FullyQualifiedName string `json:"fullyQualifiedName"`
 	Kind               string `json:"kind"`
@@ -116,23 +108,21 @@ type sarifProperties struct {
 // printSARIF writes findings of cmd (audit, check, diff) as a SARIF log;
 // message gives each result's text (audit's and check's differ).
 func printSARIF(w io.Writer, cmd string, set *rules.Set, findings []trim.Finding, message func(trim.Finding) string) error {
-	ids := map[string]bool{}
+	index := map[string]int{} // a rule's place in the driver's rules, by ID
 	for _, f := range findings {
-		ids[sarifRuleID(cmd, f)] = true
+		index[sarifRuleID(cmd, f)] = 0
 	}
-	var ruleList []sarifRule
-	for id := range ids {
-		ruleList = append(ruleList, describeRule(cmd, set, id))
+	run := sarifRun{Results: make([]sarifResult, 0, len(findings))}
+	d := &run.Tool.Driver
+	d.Name, d.InformationURI, d.Version, d.SemanticVersion = "rootfs-trim", sarifToolURI, Version, Version
+	d.Rules = []sarifRule{} // [], not null, when nothing is found
+	for i, id := range slices.Sorted(maps.Keys(index)) {
+		index[id] = i
+		d.Rules = append(d.Rules, describeRule(cmd, set, id))
 	}
-	sort.Slice(ruleList, func(i, j int) bool { return ruleList[i].ID < ruleList[j].ID })
-	index := map[string]int{}
-	for i, r := range ruleList {
-		index[r.ID] = i
-	}
-	results := make([]sarifResult, 0, len(findings))
 	for _, f := range findings {
 		id := sarifRuleID(cmd, f)
-		results = append(results, sarifResult{
+		run.Results = append(run.Results, sarifResult{
 			RuleID: id, RuleIndex: index[id], Level: f.Severity.String(),
 			Message:             sarifMessage{message(f)},
 			Locations:           sarifLocations(f),
@@ -140,14 +130,7 @@ func printSARIF(w io.Writer, cmd string, set *rules.Set, findings []trim.Finding
 			Properties:          sarifProperties{f.Check, f.Package, f.Input, f.Path, f.Action, f.Target, f.Key, f.Value},
 		})
 	}
-	if ruleList == nil {
-		ruleList = []sarifRule{}
-	}
-	return canon.JSON(w, sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{
-		Tool: sarifTool{sarifDriver{Name: "rootfs-trim", InformationURI: sarifToolURI, Version: Version,
-			SemanticVersion: Version, Rules: ruleList}},
-		Results: results,
-	}}})
+	return canon.JSON(w, sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{run}})
 }
 
 // checkResultMessage is a check finding's SARIF message, as check's text
@@ -167,13 +150,10 @@ func checkResultMessage(f trim.Finding) string {
 }
 
 // sarifRuleID is the rule or policy item a finding names (one namespace:
-// rules.Load refuses a name used twice), else CMD/CHECK, for the
-// package-level findings of check (describeRule prefers a rule or policy
-// item that took such a name).
-//
-// A joint finding (trim.Finding.Joint: several packages' rules, the owner
-// unknown) is the policy item's, where it is placed, which says what is
-// true of them all.
+// rules.Load refuses a name used twice), else CMD/CHECK, for check's
+// package-level findings. A joint finding (trim.Finding.Joint: several
+// packages' rules, the owner unknown) is its policy item's, which says
+// what is true of them all.
 func sarifRuleID(cmd string, f trim.Finding) string {
 	switch {
 	case f.Joint() && f.Policy != "":
@@ -240,10 +220,9 @@ func sarifLocations(f trim.Finding) []sarifLocation {
 	if f.Pos.File == "" {
 		return nil
 	}
-	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{artifactURI(relPath(f.Pos.File))}}}
-	if f.Pos.Line > 0 {
-		loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Pos.Line}
-	}
+	var loc sarifLocation
+	loc.PhysicalLocation.ArtifactLocation.URI = artifactURI(relPath(f.Pos.File))
+	loc.PhysicalLocation.Region.StartLine = max(f.Pos.Line, 0)
 	if f.Path != "" {
 		loc.LogicalLocations = []sarifLogicalLocation{{FullyQualifiedName: f.Path, Kind: "resource"}}
 	}

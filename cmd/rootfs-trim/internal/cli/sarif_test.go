@@ -247,7 +247,7 @@ func codeScanningProblems(log sarifLog) []string {
 			if uri == "" || strings.Contains(uri, ":") || strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "../") {
 				bad("results[%d]: uri %q is not relative to the repository", i, uri)
 			}
-			if l.PhysicalLocation.Region == nil || l.PhysicalLocation.Region.StartLine < 1 {
+			if l.PhysicalLocation.Region.StartLine < 1 {
 				bad("results[%d]: no startLine from 1", i)
 			}
 		}
