@@ -3,6 +3,8 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -215,11 +217,12 @@ func (cr *CpioReader) readHeader(start int64) (CpioVariant, [13]uint32, error) {
 		return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %s: not a newc or crc cpio header", printable(hdr[:6]))}
 	}
 	for i := range f {
-		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
-		if !ok {
-			return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
+		field := hdr[6+8*i : 14+8*i]
+		var v [4]byte
+		if _, err := hex.Decode(v[:], field); err != nil {
+			return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(field))}
 		}
-		f[i] = v
+		f[i] = binary.BigEndian.Uint32(v[:])
 	}
 	return variant, f, nil
 }
@@ -463,25 +466,6 @@ func (cr *CpioReader) segmentBoundary() (done bool, err error) {
 	}
 	b, _ = cr.r.Peek(8)
 	return true, &FormatError{Offset: cr.off, Err: fmt.Errorf("%w: %s where a cpio header should start", ErrJunkWithin, printable(b))}
-}
-
-func parseHex8(b []byte) (uint32, bool) {
-	var v uint32
-	for _, c := range b {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint32(d)
-	}
-	return v, true
 }
 
 func sumBytes(sum uint32, p []byte) uint32 {

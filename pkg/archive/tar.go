@@ -295,20 +295,9 @@ func (w *TarWriter) WriteHeader(e *Entry) error {
 	return nil
 }
 
-// tarTypeflags is the type flag written for each entry type.
-var tarTypeflags = map[Type]byte{
-	TypeRegular:  tar.TypeReg,
-	TypeDir:      tar.TypeDir,
-	TypeSymlink:  tar.TypeSymlink,
-	TypeHardlink: tar.TypeLink,
-	TypeChar:     tar.TypeChar,
-	TypeBlock:    tar.TypeBlock,
-	TypeFifo:     tar.TypeFifo,
-}
-
 func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
-	flag, ok := tarTypeflags[e.Type]
-	if !ok {
+	flag := e.Type.info().tar
+	if flag == 0 {
 		if e.Type == TypeSocket {
 			return nil, fmt.Errorf("tar %q: sockets cannot be stored in tar", e.Name)
 		}

@@ -291,13 +291,7 @@ func (t *KernelTree) Add(e *Entry) Landing {
 // it is, with its file's number (0 but for a regular file). It reports
 // false, having changed nothing, for anything else.
 func (t *KernelTree) addNew(e *Entry, name string, pk pathKey, parent kstat) (uint32, bool) {
-	switch e.Type {
-	case TypeDir:
-	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
-		if e.Nlink > 1 {
-			return 0, false
-		}
-	default:
+	if e.Type != TypeDir && (!e.Type.info().links || e.Nlink > 1) {
 		return 0, false
 	}
 	k := t.key(name)
