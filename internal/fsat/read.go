@@ -69,18 +69,13 @@ func (t *Tree) ReadEntry(name string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	var st unix.Stat_t
-	err = unix.Fstatat(dir, path.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
-	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		buf := make([]byte, unix.PathMax)
-		n, err := unix.Readlinkat(dir, path.Base(name), buf)
-		unix.Close(dir)
-		if err != nil {
-			return nil, err
-		}
+	// readlink fails, EINVAL, on what is not a symlink.
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, path.Base(name), buf)
+	unix.Close(dir)
+	if err == nil {
 		return buf[:n], nil
 	}
-	unix.Close(dir)
 	return t.ReadFile(name, nil)
 }
 
