@@ -101,13 +101,10 @@ func (m *Meter) Line(done, entries int64, elapsed time.Duration) string {
 }
 
 func size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	for i, unit := range []string{"GiB", "MiB", "KiB"} {
+		if shift := 30 - 10*i; n >= 1<<shift {
+			return fmt.Sprintf("%.1f %s", float64(n)/float64(int64(1)<<shift), unit)
+		}
 	}
 	return fmt.Sprintf("%d B", n)
 }

@@ -271,35 +271,27 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 	}
 	g.members, g.keep = nil, nil
 	touched := complete && len(kept) != int(g.seen)
-	if c.isTarDest() {
-		// tar: the first member carries the data, the rest link to it.
-		first := kept[0]
-		first.Size = size
-		first.Nlink = uint32(len(kept))
-		if err := c.emit(first, data); err != nil {
-			return err
-		}
-		g.out = first.Name
-		for _, m := range kept[1:] {
-			m.Type, m.Linkname, m.Size, m.Nlink = TypeHardlink, first.Name, 0, uint32(len(kept))
-			if err := c.dst.WriteHeader(m); err != nil {
-				return err
-			}
-		}
-		return nil
+	// cpio: the last member carries the data; tar: the first, and the
+	// rest are links to it.
+	tarDest := c.isTarDest()
+	holder := kept[len(kept)-1]
+	if tarDest {
+		holder, touched = kept[0], true
 	}
-	for i, m := range kept {
+	for _, m := range kept {
 		if touched {
 			m.Nlink = uint32(len(kept))
 		}
 		m.Size = 0
-		if i == len(kept)-1 {
-			m.Size = size
-			g.out = m.Name
+		if m == holder {
+			m.Size, g.out = size, m.Name
 			if err := c.emit(m, data); err != nil {
 				return err
 			}
 			continue
+		}
+		if tarDest {
+			m.Type, m.Linkname = TypeHardlink, holder.Name
 		}
 		if err := c.dst.WriteHeader(m); err != nil {
 			return err

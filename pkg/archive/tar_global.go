@@ -191,14 +191,7 @@ func setGlobalField(h *tar.Header, k, v string) (err error) {
 		if t, err = parsePAXTime(v); err != nil {
 			return err
 		}
-		switch k {
-		case "mtime":
-			h.ModTime = t
-		case "atime":
-			h.AccessTime = t
-		case "ctime":
-			h.ChangeTime = t
-		}
+		*map[string]*time.Time{"mtime": &h.ModTime, "atime": &h.AccessTime, "ctime": &h.ChangeTime}[k] = t
 		if t.Nanosecond() != 0 || k != "mtime" {
 			// Only PAX keeps a fraction, or an atime or ctime at all.
 			h.Format = tar.FormatPAX
