@@ -596,18 +596,14 @@ func (d *DirReader) Next() (*Entry, error) {
 	it := d.entries[d.i]
 	d.entries[d.i] = nil // the caller owns the entry now
 	d.i++
-	var e *Entry
+	d.curName, d.unstated = it.name, d.namesOnly
 	if d.namesOnly {
-		e = &Entry{Name: it.name, Type: it.typ(), Offset: -1}
-	} else {
-		e = it.entry()
+		return &Entry{Name: it.name, Type: it.typ(), Offset: -1}, nil // Stat reads the rest
 	}
-	d.curName, d.curID, d.remaining = it.name, it.id, e.Size
-	d.unstated = d.namesOnly
-	if !d.namesOnly {
-		if err := d.holes(e, it); err != nil {
-			return nil, err
-		}
+	e := it.entry()
+	d.curID, d.remaining = it.id, e.Size
+	if err := d.holes(e, it); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

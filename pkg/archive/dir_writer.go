@@ -181,7 +181,11 @@ func (w *DirWriter) create(name string, e *Entry) error {
 			return fmt.Errorf("hard link target: %w", err)
 		}
 		if !fi.Mode().IsRegular() && fi.Mode().Type()&(fs.ModeDevice|fs.ModeNamedPipe) == 0 {
-			return fmt.Errorf("hard link target %q is a %s, not a file", e.Linkname, typeOfMode(fi.Mode()))
+			what, ok := map[fs.FileMode]string{fs.ModeDir: "directory", fs.ModeSymlink: "symlink", fs.ModeSocket: "socket"}[fi.Mode().Type()]
+			if !ok {
+				what = "special file"
+			}
+			return fmt.Errorf("hard link target %q is a %s, not a file", e.Linkname, what)
 		}
 		// A link shares the target's inode: its own owner, mode and mtime
 		// (tar stores copies) must not be applied over the target's.
@@ -489,18 +493,6 @@ func (w *DirWriter) onEntry(name string, t Type, fn func(at *fsat.At, id fileID)
 		}
 		return fn(at, fileID{uint64(at.Stat.Dev), at.Stat.Ino})
 	})
-}
-
-func typeOfMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m.Type()&fs.ModeSymlink != 0:
-		return "symlink"
-	case m.Type()&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }
 
 // Close finishes the last entry, then applies directory modes and mtimes,

@@ -151,8 +151,13 @@ func (cr *CpioReader) Next() (*Entry, error) {
 }
 
 func (cr *CpioReader) next() (*Entry, error) {
-	if done, err := cr.toHeader(); done || err != nil {
+	if err := cr.finishEntry(); err != nil {
 		return nil, err
+	}
+	if cr.segment != notSegment {
+		if done, err := cr.segmentBoundary(); done {
+			return nil, err
+		}
 	}
 	start := cr.off
 	variant, f, err := cr.readHeader(start)
@@ -427,18 +432,6 @@ func (cr *CpioReader) skipZeros() (int64, error) {
 		cr.off += int64(k)
 		n += int64(k)
 	}
-}
-
-// toHeader skips the rest of the current entry and, in a segment, what
-// the kernel skips before a header; done reports the segment's end.
-func (cr *CpioReader) toHeader() (done bool, err error) {
-	if err := cr.finishEntry(); err != nil {
-		return true, err
-	}
-	if cr.segment == notSegment {
-		return false, nil
-	}
-	return cr.segmentBoundary()
 }
 
 // segmentBoundary is the kernel's Reset state at a header boundary of a
