@@ -85,14 +85,6 @@ func (t Type) String() string {
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
 
-// Letter is the first column of an `ls -l` listing.
-func (t Type) Letter() byte {
-	if l := t.info().letter; l != 0 {
-		return l
-	}
-	return '-'
-}
-
 // PermMask covers the permission bits plus setuid, setgid and sticky.
 const PermMask = 0o7777
 
@@ -228,7 +220,10 @@ func Discards(w Writer) bool {
 // ModeString renders type and permissions as `ls -l` does, setuid, setgid
 // and sticky included ("-rwsr-xr-x", "drwxrwxrwt").
 func (e *Entry) ModeString() string {
-	b := []byte{e.Type.Letter(), '-', '-', '-', '-', '-', '-', '-', '-', '-'}
+	b := []byte("----------")
+	if l := e.Type.info().letter; l != 0 {
+		b[0] = l
+	}
 	const rwx = "rwxrwxrwx"
 	for i := 0; i < 9; i++ {
 		if e.Mode&(1<<uint(8-i)) != 0 {

@@ -291,12 +291,8 @@ func appendHex8(b []byte, v uint32) []byte {
 	return b
 }
 
-func padTo(off, block int64) int64 {
-	if r := off % block; r != 0 {
-		return block - r
-	}
-	return 0
-}
+// padTo is how many bytes take off to a multiple of block, a power of two.
+func padTo(off, block int64) int64 { return -off & (block - 1) }
 
 // stage holds one entry's data while its checksum is computed.
 type stage struct {

@@ -55,9 +55,12 @@ func SniffFormat(br *bufio.Reader) (Format, error) {
 // validV7Checksum recognises pre-POSIX tar headers, which have no magic.
 func validV7Checksum(h []byte) bool {
 	want, err := strconv.ParseUint(string(bytes.Trim(h[148:156], " \x00")), 8, 64)
-	if err != nil {
-		return false
-	}
+	return err == nil && tarChecksum(h) == want
+}
+
+// tarChecksum is what a tar header's checksum field holds: the sum of its
+// bytes, the field's own taken as spaces.
+func tarChecksum(h []byte) uint64 {
 	var sum uint64
 	for i, c := range h {
 		if i >= 148 && i < 156 {
@@ -65,7 +68,7 @@ func validV7Checksum(h []byte) bool {
 		}
 		sum += uint64(c)
 	}
-	return sum == want
+	return sum
 }
 
 // NewReaderFor returns the entry reader of format f (as SniffFormat found

@@ -117,14 +117,6 @@ func newTarGlobal(h *tar.Header, off int64, raw []byte) (*TarGlobal, error) {
 	return g, nil
 }
 
-func parsePAXID(v string) (int, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || int64(int(n)) != n {
-		return 0, fmt.Errorf("bad id %q", v)
-	}
-	return int(n), nil
-}
-
 // parsePAXTime reads a PAX time: decimal seconds since the epoch with an
 // optional fraction (POSIX pax, "pax Extended Header"); digits beyond
 // nanoseconds are dropped, as GNU tar and archive/tar drop them.
@@ -176,19 +168,19 @@ func (g *TarGlobal) apply(h *tar.Header) []string {
 
 // setGlobalField sets one of globalFields, which newTarGlobal checks on
 // a scratch header.
-func setGlobalField(h *tar.Header, k, v string) (err error) {
+func setGlobalField(h *tar.Header, k, v string) error {
 	switch k {
-	case "uid":
-		h.Uid, err = parsePAXID(v)
-	case "gid":
-		h.Gid, err = parsePAXID(v)
-	case "uname":
-		h.Uname = v
-	case "gname":
-		h.Gname = v
+	case "uid", "gid":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || int64(int(n)) != n {
+			return fmt.Errorf("bad id %q", v)
+		}
+		*map[string]*int{"uid": &h.Uid, "gid": &h.Gid}[k] = int(n)
+	case "uname", "gname":
+		*map[string]*string{"uname": &h.Uname, "gname": &h.Gname}[k] = v
 	case "mtime", "atime", "ctime":
-		var t time.Time
-		if t, err = parsePAXTime(v); err != nil {
+		t, err := parsePAXTime(v)
+		if err != nil {
 			return err
 		}
 		*map[string]*time.Time{"mtime": &h.ModTime, "atime": &h.AccessTime, "ctime": &h.ChangeTime}[k] = t
@@ -197,7 +189,7 @@ func setGlobalField(h *tar.Header, k, v string) (err error) {
 			h.Format = tar.FormatPAX
 		}
 	}
-	return err
+	return nil
 }
 
 // writeGlobal writes, before e, the global header e was read after, if it
