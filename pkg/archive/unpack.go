@@ -187,7 +187,7 @@ type KernelTree struct {
 	nodes   map[pathKey]kstat
 	targets map[pathKey]string // the symlinks'
 	seeds   [2]maphash.Seed
-	links   map[linkKey]string
+	links   map[HardLinkKey]string
 	files   uint32 // regular files made so far: the last one's number
 	// unlinkFirst: a regular entry over a regular file makes a new file,
 	// as tar extractors do, rather than writing the kernel's in place.
@@ -210,12 +210,6 @@ type knode struct {
 	kids   uint32 // a directory's entries
 	file   uint32 // a regular file's number
 	target string // a symlink's
-}
-
-type linkKey struct {
-	major, minor uint32
-	ino          uint64
-	typ          Type
 }
 
 // NewKernelTree returns the tree of an empty rootfs.
@@ -377,15 +371,15 @@ func (t *KernelTree) earlier(e *Entry, name string) (string, bool) {
 		old, err := pathx.Clean(e.Linkname)
 		return old, err == nil
 	}
-	if e.Nlink < 2 || e.Type == TypeDir {
+	k, ok := e.LinkKey()
+	if !ok {
 		return "", false
 	}
-	k := linkKey{major: e.DevMajor, minor: e.DevMinor, ino: e.Inode, typ: e.Type}
 	if old, ok := t.links[k]; ok {
 		return old, true
 	}
 	if t.links == nil {
-		t.links = map[linkKey]string{}
+		t.links = map[HardLinkKey]string{}
 	}
 	t.links[k] = name
 	return "", false
