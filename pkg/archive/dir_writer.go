@@ -33,7 +33,6 @@ type DirWriterOptions struct {
 type DirWriter struct {
 	root   *os.Root
 	tree   *fsat.Tree // the same root, for what is done by descriptor
-	path   string
 	opts   DirWriterOptions
 	owners bool // apply UID/GID
 	mknod  bool // may create device nodes
@@ -86,7 +85,6 @@ func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 	return &DirWriter{
 		root:    r,
 		tree:    fsat.New(r, fsat.Options{}),
-		path:    root,
 		opts:    opts,
 		owners:  euid == 0, // a user cannot give files away
 		mknod:   euid == 0,

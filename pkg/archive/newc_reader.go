@@ -76,7 +76,6 @@ type CpioReader struct {
 	summing   bool
 
 	sawTrailer bool // the last entry returned ended a member
-	entries    int  // entries in the current member
 	err        error
 
 	// segment: read as one segment of an initrd (NewSegmentCpioReader).
@@ -276,7 +275,6 @@ func (cr *CpioReader) trailer(e *Entry, mode, size uint32) (*Entry, error) {
 	}
 	e.Pad = pad
 	cr.sawTrailer = true
-	cr.entries = 0
 	return e, nil
 }
 
@@ -289,7 +287,6 @@ func (cr *CpioReader) startEntry(e *Entry, mode, size uint32) (*Entry, error) {
 	}
 	e.Type = t
 	cr.sawTrailer = false
-	cr.entries++
 	cr.cur = e
 	cr.remaining = int64(size)
 	cr.dataPad = int(pad4(int64(size)) - int64(size))
