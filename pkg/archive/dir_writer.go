@@ -433,11 +433,10 @@ func (w *DirWriter) finish() error {
 	e, name, f := w.cur, w.curName, w.file
 	w.cur, w.file = nil, nil
 	var err error
-	if f != nil && w.pos > w.end {
-		// It ends in a hole.
-		err = f.Truncate(w.pos)
-	}
 	if f != nil {
+		if w.pos > w.end {
+			err = f.Truncate(w.pos) // it ends in a hole
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -331,22 +331,19 @@ func (cr *CpioReader) Read(p []byte) (int, error) {
 	if cr.summing {
 		cr.sum = sumBytes(cr.sum, p[:n])
 	}
-	if err == io.EOF && cr.remaining > 0 {
+	switch {
+	case err == io.EOF && cr.remaining > 0:
 		err = &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: fmt.Errorf("truncated data, %d bytes missing: %w", cr.remaining, io.ErrUnexpectedEOF)}
+	case err == io.EOF:
+		err = nil
+	}
+	if err == nil && cr.remaining == 0 {
+		err = cr.verify()
+	}
+	if err != nil {
 		cr.err = err
-		return n, err
 	}
-	if err != nil && err != io.EOF {
-		cr.err = err
-		return n, err
-	}
-	if cr.remaining == 0 {
-		if err := cr.verify(); err != nil {
-			cr.err = err
-			return n, err
-		}
-	}
-	return n, nil
+	return n, err
 }
 
 func (cr *CpioReader) verify() error {

@@ -211,16 +211,15 @@ func (w *TarWriter) writeGlobal(e *Entry) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	var err error
 	if len(recs) == len(f.Global.Records) && f.Global.raw != nil {
 		// archive/tar flushed the previous entry's padding in WriteHeader,
 		// so the stream is at a block boundary.
-		if _, err := w.out.Write(f.Global.raw); err != nil {
-			return fmt.Errorf("tar %q: PAX global header before %q: %w", f.Global.Name, e.Name, err)
-		}
-		return nil
+		_, err = w.out.Write(f.Global.raw)
+	} else {
+		err = w.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: f.Global.Name, PAXRecords: recs, Format: tar.FormatPAX})
 	}
-	h := &tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: f.Global.Name, PAXRecords: recs, Format: tar.FormatPAX}
-	if err := w.tw.WriteHeader(h); err != nil {
+	if err != nil {
 		return fmt.Errorf("tar %q: PAX global header before %q: %w", f.Global.Name, e.Name, err)
 	}
 	return nil
