@@ -17,7 +17,6 @@ type Meter struct {
 	label string
 	total int64 // bytes, 0 if unknown
 	bytes func() int64
-	now   func() time.Time
 
 	mu      sync.Mutex
 	entries int64
@@ -30,12 +29,12 @@ type Meter struct {
 // New returns a meter that reads the byte count from bytes (the compressed
 // bytes consumed, so that it compares with the file size).
 func New(w io.Writer, label string, total int64, bytes func() int64) *Meter {
-	return &Meter{w: w, label: label, total: total, bytes: bytes, now: time.Now}
+	return &Meter{w: w, label: label, total: total, bytes: bytes}
 }
 
 // Start begins redrawing in the background.
 func (m *Meter) Start() {
-	m.start = m.now()
+	m.start = time.Now()
 	m.draw() // at once: a short run shows it ran, too
 	m.stop, m.done = make(chan struct{}), make(chan struct{})
 	go func() {
@@ -77,7 +76,7 @@ func (m *Meter) draw() {
 	m.mu.Lock()
 	entries := m.entries
 	m.mu.Unlock()
-	fmt.Fprint(m.w, "\r\033[K"+m.Line(m.bytes(), entries, m.now().Sub(m.start)))
+	fmt.Fprint(m.w, "\r\033[K"+m.Line(m.bytes(), entries, time.Since(m.start)))
 	m.drawn = true
 }
 

@@ -407,7 +407,10 @@ func (d *DirReader) listDir(f *os.File, dir string) ([]dirItem, []string, error)
 				}
 				names = append(names, name)
 				if d.namesOnly {
-					t, _ := typeFromDirent(dt)
+					var t Type // 0: DT_UNKNOWN, or no d_type at all
+					if dt <= 0xf {
+						t = modeTypes[dt]
+					}
 					types = append(types, t)
 				}
 			}
@@ -470,14 +473,6 @@ func parseDirent(b []byte) (name string, typ uint8, rest []byte, ok bool) {
 		raw = raw[:i]
 	}
 	return string(raw), b[18], b[reclen:], true
-}
-
-// typeFromDirent maps d_type; false for DT_UNKNOWN and anything odd.
-func typeFromDirent(dt uint8) (Type, bool) {
-	if dt > 0xf {
-		return 0, false
-	}
-	return typeFromUnixMode(uint32(dt) << 12)
 }
 
 // Stat fills in e, the entry Next returned last, from an lstat, and makes

@@ -207,7 +207,9 @@ func (cw *CpioWriter) writeHeader(e *Entry, size int64, check uint32) error {
 		e.DevMajor, e.DevMinor, e.RdevMajor, e.RdevMinor,
 		uint32(len(e.Name) + 1), check,
 	} {
-		h = appendHex8(h, v)
+		for shift := 28; shift >= 0; shift -= 4 {
+			h = append(h, "0123456789ABCDEF"[v>>shift&0xF])
+		}
 	}
 	h = append(h, e.Name...)
 	h = append(h, 0)
@@ -281,14 +283,6 @@ func unixTime(t time.Time) int64 {
 		return 0
 	}
 	return t.Unix()
-}
-
-func appendHex8(b []byte, v uint32) []byte {
-	const digits = "0123456789ABCDEF"
-	for shift := 28; shift >= 0; shift -= 4 {
-		b = append(b, digits[(v>>uint(shift))&0xF])
-	}
-	return b
 }
 
 // padTo is how many bytes take off to a multiple of block, a power of two.
