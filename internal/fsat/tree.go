@@ -89,10 +89,7 @@ func (t *Tree) InParent(name string, fn func(dir int, base string) error) error 
 }
 
 func (t *Tree) inParent(name string, create bool, fn func(dir int, base string) error) error {
-	parent, base := path.Dir(name), path.Base(name)
-	if name == "." {
-		parent, base = ".", "."
-	}
+	parent, base := path.Dir(name), path.Base(name) // ".", "." for the root
 	if t.mode == NoSymlinks {
 		fd, err := t.OpenDir(parent, create, nil)
 		if err != nil {
