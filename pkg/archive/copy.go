@@ -333,11 +333,8 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 		if !ok {
 			return fmt.Errorf("hard link %q: target %q is not in the output (missing from the input, or dropped)", e.Name, e.Linkname)
 		}
-		switch t.typ {
-		case TypeDir:
-			return fmt.Errorf("hard link %q: target %q is a directory; refusing it", e.Name, e.Linkname)
-		case TypeSymlink:
-			return fmt.Errorf("hard link %q: target %q is a symlink; refusing it", e.Name, e.Linkname)
+		if what := map[Type]string{TypeDir: "a directory", TypeSymlink: "a symlink"}[t.typ]; what != "" {
+			return fmt.Errorf("hard link %q: target %q is %s; refusing it", e.Name, e.Linkname, what)
 		}
 		if c.opt.Dest.IsCpio() {
 			// A member of the target's group, as GNU cpio writes one: its

@@ -129,7 +129,7 @@ type Entry struct {
 	// ("security.capability", "user.x"), values as stored (bytes): what
 	// tar keeps in PAX SCHILY.xattr records and a tree on the inode. nil
 	// when there are none, or the format has no room for them (cpio).
-	// POSIX ACLs are not among them (see TarFormat, dirReadXattrs).
+	// POSIX ACLs in text are not among them (tarACL).
 	Xattrs map[string]string
 
 	// Segment is the 1-based number of the initrd segment the entry came
