@@ -420,7 +420,7 @@ func (t *KernelTree) remove(full string) bool {
 	if t.names != nil {
 		delete(t.names, k)
 	}
-	t.count(path.Dir(full), false)
+	t.count(path.Dir(full), -1)
 	return true
 }
 
@@ -433,17 +433,14 @@ func (t *KernelTree) add(full string, n knode) {
 	if t.names != nil {
 		t.names[k] = full
 	}
-	t.count(path.Dir(full), true)
+	t.count(path.Dir(full), 1)
 }
 
-func (t *KernelTree) count(dir string, up bool) {
+// count adds delta, 1 or -1, to the count of entries of the directory dir.
+func (t *KernelTree) count(dir string, delta int) {
 	k := t.key(dir)
 	if n, ok := t.nodes[k]; ok {
-		if up {
-			n.n++
-		} else {
-			n.n--
-		}
+		n.n += uint32(delta)
 		t.nodes[k] = n
 	}
 }
