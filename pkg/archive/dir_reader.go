@@ -621,11 +621,29 @@ func (d *DirReader) holes(e *Entry, it *dirItem) error {
 		}
 		return err
 	}
+	// The stretches of data, and an empty one at the size when the file
+	// ends in a hole, as GNU tar has it so that an extracted file gets its
+	// length.
 	var m []SparseSegment
+	var stored int64
 	err := fsat.WithFd(d.file, func(fd int) error {
-		var err error
-		m, err = dataMap(fd, e.Size)
-		return err
+		for off := int64(0); off < e.Size; {
+			data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+			if err == unix.ENXIO || err == nil && data >= e.Size {
+				break // only hole from here
+			}
+			if err != nil {
+				return err
+			}
+			hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+			if err != nil {
+				return err
+			}
+			hole = min(hole, e.Size)
+			m = append(m, SparseSegment{Offset: data, Length: hole - data})
+			stored, off = stored+hole-data, hole
+		}
+		return nil
 	})
 	if err == nil {
 		_, err = d.file.Seek(0, io.SeekStart)
@@ -633,45 +651,14 @@ func (d *DirReader) holes(e *Entry, it *dirItem) error {
 	if err != nil {
 		return fmt.Errorf("%s: finding its holes: %w", d.display(e.Name), err)
 	}
-	var stored int64
-	for _, s := range m {
-		stored += s.Length
-	}
 	if stored == e.Size {
 		return nil // no holes after all (a compressed filesystem)
 	}
+	if len(m) == 0 || m[len(m)-1].Offset+m[len(m)-1].Length < e.Size {
+		m = append(m, SparseSegment{Offset: e.Size})
+	}
 	e.Format = &TarFormat{Sparse: &TarSparse{Format: "tree", Stored: stored, Map: m}}
 	return nil
-}
-
-// dataMap lists the stretches of data of the size bytes of the file fd,
-// ending with an empty one at size when the file ends in a hole, as GNU
-// tar does so that an extracted file gets its length.
-func dataMap(fd int, size int64) ([]SparseSegment, error) {
-	var m []SparseSegment
-	for off := int64(0); off < size; {
-		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err == unix.ENXIO {
-			break // only hole from here
-		}
-		if err != nil {
-			return nil, err
-		}
-		if data >= size {
-			break
-		}
-		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
-		if err != nil {
-			return nil, err
-		}
-		hole = min(hole, size)
-		m = append(m, SparseSegment{Offset: data, Length: hole - data})
-		off = hole
-	}
-	if len(m) == 0 || m[len(m)-1].Offset+m[len(m)-1].Length < size {
-		m = append(m, SparseSegment{Offset: size})
-	}
-	return m, nil
 }
 
 // Read reads the data of the current entry, opening the file on first use.

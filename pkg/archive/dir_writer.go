@@ -361,7 +361,6 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 	return nil
 }
 
-// Write writes data of the current entry.
 func (w *DirWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil

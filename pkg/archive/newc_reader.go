@@ -314,7 +314,6 @@ func (cr *CpioReader) startEntry(e *Entry, mode, size uint32) (*Entry, error) {
 	return e, nil
 }
 
-// Read reads the data of the current entry.
 func (cr *CpioReader) Read(p []byte) (int, error) {
 	if cr.err != nil {
 		return 0, cr.err

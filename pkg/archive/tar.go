@@ -102,7 +102,6 @@ func (r *TarReader) Next() (*Entry, error) {
 	}
 }
 
-// Read reads the data of the current entry.
 func (r *TarReader) Read(p []byte) (int, error) {
 	if !r.active {
 		return 0, io.EOF
@@ -375,19 +374,13 @@ func truncateTarTimes(h *tar.Header) {
 	if h.Format == tar.FormatPAX {
 		return
 	}
-	h.ModTime = truncSecond(h.ModTime)
-	h.AccessTime = truncSecond(h.AccessTime)
-	h.ChangeTime = truncSecond(h.ChangeTime)
-}
-
-func truncSecond(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
+	for _, t := range []*time.Time{&h.ModTime, &h.AccessTime, &h.ChangeTime} {
+		if !t.IsZero() {
+			*t = t.Truncate(time.Second)
+		}
 	}
-	return t.Truncate(time.Second)
 }
 
-// Write writes data of the current entry.
 func (w *TarWriter) Write(p []byte) (int, error) {
 	if w.sparse != nil {
 		return w.sparse.write(w.out, p)
