@@ -67,9 +67,6 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, fmt.Errorf("tar: reading header at offset %d: %w", off, err)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
-			if err := checkGlobalPrelude(rec, off); err != nil {
-				return nil, err
-			}
 			g, err := newTarGlobal(h, off, rec)
 			if err != nil {
 				return nil, err
@@ -82,8 +79,7 @@ func (r *TarReader) Next() (*Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &TarFormat{Header: h, Global: r.global}
-		f.FromGlobal = r.global.apply(h)
+		f := &TarFormat{Header: h, Global: r.global, FromGlobal: r.global.apply(h)}
 		e, err := entryFromTarHeader(h)
 		if err != nil {
 			return nil, err

@@ -79,8 +79,17 @@ func globalRole(k string) int {
 	return globalArchive
 }
 
-// newTarGlobal checks a global header read at off and returns it.
+// newTarGlobal checks a global header read at off and returns it. One
+// that came after an extended header or a GNU long name or link is
+// refused: archive/tar drops those, while GNU tar's read_header keeps them
+// for the next entry (its name, its link target, its records).
 func newTarGlobal(h *tar.Header, off int64, raw []byte) (*TarGlobal, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("tar: PAX global header at offset %d: headers over %d bytes", off, maxKeptHeaders)
+	}
+	if len(raw) >= tarBlockSize && raw[156] != tar.TypeXGlobalHeader {
+		return nil, fmt.Errorf("tar: PAX global header at offset %d comes after a %q header meant for the next entry (GNU tar applies it, archive/tar drops it); refusing it", off, raw[156])
+	}
 	g := &TarGlobal{Name: h.Name, Offset: off, Records: maps.Clone(h.PAXRecords)}
 	if size, ok := tarNumeric(raw[min(124, len(raw)):min(136, len(raw))]); ok && len(raw) >= tarBlockSize &&
 		raw[156] == tar.TypeXGlobalHeader && int64(len(raw)) == tarBlockSize+size {
