@@ -49,15 +49,6 @@ func ChownFd(fd int, name string, uid, gid int) error {
 	return nil
 }
 
-// Chown gives base, in dir, its owner, never through a symlink. name is
-// how errors show it.
-func Chown(dir int, base, name string, uid, gid int) error {
-	if err := unix.Fchownat(dir, base, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "lchown", Path: name, Err: err}
-	}
-	return nil
-}
-
 // SetMtime sets atime and mtime of base, in dir, to t, never through a
 // symlink, so that the tree does not depend on when it was written. A zero
 // t leaves both as they are.

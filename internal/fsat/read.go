@@ -62,25 +62,16 @@ func (t *Tree) ReadFile(name string, check func(fd int, shown string) error) ([]
 // ReadEntry reads a regular file, or a symlink's target, in a NoSymlinks
 // tree, never following it: what was written at name, either way.
 func (t *Tree) ReadEntry(name string) ([]byte, error) {
-	dir, err := t.OpenDir(path.Dir(name), false, nil)
-	if err != nil {
-		if err == unix.ENOENT {
-			return nil, os.ErrNotExist
-		}
-		return nil, err
-	}
-	var st unix.Stat_t
-	err = unix.Fstatat(dir, path.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
-	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		buf := make([]byte, unix.PathMax)
-		n, err := unix.Readlinkat(dir, path.Base(name), buf)
-		unix.Close(dir)
-		if err != nil {
-			return nil, err
-		}
+	buf := make([]byte, unix.PathMax)
+	var n int
+	err := t.InParent(name, func(dir int, base string) (err error) {
+		n, err = unix.Readlinkat(dir, base, buf)
+		return err
+	})
+	if err == nil {
 		return buf[:n], nil
 	}
-	unix.Close(dir)
+	// Not a symlink (readlink says EINVAL), or not there: ReadFile says which.
 	return t.ReadFile(name, nil)
 }
 

@@ -89,10 +89,7 @@ func (t *Tree) InParent(name string, fn func(dir int, base string) error) error 
 }
 
 func (t *Tree) inParent(name string, create bool, fn func(dir int, base string) error) error {
-	parent, base := path.Dir(name), path.Base(name)
-	if name == "." {
-		parent, base = ".", "."
-	}
+	parent, base := path.Dir(name), path.Base(name) // ".", "." for the root
 	if t.mode == NoSymlinks {
 		fd, err := t.OpenDir(parent, create, nil)
 		if err != nil {
@@ -143,16 +140,21 @@ func (t *Tree) OpenDir(dir string, create bool, check func(fd int, shown string)
 	if err != nil {
 		return -1, err
 	}
-	if check != nil {
-		if err := check(fd, "/"); err != nil {
-			unix.Close(fd)
-			return -1, err
+	var comps []string
+	if dir != "." {
+		comps = strings.Split(dir, "/")
+	}
+	for i := 0; ; i++ {
+		if check != nil {
+			if err := check(fd, "/"+strings.Join(comps[:i], "/")); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
 		}
-	}
-	if dir == "." {
-		return fd, nil
-	}
-	for i, c := range strings.Split(dir, "/") {
+		if i == len(comps) {
+			return fd, nil
+		}
+		c := comps[i]
 		const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		next, err := openatRetry(fd, c, flags, 0)
 		if err == unix.ENOENT && create {
@@ -169,14 +171,7 @@ func (t *Tree) OpenDir(dir string, create bool, check func(fd int, shown string)
 		default:
 			return -1, err
 		}
-		if check != nil {
-			if err := check(fd, "/"+strings.Join(strings.Split(dir, "/")[:i+1], "/")); err != nil {
-				unix.Close(fd)
-				return -1, err
-			}
-		}
 	}
-	return fd, nil
 }
 
 func openatRetry(dirfd int, name string, flags int, mode uint32) (int, error) {

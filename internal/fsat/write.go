@@ -27,28 +27,16 @@ type File struct {
 // mtime, then renamed over name. A symlink at name is replaced, never
 // written through; on failure tmp is removed and name is as it was.
 func (t *Tree) WriteFile(name, tmp string, f File) error {
-	return t.inParent(name, t.opts.MakeParents, func(dir int, base string) error {
-		tbase := path.Base(tmp)
-		if err := t.clearTemp(dir, tbase, tmp); err != nil {
-			return err
-		}
-		t.Step()
+	return t.viaTemp(name, tmp, func(dir int, tbase string) (bool, error) {
 		fd, err := openatRetry(dir, tbase, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
-			return &os.PathError{Op: "openat", Path: tmp, Err: err}
+			return false, &os.PathError{Op: "openat", Path: tmp, Err: err}
 		}
-		err = t.fill(os.NewFile(uintptr(fd), tmp), f)
-		if err == nil {
-			t.Step()
-			err = SetMtime(dir, tbase, tmp, f.ModTime)
+		if err := t.fill(os.NewFile(uintptr(fd), tmp), f); err != nil {
+			return true, err
 		}
-		if err == nil {
-			err = t.rename(dir, tbase, base, tmp, name)
-		}
-		if err != nil {
-			unix.Unlinkat(dir, tbase, 0)
-		}
-		return err
+		t.Step()
+		return true, SetMtime(dir, tbase, tmp, f.ModTime)
 	})
 }
 
@@ -88,48 +76,44 @@ type Symlink struct {
 // its owner and mtime (on the link itself, AT_SYMLINK_NOFOLLOW), then
 // renames it over name; nothing follows the link.
 func (t *Tree) WriteSymlink(name, tmp string, l Symlink) error {
+	return t.viaTemp(name, tmp, func(dir int, tbase string) (bool, error) {
+		if err := unix.Symlinkat(l.Target, dir, tbase); err != nil {
+			return false, &os.LinkError{Op: "symlinkat", Old: l.Target, New: tmp, Err: err}
+		}
+		if os.Geteuid() == 0 {
+			if err := unix.Fchownat(dir, tbase, l.UID, l.GID, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return true, &os.PathError{Op: "lchown", Path: tmp, Err: err}
+			}
+		}
+		return true, SetMtime(dir, tbase, tmp, l.ModTime)
+	})
+}
+
+// viaTemp makes name anew under tmp, in the same directory: create makes
+// the entry at tmp and says whether it did (what it made is removed when
+// anything fails after), then tmp is renamed over name. With ReplaceTemp,
+// what a killed run left at tmp goes first; otherwise create fails there.
+func (t *Tree) viaTemp(name, tmp string, create func(dir int, tbase string) (bool, error)) error {
 	return t.inParent(name, t.opts.MakeParents, func(dir int, base string) error {
 		tbase := path.Base(tmp)
-		if err := t.clearTemp(dir, tbase, tmp); err != nil {
-			return err
+		if t.opts.ReplaceTemp {
+			if err := unix.Unlinkat(dir, tbase, 0); err != nil && err != unix.ENOENT {
+				return &os.PathError{Op: "unlinkat", Path: tmp, Err: err}
+			}
 		}
 		t.Step()
-		if err := unix.Symlinkat(l.Target, dir, tbase); err != nil {
-			return &os.LinkError{Op: "symlinkat", Old: l.Target, New: tmp, Err: err}
-		}
-		var err error
-		if os.Geteuid() == 0 {
-			err = Chown(dir, tbase, tmp, l.UID, l.GID)
-		}
+		made, err := create(dir, tbase)
 		if err == nil {
-			err = SetMtime(dir, tbase, tmp, l.ModTime)
+			t.Step()
+			if err = unix.Renameat(dir, tbase, dir, base); err != nil {
+				err = &os.LinkError{Op: "renameat", Old: tmp, New: name, Err: err}
+			}
 		}
-		if err == nil {
-			err = t.rename(dir, tbase, base, tmp, name)
-		}
-		if err != nil {
+		if err != nil && made {
 			unix.Unlinkat(dir, tbase, 0)
 		}
 		return err
 	})
-}
-
-func (t *Tree) clearTemp(dir int, tbase, tmp string) error {
-	if !t.opts.ReplaceTemp {
-		return nil
-	}
-	if err := unix.Unlinkat(dir, tbase, 0); err != nil && err != unix.ENOENT {
-		return &os.PathError{Op: "unlinkat", Path: tmp, Err: err}
-	}
-	return nil
-}
-
-func (t *Tree) rename(dir int, from, to, fromName, toName string) error {
-	t.Step()
-	if err := unix.Renameat(dir, from, dir, to); err != nil {
-		return &os.LinkError{Op: "renameat", Old: fromName, New: toName, Err: err}
-	}
-	return nil
 }
 
 // Unlink removes the file (never a directory) at name.

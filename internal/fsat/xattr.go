@@ -41,20 +41,15 @@ func procFd(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 // ListXattrs returns the extended attributes of base, an entry of the
 // directory dir, without following it if it is a symlink; nil when it has
-// none. name is how errors show it.
+// none. name is how errors show it. Without /proc, only a regular file's
+// or a directory's are read, through a descriptor; anything else has none.
 func ListXattrs(dir int, base, name string, st *unix.Stat_t) (map[string]string, error) {
-	if procMissing() {
-		return listXattrsOpen(dir, base, name, st)
+	if !procMissing() {
+		p := procFd(dir) + "/" + base
+		return listXattrs(name,
+			func(b []byte) (int, error) { return unix.Llistxattr(p, b) },
+			func(k string, b []byte) (int, error) { return unix.Lgetxattr(p, k, b) })
 	}
-	p := procFd(dir) + "/" + base
-	return listXattrs(name,
-		func(b []byte) (int, error) { return unix.Llistxattr(p, b) },
-		func(k string, b []byte) (int, error) { return unix.Lgetxattr(p, k, b) })
-}
-
-// listXattrsOpen is ListXattrs without /proc: through a descriptor of a
-// regular file or a directory, nothing for anything else.
-func listXattrsOpen(dir int, base, name string, st *unix.Stat_t) (map[string]string, error) {
 	var x map[string]string
 	err := withOpenEntry(dir, base, name, st, func(fd int) error {
 		var err error

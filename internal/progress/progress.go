@@ -17,7 +17,6 @@ type Meter struct {
 	label string
 	total int64 // bytes, 0 if unknown
 	bytes func() int64
-	now   func() time.Time
 
 	mu      sync.Mutex
 	entries int64
@@ -30,12 +29,12 @@ type Meter struct {
 // New returns a meter that reads the byte count from bytes (the compressed
 // bytes consumed, so that it compares with the file size).
 func New(w io.Writer, label string, total int64, bytes func() int64) *Meter {
-	return &Meter{w: w, label: label, total: total, bytes: bytes, now: time.Now}
+	return &Meter{w: w, label: label, total: total, bytes: bytes}
 }
 
 // Start begins redrawing in the background.
 func (m *Meter) Start() {
-	m.start = m.now()
+	m.start = time.Now()
 	m.draw() // at once: a short run shows it ran, too
 	m.stop, m.done = make(chan struct{}), make(chan struct{})
 	go func() {
@@ -77,7 +76,7 @@ func (m *Meter) draw() {
 	m.mu.Lock()
 	entries := m.entries
 	m.mu.Unlock()
-	fmt.Fprint(m.w, "\r\033[K"+m.Line(m.bytes(), entries, m.now().Sub(m.start)))
+	fmt.Fprint(m.w, "\r\033[K"+m.Line(m.bytes(), entries, time.Since(m.start)))
 	m.drawn = true
 }
 
@@ -101,13 +100,10 @@ func (m *Meter) Line(done, entries int64, elapsed time.Duration) string {
 }
 
 func size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	for i, unit := range []string{"GiB", "MiB", "KiB"} {
+		if shift := 30 - 10*i; n >= 1<<shift {
+			return fmt.Sprintf("%.1f %s", float64(n)/float64(int64(1)<<shift), unit)
+		}
 	}
 	return fmt.Sprintf("%d B", n)
 }

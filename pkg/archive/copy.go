@@ -52,7 +52,7 @@ type CopyOptions struct {
 // A cpio-to-cpio copy with no Decide passes every entry through untouched,
 // so an archive written by GNU cpio comes out byte for byte.
 func Copy(dst Writer, src Reader, opt CopyOptions) error {
-	c := &copier{dst: dst, src: src, opt: opt, groups: map[HardLinkKey]*linkGroup{}}
+	c := &copier{dst: dst, src: src, opt: opt, groups: map[HardLinkKey]*linkGroup{}, keptNames: map[string]keptFile{}}
 	c.regroup = opt.Decide != nil || !opt.Dest.IsCpio()
 	return c.run()
 }
@@ -84,8 +84,7 @@ type keptFile struct {
 
 type linkGroup struct {
 	key     HardLinkKey
-	members []*Entry
-	keep    []bool
+	members []*Entry // the kept ones
 	seen    uint32
 	// out is the name the group's file went out under when its data came
 	// before its last member (a tar made into newc carries the data on the
@@ -196,8 +195,9 @@ func (c *copier) addToGroup(key HardLinkKey, e *Entry) error {
 	if g.out != "" {
 		return c.lateMember(g, e, act)
 	}
-	g.members = append(g.members, e)
-	g.keep = append(g.keep, act == Keep)
+	if act == Keep {
+		g.members = append(g.members, e)
+	}
 	if e.Size > 0 || g.seen >= e.Nlink {
 		return c.flushGroup(g, e)
 	}
@@ -243,10 +243,8 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 		size, data = g.stagedSize, r
 	}
 	var kept []*Entry
-	for i, m := range g.members {
-		if g.keep[i] {
-			kept = append(kept, m.Clone())
-		}
+	for _, m := range g.members {
+		kept = append(kept, m.Clone())
 	}
 	if len(kept) == 0 && !complete && size > 0 && g.staged == nil {
 		// The data came with a dropped member; members still to come may
@@ -269,37 +267,29 @@ func (c *copier) flushGroup(g *linkGroup, carrier *Entry) error {
 	if len(kept) == 0 {
 		return nil // the data, unread, is skipped by the next Next
 	}
-	g.members, g.keep = nil, nil
+	g.members = nil
 	touched := complete && len(kept) != int(g.seen)
-	if c.isTarDest() {
-		// tar: the first member carries the data, the rest link to it.
-		first := kept[0]
-		first.Size = size
-		first.Nlink = uint32(len(kept))
-		if err := c.emit(first, data); err != nil {
-			return err
-		}
-		g.out = first.Name
-		for _, m := range kept[1:] {
-			m.Type, m.Linkname, m.Size, m.Nlink = TypeHardlink, first.Name, 0, uint32(len(kept))
-			if err := c.dst.WriteHeader(m); err != nil {
-				return err
-			}
-		}
-		return nil
+	// cpio: the last member carries the data; tar: the first, and the
+	// rest are links to it.
+	tarDest := c.isTarDest()
+	holder := kept[len(kept)-1]
+	if tarDest {
+		holder, touched = kept[0], true
 	}
-	for i, m := range kept {
+	for _, m := range kept {
 		if touched {
 			m.Nlink = uint32(len(kept))
 		}
 		m.Size = 0
-		if i == len(kept)-1 {
-			m.Size = size
-			g.out = m.Name
+		if m == holder {
+			m.Size, g.out = size, m.Name
 			if err := c.emit(m, data); err != nil {
 				return err
 			}
 			continue
+		}
+		if tarDest {
+			m.Type, m.Linkname = TypeHardlink, holder.Name
 		}
 		if err := c.dst.WriteHeader(m); err != nil {
 			return err
@@ -322,9 +312,6 @@ func (c *copier) flushAll() error {
 // Every kept name is remembered, with what a link to it needs: a tar
 // stream gives a link's target only by name, earlier in the stream.
 func (c *copier) handleTarStyle(e *Entry, act Action) error {
-	if c.keptNames == nil {
-		c.keptNames = map[string]keptFile{}
-	}
 	clean, err := pathx.Clean(e.Name)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", e.Name, err)
@@ -341,11 +328,8 @@ func (c *copier) handleTarStyle(e *Entry, act Action) error {
 		if !ok {
 			return fmt.Errorf("hard link %q: target %q is not in the output (missing from the input, or dropped)", e.Name, e.Linkname)
 		}
-		switch t.typ {
-		case TypeDir:
-			return fmt.Errorf("hard link %q: target %q is a directory; refusing it", e.Name, e.Linkname)
-		case TypeSymlink:
-			return fmt.Errorf("hard link %q: target %q is a symlink; refusing it", e.Name, e.Linkname)
+		if what := map[Type]string{TypeDir: "a directory", TypeSymlink: "a symlink"}[t.typ]; what != "" {
+			return fmt.Errorf("hard link %q: target %q is %s; refusing it", e.Name, e.Linkname, what)
 		}
 		if c.opt.Dest.IsCpio() {
 			// A member of the target's group, as GNU cpio writes one: its

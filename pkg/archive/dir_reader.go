@@ -116,13 +116,7 @@ func (it *dirItem) entry() *Entry {
 
 // linkable reports whether the item may belong to a hard-link group, as
 // Entry.LinkKey decides it.
-func (it *dirItem) linkable() bool {
-	switch it.typ() {
-	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
-		return it.nlink >= 2
-	}
-	return false
-}
+func (it *dirItem) linkable() bool { return it.typ().info().links && it.nlink >= 2 }
 
 // NewDirReader lists the tree under root without following symlinks, as
 // Buildroot's `find . | LC_ALL=C sort | cpio -o -H newc --reproducible`
@@ -158,7 +152,12 @@ func NewDirReader(root string, opt DirReaderOptions) (*DirReader, error) {
 
 // scan walks the tree, sorts it and fills in the hard-link fields.
 func (d *DirReader) scan() error {
-	rootItem, err := d.statAt(".", d.inDir("."), ".")
+	top, err := d.root.Open(".")
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.path, err)
+	}
+	defer top.Close()
+	rootItem, err := d.statAt(top, ".", ".")
 	if err != nil {
 		return err
 	}
@@ -166,11 +165,6 @@ func (d *DirReader) scan() error {
 		return fmt.Errorf("%s: not a directory", d.path)
 	}
 	d.rootDev = rootItem.id.dev
-	top, err := d.root.Open(".")
-	if err != nil {
-		return fmt.Errorf("%s: %w", d.path, err)
-	}
-	defer top.Close()
 	d.top = top
 	chunks, n, err := d.walkAll()
 	d.top = nil
@@ -307,27 +301,6 @@ func (d *DirReader) walkAll() (chunks [][]dirItem, n int, err error) {
 // used from then on.
 var openat2Missing atomic.Bool
 
-// dirHandle is a directory open for listing: a bare descriptor from
-// openat2, or an *os.File from os.Root where openat2 is missing.
-type dirHandle struct {
-	fd   int
-	file *os.File
-}
-
-func (h dirHandle) do(fn func(fd int) error) error {
-	if h.file != nil {
-		return fsat.WithFd(h.file, fn)
-	}
-	return fn(h.fd)
-}
-
-func (h dirHandle) close() error {
-	if h.file != nil {
-		return h.file.Close()
-	}
-	return unix.Close(h.fd)
-}
-
 // openDir opens dir, a directory found by the walk, for listing. os.Root
 // resolves a name one component at a time, two system calls per level;
 // openat2 confined beneath the root and refusing every symlink does it in
@@ -335,7 +308,7 @@ func (h dirHandle) close() error {
 // A mount point gives errOtherFS: RESOLVE_NO_XDEV refuses to cross one
 // (bind mounts of the same filesystem included); without openat2, a
 // st_dev other than the root's does.
-func (d *DirReader) openDir(dir string) (dirHandle, error) {
+func (d *DirReader) openDir(dir string) (*os.File, error) {
 	if openat2Missing.Load() || dir == "." {
 		return d.openDirRoot(dir)
 	}
@@ -354,32 +327,32 @@ func (d *DirReader) openDir(dir string) (dirHandle, error) {
 	})
 	switch err {
 	case nil:
-		return dirHandle{fd: fd}, nil
+		return os.NewFile(uintptr(fd), dir), nil
 	case unix.EXDEV:
-		return dirHandle{}, errOtherFS
+		return nil, errOtherFS
 	case unix.ENOSYS, unix.EPERM:
 		openat2Missing.Store(true)
 		return d.openDirRoot(dir)
 	}
-	return dirHandle{}, err
+	return nil, err
 }
 
 // openDirRoot is openDir through os.Root.
-func (d *DirReader) openDirRoot(dir string) (dirHandle, error) {
+func (d *DirReader) openDirRoot(dir string) (*os.File, error) {
 	f, err := d.root.Open(dir)
 	if err != nil || dir == "." {
-		return dirHandle{file: f}, err
+		return f, err
 	}
 	var st unix.Stat_t
 	if err := fsat.WithFd(f, func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
 		f.Close()
-		return dirHandle{}, err
+		return nil, err
 	}
 	if uint64(st.Dev) != d.rootDev {
 		f.Close()
-		return dirHandle{}, errOtherFS
+		return nil, errOtherFS
 	}
-	return dirHandle{file: f}, nil
+	return f, nil
 }
 
 // readDir lists dir (a cleaned name) and returns its entries, lstat'ed
@@ -387,7 +360,7 @@ func (d *DirReader) openDirRoot(dir string) (dirHandle, error) {
 // closed before they are visited, so that a deep tree does not hold a
 // descriptor per level.
 func (d *DirReader) readDir(dir string) ([]dirItem, []string, error) {
-	h, err := d.openDir(dir)
+	f, err := d.openDir(dir)
 	if err == errOtherFS {
 		// Another filesystem is mounted on dir: its own entry is listed,
 		// not what the mounted filesystem holds. On a live root (`apply /`
@@ -398,20 +371,20 @@ func (d *DirReader) readDir(dir string) ([]dirItem, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", d.display(dir), err)
 	}
-	items, subdirs, err := d.listDir(h, dir)
-	if cerr := h.close(); err == nil && cerr != nil {
+	items, subdirs, err := d.listDir(f, dir)
+	if cerr := f.Close(); err == nil && cerr != nil {
 		return nil, nil, fmt.Errorf("%s: %w", d.display(dir), cerr)
 	}
 	return items, subdirs, err
 }
 
-func (d *DirReader) listDir(h dirHandle, dir string) ([]dirItem, []string, error) {
+func (d *DirReader) listDir(f *os.File, dir string) ([]dirItem, []string, error) {
 	var names []string
 	var types []Type // NamesOnly: from d_type, 0 where unknown
 	bufp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bufp)
 	buf := *bufp
-	err := h.do(func(fd int) error {
+	err := fsat.WithFd(f, func(fd int) error {
 		for {
 			n, err := unix.Getdents(fd, buf)
 			if err == unix.EINTR {
@@ -434,7 +407,10 @@ func (d *DirReader) listDir(h dirHandle, dir string) ([]dirItem, []string, error
 				}
 				names = append(names, name)
 				if d.namesOnly {
-					t, _ := typeFromDirent(dt)
+					var t Type // 0: DT_UNKNOWN, or no d_type at all
+					if dt <= 0xf {
+						t = modeTypes[dt]
+					}
 					types = append(types, t)
 				}
 			}
@@ -462,7 +438,7 @@ func (d *DirReader) listDir(h dirHandle, dir string) ([]dirItem, []string, error
 			// An lstat per entry, or where the filesystem left d_type
 			// unknown.
 			var err error
-			if it, err = d.statAt(n, h.do, name); err != nil {
+			if it, err = d.statAt(f, n, name); err != nil {
 				return nil, nil, err
 			}
 			if d.namesOnly {
@@ -499,14 +475,6 @@ func parseDirent(b []byte) (name string, typ uint8, rest []byte, ok bool) {
 	return string(raw), b[18], b[reclen:], true
 }
 
-// typeFromDirent maps d_type; false for DT_UNKNOWN and anything odd.
-func typeFromDirent(dt uint8) (Type, bool) {
-	if dt > 0xf {
-		return 0, false
-	}
-	return typeFromUnixMode(uint32(dt) << 12)
-}
-
 // Stat fills in e, the entry Next returned last, from an lstat, and makes
 // its data readable. Only NamesOnly readers need it; on others it does
 // nothing.
@@ -520,7 +488,12 @@ func (d *DirReader) Stat(e *Entry) error {
 	// Through the parent, opened under the root: an lstat of the whole
 	// name from the root's descriptor would follow a symlink swapped into
 	// a parent since the walk.
-	it, err := d.statAt(path.Base(e.Name), d.inDir(path.Dir(e.Name)), e.Name)
+	dir, err := d.root.Open(path.Dir(e.Name))
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.display(e.Name), err)
+	}
+	defer dir.Close()
+	it, err := d.statAt(dir, path.Base(e.Name), e.Name)
 	if err != nil {
 		return err
 	}
@@ -536,25 +509,12 @@ func (d *DirReader) Stat(e *Entry) error {
 	return d.holes(e, &it)
 }
 
-// inDir runs a function on a descriptor of dir, opened under the root.
-func (d *DirReader) inDir(dir string) func(func(fd int) error) error {
-	return func(fn func(fd int) error) error {
-		f, err := d.root.Open(dir)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return fsat.WithFd(f, fn)
-	}
-}
-
-// statAt lstats base relative to a directory descriptor and builds the
-// entry for name.
-func (d *DirReader) statAt(base string, inDir func(func(fd int) error) error, name string) (dirItem, error) {
+// statAt lstats base in the directory dir and builds the item for name.
+func (d *DirReader) statAt(dir *os.File, base, name string) (dirItem, error) {
 	var st unix.Stat_t
 	var target string
 	var xattrs map[string]string
-	err := inDir(func(fd int) error {
+	err := fsat.WithFd(dir, func(fd int) error {
 		if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return &os.PathError{Op: "lstat", Path: name, Err: err}
 		}
@@ -631,18 +591,14 @@ func (d *DirReader) Next() (*Entry, error) {
 	it := d.entries[d.i]
 	d.entries[d.i] = nil // the caller owns the entry now
 	d.i++
-	var e *Entry
+	d.curName, d.unstated = it.name, d.namesOnly
 	if d.namesOnly {
-		e = &Entry{Name: it.name, Type: it.typ(), Offset: -1}
-	} else {
-		e = it.entry()
+		return &Entry{Name: it.name, Type: it.typ(), Offset: -1}, nil // Stat reads the rest
 	}
-	d.curName, d.curID, d.remaining = it.name, it.id, e.Size
-	d.unstated = d.namesOnly
-	if !d.namesOnly {
-		if err := d.holes(e, it); err != nil {
-			return nil, err
-		}
+	e := it.entry()
+	d.curID, d.remaining = it.id, e.Size
+	if err := d.holes(e, it); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -665,11 +621,29 @@ func (d *DirReader) holes(e *Entry, it *dirItem) error {
 		}
 		return err
 	}
+	// The stretches of data, and an empty one at the size when the file
+	// ends in a hole, as GNU tar has it so that an extracted file gets its
+	// length.
 	var m []SparseSegment
+	var stored int64
 	err := fsat.WithFd(d.file, func(fd int) error {
-		var err error
-		m, err = dataMap(fd, e.Size)
-		return err
+		for off := int64(0); off < e.Size; {
+			data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+			if err == unix.ENXIO || err == nil && data >= e.Size {
+				break // only hole from here
+			}
+			if err != nil {
+				return err
+			}
+			hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+			if err != nil {
+				return err
+			}
+			hole = min(hole, e.Size)
+			m = append(m, SparseSegment{Offset: data, Length: hole - data})
+			stored, off = stored+hole-data, hole
+		}
+		return nil
 	})
 	if err == nil {
 		_, err = d.file.Seek(0, io.SeekStart)
@@ -677,45 +651,14 @@ func (d *DirReader) holes(e *Entry, it *dirItem) error {
 	if err != nil {
 		return fmt.Errorf("%s: finding its holes: %w", d.display(e.Name), err)
 	}
-	var stored int64
-	for _, s := range m {
-		stored += s.Length
-	}
 	if stored == e.Size {
 		return nil // no holes after all (a compressed filesystem)
 	}
+	if len(m) == 0 || m[len(m)-1].Offset+m[len(m)-1].Length < e.Size {
+		m = append(m, SparseSegment{Offset: e.Size})
+	}
 	e.Format = &TarFormat{Sparse: &TarSparse{Format: "tree", Stored: stored, Map: m}}
 	return nil
-}
-
-// dataMap lists the stretches of data of the size bytes of the file fd,
-// ending with an empty one at size when the file ends in a hole, as GNU
-// tar does so that an extracted file gets its length.
-func dataMap(fd int, size int64) ([]SparseSegment, error) {
-	var m []SparseSegment
-	for off := int64(0); off < size; {
-		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err == unix.ENXIO {
-			break // only hole from here
-		}
-		if err != nil {
-			return nil, err
-		}
-		if data >= size {
-			break
-		}
-		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
-		if err != nil {
-			return nil, err
-		}
-		hole = min(hole, size)
-		m = append(m, SparseSegment{Offset: data, Length: hole - data})
-		off = hole
-	}
-	if len(m) == 0 || m[len(m)-1].Offset+m[len(m)-1].Length < size {
-		m = append(m, SparseSegment{Offset: size})
-	}
-	return m, nil
 }
 
 // Read reads the data of the current entry, opening the file on first use.

@@ -33,7 +33,6 @@ type DirWriterOptions struct {
 type DirWriter struct {
 	root   *os.Root
 	tree   *fsat.Tree // the same root, for what is done by descriptor
-	path   string
 	opts   DirWriterOptions
 	owners bool // apply UID/GID
 	mknod  bool // may create device nodes
@@ -86,7 +85,6 @@ func NewDirWriter(root string, opts DirWriterOptions) (*DirWriter, error) {
 	return &DirWriter{
 		root:    r,
 		tree:    fsat.New(r, fsat.Options{}),
-		path:    root,
 		opts:    opts,
 		owners:  euid == 0, // a user cannot give files away
 		mknod:   euid == 0,
@@ -181,7 +179,11 @@ func (w *DirWriter) create(name string, e *Entry) error {
 			return fmt.Errorf("hard link target: %w", err)
 		}
 		if !fi.Mode().IsRegular() && fi.Mode().Type()&(fs.ModeDevice|fs.ModeNamedPipe) == 0 {
-			return fmt.Errorf("hard link target %q is a %s, not a file", e.Linkname, typeOfMode(fi.Mode()))
+			what, ok := map[fs.FileMode]string{fs.ModeDir: "directory", fs.ModeSymlink: "symlink", fs.ModeSocket: "socket"}[fi.Mode().Type()]
+			if !ok {
+				what = "special file"
+			}
+			return fmt.Errorf("hard link target %q is a %s, not a file", e.Linkname, what)
 		}
 		// A link shares the target's inode: its own owner, mode and mtime
 		// (tar stores copies) must not be applied over the target's.
@@ -359,7 +361,6 @@ func (w *DirWriter) regular(name string, e *Entry) error {
 	return nil
 }
 
-// Write writes data of the current entry.
 func (w *DirWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -431,11 +432,10 @@ func (w *DirWriter) finish() error {
 	e, name, f := w.cur, w.curName, w.file
 	w.cur, w.file = nil, nil
 	var err error
-	if f != nil && w.pos > w.end {
-		// It ends in a hole.
-		err = f.Truncate(w.pos)
-	}
 	if f != nil {
+		if w.pos > w.end {
+			err = f.Truncate(w.pos) // it ends in a hole
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -489,18 +489,6 @@ func (w *DirWriter) onEntry(name string, t Type, fn func(at *fsat.At, id fileID)
 		}
 		return fn(at, fileID{uint64(at.Stat.Dev), at.Stat.Ino})
 	})
-}
-
-func typeOfMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m.Type()&fs.ModeSymlink != 0:
-		return "symlink"
-	case m.Type()&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }
 
 // Close finishes the last entry, then applies directory modes and mtimes,

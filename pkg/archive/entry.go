@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/tar"
 	"fmt"
 	"io"
 	"maps"
@@ -32,22 +33,37 @@ const (
 	TypeTrailer
 )
 
-// typeInfo is each Type's name, its `ls -l` letter and its stat(2) file
-// type bits (a tar hard link is a name of a regular file).
-var typeInfo = [...]struct {
+// typeInfo is each Type's name, its `ls -l` letter, its stat(2) file type
+// bits (a tar hard link is a name of a regular file), its tar type flag
+// (none for what tar cannot hold), and whether it can be a name of a
+// hard-linked file: directories and symlinks never are (the kernel's
+// do_name and do_symlink create them afresh).
+type typeRow struct {
 	name   string
 	letter byte
 	mode   uint32
-}{
-	TypeRegular:  {"file", '-', unix.S_IFREG},
-	TypeDir:      {"dir", 'd', unix.S_IFDIR},
-	TypeSymlink:  {"symlink", 'l', unix.S_IFLNK},
-	TypeHardlink: {"hardlink", 'h', unix.S_IFREG},
-	TypeChar:     {"char", 'c', unix.S_IFCHR},
-	TypeBlock:    {"block", 'b', unix.S_IFBLK},
-	TypeFifo:     {"fifo", 'p', unix.S_IFIFO},
-	TypeSocket:   {"socket", 's', unix.S_IFSOCK},
-	TypeTrailer:  {"trailer", 'T', 0},
+	tar    byte
+	links  bool
+}
+
+var typeInfo = [...]typeRow{
+	TypeRegular:  {"file", '-', unix.S_IFREG, tar.TypeReg, true},
+	TypeDir:      {"dir", 'd', unix.S_IFDIR, tar.TypeDir, false},
+	TypeSymlink:  {"symlink", 'l', unix.S_IFLNK, tar.TypeSymlink, false},
+	TypeHardlink: {"hardlink", 'h', unix.S_IFREG, tar.TypeLink, false},
+	TypeChar:     {"char", 'c', unix.S_IFCHR, tar.TypeChar, true},
+	TypeBlock:    {"block", 'b', unix.S_IFBLK, tar.TypeBlock, true},
+	TypeFifo:     {"fifo", 'p', unix.S_IFIFO, tar.TypeFifo, true},
+	TypeSocket:   {"socket", 's', unix.S_IFSOCK, 0, true},
+	TypeTrailer:  {"trailer", 'T', 0, 0, false},
+}
+
+// info is t's row of typeInfo; the zero row for a Type it has none for.
+func (t Type) info() typeRow {
+	if int(t) < len(typeInfo) {
+		return typeInfo[t]
+	}
+	return typeRow{}
 }
 
 // modeTypes is the Type of each file type, by st_mode>>12 (S_IFMT), which
@@ -63,18 +79,10 @@ var modeTypes = [16]Type{
 }
 
 func (t Type) String() string {
-	if int(t) < len(typeInfo) && typeInfo[t].name != "" {
-		return typeInfo[t].name
+	if n := t.info().name; n != "" {
+		return n
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
-}
-
-// Letter is the first column of an `ls -l` listing.
-func (t Type) Letter() byte {
-	if int(t) < len(typeInfo) && typeInfo[t].letter != 0 {
-		return typeInfo[t].letter
-	}
-	return '-'
 }
 
 // PermMask covers the permission bits plus setuid, setgid and sticky.
@@ -121,7 +129,7 @@ type Entry struct {
 	// ("security.capability", "user.x"), values as stored (bytes): what
 	// tar keeps in PAX SCHILY.xattr records and a tree on the inode. nil
 	// when there are none, or the format has no room for them (cpio).
-	// POSIX ACLs are not among them (see TarFormat, dirReadXattrs).
+	// POSIX ACLs in text are not among them (tarACL).
 	Xattrs map[string]string
 
 	// Segment is the 1-based number of the initrd segment the entry came
@@ -148,16 +156,9 @@ type HardLinkKey struct {
 }
 
 // LinkKey returns the hard-link group of e and whether e belongs to one, the
-// way the kernel decides it: a regular file, device, fifo or socket with
-// Nlink >= 2. Directories and symlinks are never linked (the kernel's
-// do_name and do_symlink create them afresh), whatever their Nlink.
+// way the kernel decides it: a type that links (typeInfo) with Nlink >= 2.
 func (e *Entry) LinkKey() (HardLinkKey, bool) {
-	switch e.Type {
-	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
-	default:
-		return HardLinkKey{}, false
-	}
-	if e.Nlink < 2 {
+	if !e.Type.info().links || e.Nlink < 2 {
 		return HardLinkKey{}, false
 	}
 	return HardLinkKey{e.DevMajor, e.DevMinor, e.Inode, e.Type}, true
@@ -172,11 +173,7 @@ func (e *Entry) Clone() *Entry {
 
 // UnixMode returns the stat(2) st_mode of e: type bits and permission bits.
 func (e *Entry) UnixMode() uint32 {
-	var t uint32
-	if int(e.Type) < len(typeInfo) {
-		t = typeInfo[e.Type].mode
-	}
-	return t | e.Mode&PermMask
+	return e.Type.info().mode | e.Mode&PermMask
 }
 
 // typeFromUnixMode maps the file type bits of a stat(2) st_mode (or of
@@ -223,7 +220,10 @@ func Discards(w Writer) bool {
 // ModeString renders type and permissions as `ls -l` does, setuid, setgid
 // and sticky included ("-rwsr-xr-x", "drwxrwxrwt").
 func (e *Entry) ModeString() string {
-	b := []byte{e.Type.Letter(), '-', '-', '-', '-', '-', '-', '-', '-', '-'}
+	b := []byte("----------")
+	if l := e.Type.info().letter; l != 0 {
+		b[0] = l
+	}
 	const rwx = "rwxrwxrwx"
 	for i := 0; i < 9; i++ {
 		if e.Mode&(1<<uint(8-i)) != 0 {

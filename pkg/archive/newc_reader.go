@@ -3,6 +3,8 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +76,6 @@ type CpioReader struct {
 	summing   bool
 
 	sawTrailer bool // the last entry returned ended a member
-	entries    int  // entries in the current member
 	err        error
 
 	// segment: read as one segment of an initrd (NewSegmentCpioReader).
@@ -149,8 +150,13 @@ func (cr *CpioReader) Next() (*Entry, error) {
 }
 
 func (cr *CpioReader) next() (*Entry, error) {
-	if done, err := cr.toHeader(); done || err != nil {
+	if err := cr.finishEntry(); err != nil {
 		return nil, err
+	}
+	if cr.segment != notSegment {
+		if done, err := cr.segmentBoundary(); done {
+			return nil, err
+		}
 	}
 	start := cr.off
 	variant, f, err := cr.readHeader(start)
@@ -215,11 +221,12 @@ func (cr *CpioReader) readHeader(start int64) (CpioVariant, [13]uint32, error) {
 		return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("bad magic %s: not a newc or crc cpio header", printable(hdr[:6]))}
 	}
 	for i := range f {
-		v, ok := parseHex8(hdr[6+8*i : 14+8*i])
-		if !ok {
-			return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(hdr[6+8*i:14+8*i]))}
+		field := hdr[6+8*i : 14+8*i]
+		var v [4]byte
+		if _, err := hex.Decode(v[:], field); err != nil {
+			return 0, f, &FormatError{Offset: start, Err: fmt.Errorf("field %s: invalid hex %s", newcFields[i], printable(field))}
 		}
-		f[i] = v
+		f[i] = binary.BigEndian.Uint32(v[:])
 	}
 	return variant, f, nil
 }
@@ -268,7 +275,6 @@ func (cr *CpioReader) trailer(e *Entry, mode, size uint32) (*Entry, error) {
 	}
 	e.Pad = pad
 	cr.sawTrailer = true
-	cr.entries = 0
 	return e, nil
 }
 
@@ -281,7 +287,6 @@ func (cr *CpioReader) startEntry(e *Entry, mode, size uint32) (*Entry, error) {
 	}
 	e.Type = t
 	cr.sawTrailer = false
-	cr.entries++
 	cr.cur = e
 	cr.remaining = int64(size)
 	cr.dataPad = int(pad4(int64(size)) - int64(size))
@@ -309,7 +314,6 @@ func (cr *CpioReader) startEntry(e *Entry, mode, size uint32) (*Entry, error) {
 	return e, nil
 }
 
-// Read reads the data of the current entry.
 func (cr *CpioReader) Read(p []byte) (int, error) {
 	if cr.err != nil {
 		return 0, cr.err
@@ -326,22 +330,19 @@ func (cr *CpioReader) Read(p []byte) (int, error) {
 	if cr.summing {
 		cr.sum = sumBytes(cr.sum, p[:n])
 	}
-	if err == io.EOF && cr.remaining > 0 {
+	switch {
+	case err == io.EOF && cr.remaining > 0:
 		err = &FormatError{Offset: cr.cur.Offset, Entry: cr.cur.Name, Err: fmt.Errorf("truncated data, %d bytes missing: %w", cr.remaining, io.ErrUnexpectedEOF)}
+	case err == io.EOF:
+		err = nil
+	}
+	if err == nil && cr.remaining == 0 {
+		err = cr.verify()
+	}
+	if err != nil {
 		cr.err = err
-		return n, err
 	}
-	if err != nil && err != io.EOF {
-		cr.err = err
-		return n, err
-	}
-	if cr.remaining == 0 {
-		if err := cr.verify(); err != nil {
-			cr.err = err
-			return n, err
-		}
-	}
-	return n, nil
+	return n, err
 }
 
 func (cr *CpioReader) verify() error {
@@ -426,18 +427,6 @@ func (cr *CpioReader) skipZeros() (int64, error) {
 	}
 }
 
-// toHeader skips the rest of the current entry and, in a segment, what
-// the kernel skips before a header; done reports the segment's end.
-func (cr *CpioReader) toHeader() (done bool, err error) {
-	if err := cr.finishEntry(); err != nil {
-		return true, err
-	}
-	if cr.segment == notSegment {
-		return false, nil
-	}
-	return cr.segmentBoundary()
-}
-
 // segmentBoundary is the kernel's Reset state at a header boundary of a
 // segment: zero bytes skipped, then the end (io.EOF), a header, or what
 // ends a raw segment. done reports that the segment's entries are over.
@@ -463,25 +452,6 @@ func (cr *CpioReader) segmentBoundary() (done bool, err error) {
 	}
 	b, _ = cr.r.Peek(8)
 	return true, &FormatError{Offset: cr.off, Err: fmt.Errorf("%w: %s where a cpio header should start", ErrJunkWithin, printable(b))}
-}
-
-func parseHex8(b []byte) (uint32, bool) {
-	var v uint32
-	for _, c := range b {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint32(d)
-	}
-	return v, true
 }
 
 func sumBytes(sum uint32, p []byte) uint32 {

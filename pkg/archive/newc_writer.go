@@ -31,6 +31,7 @@ type CpioWriter struct {
 	off     int64
 
 	cur       *Entry
+	size      int64 // cur's data in the archive: a symlink's is its target
 	remaining int64
 	stage     *stage // crc only: the data, until the sum is known
 
@@ -68,27 +69,19 @@ func (cw *CpioWriter) WriteHeader(e *Entry) error {
 		return cw.fail(&FormatError{Offset: e.Offset, Entry: e.Name, Err: err})
 	}
 	if e.Type == TypeTrailer {
-		if err := cw.writeHeader(e, 0, e.Check); err != nil {
-			return cw.fail(err)
-		}
-		if err := cw.zeros(cw.trailerPad(e)); err != nil {
-			return cw.fail(err)
-		}
-		cw.lastTrailer = true
-		return nil
+		return cw.trailer(e)
 	}
 	cw.lastTrailer = false
-	size := e.Size
+	cw.cur, cw.size = e, e.Size
 	if e.Type == TypeSymlink {
-		size = int64(len(e.Linkname))
+		cw.size = int64(len(e.Linkname))
 	}
-	cw.cur = e
-	cw.remaining = size
+	cw.remaining = cw.size
 	if cw.variant == CRC && e.Type == TypeRegular {
 		cw.stage = newStage()
 		return nil
 	}
-	if err := cw.writeHeader(e, size, 0); err != nil {
+	if err := cw.writeHeader(e, cw.size, 0); err != nil {
 		return cw.fail(err)
 	}
 	if e.Type == TypeSymlink {
@@ -129,10 +122,7 @@ func (cw *CpioWriter) Write(p []byte) (int, error) {
 // Close finishes the last entry and, unless the stream already ended on a
 // trailer, writes one. It does not close the underlying writer.
 func (cw *CpioWriter) Close() error {
-	if cw.closed {
-		return cw.err
-	}
-	if cw.err != nil {
+	if cw.closed || cw.err != nil {
 		return cw.err
 	}
 	if err := cw.finishEntry(); err != nil {
@@ -140,18 +130,18 @@ func (cw *CpioWriter) Close() error {
 	}
 	cw.closed = true
 	if !cw.lastTrailer {
-		return cw.writeTrailer()
+		// GNU's: padded to BlockSize, as trailerPad pads one of no offset.
+		return cw.trailer(&Entry{Name: trailerName, Type: TypeTrailer, Nlink: 1, Offset: -1})
 	}
 	return nil
 }
 
-// writeTrailer writes a GNU-style trailer padded to BlockSize.
-func (cw *CpioWriter) writeTrailer() error {
-	t := &Entry{Name: trailerName, Type: TypeTrailer, Nlink: 1, Offset: -1}
-	if err := cw.writeHeader(t, 0, 0); err != nil {
+// trailer writes e, a trailer, and the zeros after it.
+func (cw *CpioWriter) trailer(e *Entry) error {
+	if err := cw.writeHeader(e, 0, e.Check); err != nil {
 		return cw.fail(err)
 	}
-	if err := cw.zeros(padTo(cw.off, BlockSize)); err != nil {
+	if err := cw.zeros(cw.trailerPad(e)); err != nil {
 		return cw.fail(err)
 	}
 	cw.lastTrailer = true
@@ -181,10 +171,7 @@ func (cw *CpioWriter) finishEntry() error {
 	if cw.remaining > 0 {
 		return &FormatError{Offset: e.Offset, Entry: e.Name, Err: fmt.Errorf("data shorter than its size: %d bytes missing", cw.remaining)}
 	}
-	size := e.Size
-	if e.Type == TypeSymlink {
-		size = int64(len(e.Linkname))
-	}
+	size := cw.size
 	if st := cw.stage; st != nil {
 		cw.stage = nil
 		defer st.Close()
@@ -220,7 +207,9 @@ func (cw *CpioWriter) writeHeader(e *Entry, size int64, check uint32) error {
 		e.DevMajor, e.DevMinor, e.RdevMajor, e.RdevMinor,
 		uint32(len(e.Name) + 1), check,
 	} {
-		h = appendHex8(h, v)
+		for shift := 28; shift >= 0; shift -= 4 {
+			h = append(h, "0123456789ABCDEF"[v>>shift&0xF])
+		}
 	}
 	h = append(h, e.Name...)
 	h = append(h, 0)
@@ -296,20 +285,8 @@ func unixTime(t time.Time) int64 {
 	return t.Unix()
 }
 
-func appendHex8(b []byte, v uint32) []byte {
-	const digits = "0123456789ABCDEF"
-	for shift := 28; shift >= 0; shift -= 4 {
-		b = append(b, digits[(v>>uint(shift))&0xF])
-	}
-	return b
-}
-
-func padTo(off, block int64) int64 {
-	if r := off % block; r != 0 {
-		return block - r
-	}
-	return 0
-}
+// padTo is how many bytes take off to a multiple of block, a power of two.
+func padTo(off, block int64) int64 { return -off & (block - 1) }
 
 // stage holds one entry's data while its checksum is computed.
 type stage struct {

@@ -36,13 +36,11 @@ func (s *Spill) Write(p []byte) (int, error) {
 		s.mem = bytes.Buffer{}
 		s.file = f
 	}
-	var n int
-	var err error
+	var w io.Writer = &s.mem
 	if s.file != nil {
-		n, err = s.file.Write(p)
-	} else {
-		n, err = s.mem.Write(p)
+		w = s.file
 	}
+	n, err := w.Write(p)
 	s.size += int64(n)
 	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // ErrUnknownFormat reports content that is neither cpio nor tar.
@@ -53,25 +54,21 @@ func SniffFormat(br *bufio.Reader) (Format, error) {
 
 // validV7Checksum recognises pre-POSIX tar headers, which have no magic.
 func validV7Checksum(h []byte) bool {
-	field := bytes.Trim(h[148:156], " \x00")
-	if len(field) == 0 {
-		return false
-	}
-	var want int64
-	for _, c := range field {
-		if c < '0' || c > '7' {
-			return false
-		}
-		want = want*8 + int64(c-'0')
-	}
-	var sum int64
+	want, err := strconv.ParseUint(string(bytes.Trim(h[148:156], " \x00")), 8, 64)
+	return err == nil && tarChecksum(h) == want
+}
+
+// tarChecksum is what a tar header's checksum field holds: the sum of its
+// bytes, the field's own taken as spaces.
+func tarChecksum(h []byte) uint64 {
+	var sum uint64
 	for i, c := range h {
 		if i >= 148 && i < 156 {
 			c = ' '
 		}
-		sum += int64(c)
+		sum += uint64(c)
 	}
-	return sum == want
+	return sum
 }
 
 // NewReaderFor returns the entry reader of format f (as SniffFormat found

@@ -67,9 +67,6 @@ func (r *TarReader) Next() (*Entry, error) {
 			return nil, fmt.Errorf("tar: reading header at offset %d: %w", off, err)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
-			if err := checkGlobalPrelude(rec, off); err != nil {
-				return nil, err
-			}
 			g, err := newTarGlobal(h, off, rec)
 			if err != nil {
 				return nil, err
@@ -82,8 +79,7 @@ func (r *TarReader) Next() (*Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &TarFormat{Header: h, Global: r.global}
-		f.FromGlobal = r.global.apply(h)
+		f := &TarFormat{Header: h, Global: r.global, FromGlobal: r.global.apply(h)}
 		e, err := entryFromTarHeader(h)
 		if err != nil {
 			return nil, err
@@ -102,7 +98,6 @@ func (r *TarReader) Next() (*Entry, error) {
 	}
 }
 
-// Read reads the data of the current entry.
 func (r *TarReader) Read(p []byte) (int, error) {
 	if !r.active {
 		return 0, io.EOF
@@ -295,20 +290,9 @@ func (w *TarWriter) WriteHeader(e *Entry) error {
 	return nil
 }
 
-// tarTypeflags is the type flag written for each entry type.
-var tarTypeflags = map[Type]byte{
-	TypeRegular:  tar.TypeReg,
-	TypeDir:      tar.TypeDir,
-	TypeSymlink:  tar.TypeSymlink,
-	TypeHardlink: tar.TypeLink,
-	TypeChar:     tar.TypeChar,
-	TypeBlock:    tar.TypeBlock,
-	TypeFifo:     tar.TypeFifo,
-}
-
 func tarHeaderFromEntry(e *Entry, format tar.Format) (*tar.Header, error) {
-	flag, ok := tarTypeflags[e.Type]
-	if !ok {
+	flag := e.Type.info().tar
+	if flag == 0 {
 		if e.Type == TypeSocket {
 			return nil, fmt.Errorf("tar %q: sockets cannot be stored in tar", e.Name)
 		}
@@ -386,19 +370,13 @@ func truncateTarTimes(h *tar.Header) {
 	if h.Format == tar.FormatPAX {
 		return
 	}
-	h.ModTime = truncSecond(h.ModTime)
-	h.AccessTime = truncSecond(h.AccessTime)
-	h.ChangeTime = truncSecond(h.ChangeTime)
-}
-
-func truncSecond(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
+	for _, t := range []*time.Time{&h.ModTime, &h.AccessTime, &h.ChangeTime} {
+		if !t.IsZero() {
+			*t = t.Truncate(time.Second)
+		}
 	}
-	return t.Truncate(time.Second)
 }
 
-// Write writes data of the current entry.
 func (w *TarWriter) Write(p []byte) (int, error) {
 	if w.sparse != nil {
 		return w.sparse.write(w.out, p)

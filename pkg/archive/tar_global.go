@@ -79,8 +79,17 @@ func globalRole(k string) int {
 	return globalArchive
 }
 
-// newTarGlobal checks a global header read at off and returns it.
+// newTarGlobal checks a global header read at off and returns it. One
+// that came after an extended header or a GNU long name or link is
+// refused: archive/tar drops those, while GNU tar's read_header keeps them
+// for the next entry (its name, its link target, its records).
 func newTarGlobal(h *tar.Header, off int64, raw []byte) (*TarGlobal, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("tar: PAX global header at offset %d: headers over %d bytes", off, maxKeptHeaders)
+	}
+	if len(raw) >= tarBlockSize && raw[156] != tar.TypeXGlobalHeader {
+		return nil, fmt.Errorf("tar: PAX global header at offset %d comes after a %q header meant for the next entry (GNU tar applies it, archive/tar drops it); refusing it", off, raw[156])
+	}
 	g := &TarGlobal{Name: h.Name, Offset: off, Records: maps.Clone(h.PAXRecords)}
 	if size, ok := tarNumeric(raw[min(124, len(raw)):min(136, len(raw))]); ok && len(raw) >= tarBlockSize &&
 		raw[156] == tar.TypeXGlobalHeader && int64(len(raw)) == tarBlockSize+size {
@@ -115,14 +124,6 @@ func newTarGlobal(h *tar.Header, off int64, raw []byte) (*TarGlobal, error) {
 		}
 	}
 	return g, nil
-}
-
-func parsePAXID(v string) (int, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || int64(int(n)) != n {
-		return 0, fmt.Errorf("bad id %q", v)
-	}
-	return int(n), nil
 }
 
 // parsePAXTime reads a PAX time: decimal seconds since the epoch with an
@@ -176,35 +177,28 @@ func (g *TarGlobal) apply(h *tar.Header) []string {
 
 // setGlobalField sets one of globalFields, which newTarGlobal checks on
 // a scratch header.
-func setGlobalField(h *tar.Header, k, v string) (err error) {
+func setGlobalField(h *tar.Header, k, v string) error {
 	switch k {
-	case "uid":
-		h.Uid, err = parsePAXID(v)
-	case "gid":
-		h.Gid, err = parsePAXID(v)
-	case "uname":
-		h.Uname = v
-	case "gname":
-		h.Gname = v
+	case "uid", "gid":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || int64(int(n)) != n {
+			return fmt.Errorf("bad id %q", v)
+		}
+		*map[string]*int{"uid": &h.Uid, "gid": &h.Gid}[k] = int(n)
+	case "uname", "gname":
+		*map[string]*string{"uname": &h.Uname, "gname": &h.Gname}[k] = v
 	case "mtime", "atime", "ctime":
-		var t time.Time
-		if t, err = parsePAXTime(v); err != nil {
+		t, err := parsePAXTime(v)
+		if err != nil {
 			return err
 		}
-		switch k {
-		case "mtime":
-			h.ModTime = t
-		case "atime":
-			h.AccessTime = t
-		case "ctime":
-			h.ChangeTime = t
-		}
+		*map[string]*time.Time{"mtime": &h.ModTime, "atime": &h.AccessTime, "ctime": &h.ChangeTime}[k] = t
 		if t.Nanosecond() != 0 || k != "mtime" {
 			// Only PAX keeps a fraction, or an atime or ctime at all.
 			h.Format = tar.FormatPAX
 		}
 	}
-	return err
+	return nil
 }
 
 // writeGlobal writes, before e, the global header e was read after, if it
@@ -226,16 +220,15 @@ func (w *TarWriter) writeGlobal(e *Entry) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	var err error
 	if len(recs) == len(f.Global.Records) && f.Global.raw != nil {
 		// archive/tar flushed the previous entry's padding in WriteHeader,
 		// so the stream is at a block boundary.
-		if _, err := w.out.Write(f.Global.raw); err != nil {
-			return fmt.Errorf("tar %q: PAX global header before %q: %w", f.Global.Name, e.Name, err)
-		}
-		return nil
+		_, err = w.out.Write(f.Global.raw)
+	} else {
+		err = w.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: f.Global.Name, PAXRecords: recs, Format: tar.FormatPAX})
 	}
-	h := &tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: f.Global.Name, PAXRecords: recs, Format: tar.FormatPAX}
-	if err := w.tw.WriteHeader(h); err != nil {
+	if err != nil {
 		return fmt.Errorf("tar %q: PAX global header before %q: %w", f.Global.Name, e.Name, err)
 	}
 	return nil

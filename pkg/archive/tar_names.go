@@ -168,17 +168,3 @@ func linkSources(blk []byte, p tarPrelude, recs map[string]string) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// checkGlobalPrelude refuses a PAX global header that came after an
-// extended header or a GNU long name or link: archive/tar drops those,
-// while GNU tar's read_header keeps them for the next entry (its name,
-// its link target, its records).
-func checkGlobalPrelude(rec []byte, off int64) error {
-	if rec == nil {
-		return fmt.Errorf("tar: PAX global header at offset %d: headers over %d bytes", off, maxKeptHeaders)
-	}
-	if len(rec) >= tarBlockSize && rec[156] != tar.TypeXGlobalHeader {
-		return fmt.Errorf("tar: PAX global header at offset %d comes after a %q header meant for the next entry (GNU tar applies it, archive/tar drops it); refusing it", off, rec[156])
-	}
-	return nil
-}

@@ -369,12 +369,7 @@ func ustarBlock(f ustarFields) []byte {
 	}
 	octal(b[329:337], 0)
 	octal(b[337:345], 0)
-	copy(b[148:156], "        ")
-	var sum int64
-	for _, c := range b {
-		sum += int64(c)
-	}
-	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	copy(b[148:156], fmt.Sprintf("%06o\x00 ", tarChecksum(b)))
 	return b
 }
 

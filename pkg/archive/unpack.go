@@ -187,7 +187,7 @@ type KernelTree struct {
 	nodes   map[pathKey]kstat
 	targets map[pathKey]string // the symlinks'
 	seeds   [2]maphash.Seed
-	links   map[linkKey]string
+	links   map[HardLinkKey]string
 	files   uint32 // regular files made so far: the last one's number
 	// unlinkFirst: a regular entry over a regular file makes a new file,
 	// as tar extractors do, rather than writing the kernel's in place.
@@ -210,12 +210,6 @@ type knode struct {
 	kids   uint32 // a directory's entries
 	file   uint32 // a regular file's number
 	target string // a symlink's
-}
-
-type linkKey struct {
-	major, minor uint32
-	ino          uint64
-	typ          Type
 }
 
 // NewKernelTree returns the tree of an empty rootfs.
@@ -291,13 +285,7 @@ func (t *KernelTree) Add(e *Entry) Landing {
 // it is, with its file's number (0 but for a regular file). It reports
 // false, having changed nothing, for anything else.
 func (t *KernelTree) addNew(e *Entry, name string, pk pathKey, parent kstat) (uint32, bool) {
-	switch e.Type {
-	case TypeDir:
-	case TypeRegular, TypeChar, TypeBlock, TypeFifo, TypeSocket:
-		if e.Nlink > 1 {
-			return 0, false
-		}
-	default:
+	if e.Type != TypeDir && (!e.Type.info().links || e.Nlink > 1) {
 		return 0, false
 	}
 	k := t.key(name)
@@ -383,15 +371,15 @@ func (t *KernelTree) earlier(e *Entry, name string) (string, bool) {
 		old, err := pathx.Clean(e.Linkname)
 		return old, err == nil
 	}
-	if e.Nlink < 2 || e.Type == TypeDir {
+	k, ok := e.LinkKey()
+	if !ok {
 		return "", false
 	}
-	k := linkKey{major: e.DevMajor, minor: e.DevMinor, ino: e.Inode, typ: e.Type}
 	if old, ok := t.links[k]; ok {
 		return old, true
 	}
 	if t.links == nil {
-		t.links = map[linkKey]string{}
+		t.links = map[HardLinkKey]string{}
 	}
 	t.links[k] = name
 	return "", false
@@ -432,7 +420,7 @@ func (t *KernelTree) remove(full string) bool {
 	if t.names != nil {
 		delete(t.names, k)
 	}
-	t.count(path.Dir(full), false)
+	t.count(path.Dir(full), -1)
 	return true
 }
 
@@ -445,17 +433,14 @@ func (t *KernelTree) add(full string, n knode) {
 	if t.names != nil {
 		t.names[k] = full
 	}
-	t.count(path.Dir(full), true)
+	t.count(path.Dir(full), 1)
 }
 
-func (t *KernelTree) count(dir string, up bool) {
+// count adds delta, 1 or -1, to the count of entries of the directory dir.
+func (t *KernelTree) count(dir string, delta int) {
 	k := t.key(dir)
 	if n, ok := t.nodes[k]; ok {
-		if up {
-			n.n++
-		} else {
-			n.n--
-		}
+		n.n += uint32(delta)
 		t.nodes[k] = n
 	}
 }
