@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 )
 
@@ -144,7 +143,7 @@ func xzLen(r io.ReaderAt, size int64) (int64, error) {
 // xzLenScan finds the end of the xz stream at the start of r: the first
 // stream footer, at an offset that is a multiple of 4 (xz streams are),
 // whose CRC32, flags and backward size agree with the stream header and an
-// index that checks. Block headers need not say their sizes (single-
+// index that checks (xzIndex). Block headers need not say their sizes (single-
 // threaded xz leaves them out), the footer always is there.
 func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 	var h [12]byte
@@ -170,37 +169,14 @@ func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 			if (base+int64(k))%4 != 2 {
 				continue
 			}
-			if end := base + int64(k) + 2; xzFooterOK(r, h, end) {
+			// The footer's flags are the header's, its index checks.
+			end := base + int64(k) + 2
+			if flags, _, _, err := xzIndex(r, 0, end); err == nil && bytes.Equal(flags, h[6:8]) {
 				return end, nil
 			}
 		}
 	}
 	return 0, fmt.Errorf("xz: no stream footer: %w", io.ErrUnexpectedEOF)
-}
-
-// xzFooterOK checks the footer ending at end against the header h and the
-// index before it.
-func xzFooterOK(r io.ReaderAt, h [12]byte, end int64) bool {
-	var f [12]byte
-	if end < 12+12+8 {
-		return false
-	}
-	if _, err := r.ReadAt(f[:], end-12); err != nil {
-		return false
-	}
-	if crc32.ChecksumIEEE(f[4:10]) != binary.LittleEndian.Uint32(f[:4]) || f[8] != h[6] || f[9] != h[7] {
-		return false
-	}
-	isize := (int64(binary.LittleEndian.Uint32(f[4:8])) + 1) * 4
-	at := end - 12 - isize
-	if at < 12 || isize > 64<<20 {
-		return false
-	}
-	idx := make([]byte, isize)
-	if _, err := r.ReadAt(idx, at); err != nil {
-		return false
-	}
-	return idx[0] == 0 && crc32.ChecksumIEEE(idx[:isize-4]) == binary.LittleEndian.Uint32(idx[isize-4:])
 }
 
 // lzop's header flags (lzop's conf.h) that say which fields follow.

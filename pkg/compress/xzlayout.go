@@ -46,11 +46,6 @@ func pad4(n int64) int64 { return (n + 3) &^ 3 }
 // always has.
 var ErrXzLayout = errors.New("xz layout")
 
-var (
-	xzHeaderMagic = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
-	xzFooterMagic = []byte{'Y', 'Z'}
-)
-
 // maxXzIndex bounds the index read into memory: millions of records (2
 // to 18 bytes each); a real rootfs has tens.
 const maxXzIndex = 64 << 20
@@ -151,35 +146,11 @@ func skipStreamPadding(r io.ReaderAt, start, pos int64) (int64, error) {
 	return pos, nil
 }
 
-// xzStream reads the stream that ends at end: its footer, index and
-// header.
+// xzStream reads the stream that ends at end: its footer and index
+// (xzIndex), then its header.
 func xzStream(r io.ReaderAt, start, end int64) (XzStream, error) {
 	var st XzStream
-	if end-start < 12+12+8 {
-		return st, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
-	}
-	var footer [12]byte
-	if _, err := r.ReadAt(footer[:], end-12); err != nil {
-		return st, layoutError("reading the stream footer: %v", err)
-	}
-	// 2.1.2: CRC32 of backward size and flags, backward size, flags, magic.
-	if !bytes.Equal(footer[10:], xzFooterMagic) || crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer[:4]) {
-		return st, layoutError("no stream footer ends at offset %d", end)
-	}
-	flags := footer[8:10]
-	if flags[0] != 0 || flags[1] > 0x0F {
-		return st, layoutError("stream flags %x", flags)
-	}
-	indexSize := (int64(binary.LittleEndian.Uint32(footer[4:8])) + 1) * 4
-	indexStart := end - 12 - indexSize
-	if indexSize > maxXzIndex || indexStart < start+12 {
-		return st, layoutError("index of %d bytes before offset %d", indexSize, end-12)
-	}
-	index := make([]byte, indexSize)
-	if _, err := r.ReadAt(index, indexStart); err != nil {
-		return st, layoutError("reading the index: %v", err)
-	}
-	records, err := parseXzIndex(index)
+	flags, records, indexStart, err := xzIndex(r, start, end)
 	if err != nil {
 		return st, err
 	}
@@ -196,12 +167,43 @@ func xzStream(r io.ReaderAt, start, end int64) (XzStream, error) {
 	}
 	// 2.1.1: magic, flags, CRC32 of the flags; the flags are the footer's.
 	h := st.Header
-	if !bytes.Equal(h[:6], xzHeaderMagic) || !bytes.Equal(h[6:8], flags) ||
+	if !bytes.Equal(h[:6], magicXz) || !bytes.Equal(h[6:8], flags) ||
 		crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
 		return st, layoutError("no stream header at offset %d for the index at %d", st.Offset, indexStart)
 	}
 	st.End, st.Check, st.Records = end, flags[1], records
 	return st, nil
+}
+
+// xzIndex reads the footer that ends at end and the index before it: the
+// stream flags, the index's records and where the index starts.
+func xzIndex(r io.ReaderAt, start, end int64) (flags []byte, records []XzRecord, indexStart int64, err error) {
+	if end-start < 12+12+8 {
+		return nil, nil, 0, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
+	}
+	var footer [12]byte
+	if _, err := r.ReadAt(footer[:], end-12); err != nil {
+		return nil, nil, 0, layoutError("reading the stream footer: %v", err)
+	}
+	// 2.1.2: CRC32 of backward size and flags, backward size, flags, magic.
+	if string(footer[10:]) != "YZ" || crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer[:4]) {
+		return nil, nil, 0, layoutError("no stream footer ends at offset %d", end)
+	}
+	flags = footer[8:10]
+	if flags[0] != 0 || flags[1] > 0x0F {
+		return nil, nil, 0, layoutError("stream flags %x", flags)
+	}
+	indexSize := (int64(binary.LittleEndian.Uint32(footer[4:8])) + 1) * 4
+	indexStart = end - 12 - indexSize
+	if indexSize > maxXzIndex || indexStart < start+12 {
+		return nil, nil, 0, layoutError("index of %d bytes before offset %d", indexSize, end-12)
+	}
+	index := make([]byte, indexSize)
+	if _, err := r.ReadAt(index, indexStart); err != nil {
+		return nil, nil, 0, layoutError("reading the index: %v", err)
+	}
+	records, err = parseXzIndex(index)
+	return flags, records, indexStart, err
 }
 
 // parseXzIndex reads an index (4): indicator, record count, records,
@@ -232,19 +234,10 @@ func parseXzIndex(index []byte) ([]XzRecord, error) {
 		}
 		records = append(records, XzRecord{Unpadded: int64(unpadded), Size: int64(size)})
 	}
-	if len(p) > 3 || !allZero(p) {
+	if len(p) > 3 || len(bytes.Trim(p, "\x00")) > 0 {
 		return nil, layoutError("index padding")
 	}
 	return records, nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // xzVLI decodes a variable-length integer (1.2): at most 9 bytes, 7 bits
@@ -337,7 +330,7 @@ func parseXzBlockHeader(h []byte) (sizes [2]int64, filters []xzFilter, err error
 		filters = append(filters, xzFilter{id, rest[:n]})
 		p = rest[n:]
 	}
-	if !allZero(p) {
+	if len(bytes.Trim(p, "\x00")) > 0 {
 		return sizes, nil, layoutError("header padding")
 	}
 	return sizes, filters, nil
