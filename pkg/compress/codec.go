@@ -160,25 +160,6 @@ func ParseCodec(s string) (Codec, error) {
 	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(single, ", "))
 }
 
-// MarshalText implements encoding.TextMarshaler so that codecs can appear in
-// configuration files and flags by name.
-func (c Codec) MarshalText() ([]byte, error) {
-	if int(c) >= len(table) {
-		return nil, fmt.Errorf("compress: invalid codec %d", uint8(c))
-	}
-	return []byte(c.String()), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler using ParseCodec.
-func (c *Codec) UnmarshalText(text []byte) error {
-	v, err := ParseCodec(string(text))
-	if err != nil {
-		return err
-	}
-	*c = v
-	return nil
-}
-
 // ErrUnsupported is wrapped by errors about formats that are recognised but
 // not handled: lzma and lzo, which Buildroot can produce, and writing bzip2.
 var ErrUnsupported = errors.New("unsupported")

@@ -2,8 +2,8 @@ package compress
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -191,7 +191,7 @@ func (e *extWriter) Write(p []byte) (int, error) {
 		return 0, e.err
 	}
 	if e.closed {
-		return 0, wrapErr(e.codec, errors.New("write after close"))
+		return 0, wrapErr(e.codec, errWriteClosed)
 	}
 	n, err := e.stdin.Write(p)
 	if err != nil {
@@ -204,30 +204,19 @@ func (e *extWriter) Write(p []byte) (int, error) {
 }
 
 func (e *extWriter) Close() error {
-	if e.closed {
-		return e.err
+	if !e.closed && e.err == nil {
+		e.err = e.wait(e.stdin.Close())
 	}
 	e.closed = true
-	if e.err != nil {
-		return e.err
-	}
-	if err := e.stdin.Close(); err != nil {
-		e.err = e.wait(err)
-		return e.err
-	}
-	e.err = e.wait(nil)
 	return e.err
 }
 
+// wait is the tool's exit status, else cause, with its stderr.
 func (e *extWriter) wait(cause error) error {
-	err := e.cmd.Wait()
-	if err == nil && cause == nil {
-		return nil
+	if err := cmp.Or(e.cmd.Wait(), cause); err != nil {
+		return wrapErr(e.codec, toolFailed(e.cmd.Path, err, &e.stderr))
 	}
-	if err == nil {
-		err = cause
-	}
-	return wrapErr(e.codec, toolFailed(e.cmd.Path, err, &e.stderr))
+	return nil
 }
 
 // A FileSource is a source that reads a regular file, which an external
@@ -514,9 +503,7 @@ func Lz4LegacyBlockTool(level int, b Backend) (func(src []byte) ([]byte, error),
 	if b == PureGo {
 		return nil, false, nil
 	}
-	if level == 0 {
-		level = spec(Lz4Legacy).Levels.Buildroot
-	}
+	level, _ = toolSettings(Lz4Legacy, WriterOptions{Level: level})
 	path, args, ok := compressCommand(Lz4Legacy, level, 1, false)
 	if !ok {
 		if b == External {

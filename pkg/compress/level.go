@@ -195,12 +195,8 @@ func ChooseLevel(c Codec, head []byte, segmented bool) LevelChoice {
 			says = fmt.Sprintf("the input's %s is written at level %d", hint.Field, hint.Lo)
 		}
 	}
-	for i, p := range likely {
-		l := p.level(spec(c).Levels)
-		if hint.Lo == 0 && i > 0 {
-			break
-		}
-		if hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
+	for _, p := range likely { // with no hint, the likeliest
+		if l := p.level(spec(c).Levels); hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
 			return LevelChoice{Level: l, Why: fmt.Sprintf("%s default; %s", p.owner, says), Guess: true}
 		}
 	}

@@ -51,12 +51,12 @@ func NewSegmentReader(c Codec, r io.Reader, opt ReaderOptions) (io.ReadCloser, e
 		rc, _, err := NewReader(r, opt)
 		return rc, err
 	}
-	argv := s.Decompressor(Threads())
-	path, err := lookPath(argv[0])
-	if err != nil {
-		return nil, fmt.Errorf("compress: %s: no Go decoder, and no %s on PATH to read it (Debian: apt-get install %s): %w", c, argv[0], argv[0], ErrUnsupported)
+	path, args, ok := decompressCommand(c, Threads(), External)
+	if !ok {
+		tool := s.Decompressor(0)[0]
+		return nil, fmt.Errorf("compress: %s: no Go decoder, and no %s on PATH to read it (Debian: apt-get install %s): %w", c, tool, tool, ErrUnsupported)
 	}
-	return startDecompressor(r, c, path, argv[1:])
+	return startDecompressor(r, c, path, args)
 }
 
 // NewStreamReader decodes one stream of c (gzip: one member; bzip2: one
@@ -80,12 +80,12 @@ func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() in
 func noOver() int64 { return 0 }
 
 func gzipMember(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
-	zr, err := gzip.NewReader(br)
+	zr, release, err := decodeGzip(br, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	zr.Multistream(false)
-	d := &decoder{codec: Gzip, r: zr, close: func() error { _ = zr.Close(); return nil }}
+	zr.(*gzip.Reader).Multistream(false)
+	d := &decoder{codec: Gzip, r: zr, close: release}
 	return newReadahead(d, d.Close, wrapErr(Gzip, errReadClosed)), noOver, nil
 }
 
@@ -128,8 +128,7 @@ func (b *bzip2Stream) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	var se bzip2.StructuralError
-	switch {
-	case errors.As(err, &se) && string(se) == "bad magic value in continuation file":
+	if errors.As(err, &se) && string(se) == "bad magic value in continuation file" {
 		b.done, b.over = true, 2
 		return n, io.EOF
 	}
