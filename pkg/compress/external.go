@@ -357,8 +357,8 @@ type chunkedWriter struct {
 	w       io.Writer
 	tool    lz4BlockTool
 	buf     []byte
-	pending []chan chunkResult
-	slots   chan struct{}
+	pending []chan chunkResult // at most workers: one tool each
+	workers int
 	inBufs  chan []byte // spare chunk buffers
 	outBufs chan []byte // spare output buffers
 	err     error
@@ -372,8 +372,7 @@ type chunkResult struct {
 }
 
 func newChunkedWriter(w io.Writer, tool lz4BlockTool, workers int) *chunkedWriter {
-	return &chunkedWriter{w: w, tool: tool,
-		slots:   make(chan struct{}, workers),
+	return &chunkedWriter{w: w, tool: tool, workers: workers,
 		inBufs:  make(chan []byte, workers+1),
 		outBufs: make(chan []byte, workers+1),
 	}
@@ -428,17 +427,15 @@ func (cw *chunkedWriter) Write(p []byte) (int, error) {
 func (cw *chunkedWriter) dispatch() error {
 	chunk := cw.buf
 	cw.buf = nil
-	for len(cw.pending) >= cap(cw.slots) {
+	for len(cw.pending) >= cw.workers {
 		if err := cw.drainOne(); err != nil {
 			return err
 		}
 	}
 	done := make(chan chunkResult, 1)
 	cw.pending = append(cw.pending, done)
-	cw.slots <- struct{}{}
 	outBuf := spare(cw.outBufs, chunkOutBound)
 	go func() {
-		defer func() { <-cw.slots }()
 		data, err := cw.tool.stream(chunk, outBuf)
 		recycle(cw.inBufs, chunk[:0])
 		done <- chunkResult{data: data, err: err}

@@ -181,10 +181,11 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 		}
 		c.n, c.err, c.sizeTrailer, c.inPlace = 0, nil, false, false
 		more, err := r.readBlockSafely(c)
+		c.err = err
+		last := err != nil || c.sizeTrailer // a chunk Read takes as it is
 		switch {
-		case err != nil:
-			c.err = err
-		case c.sizeTrailer:
+		case last:
+			c.done <- struct{}{}
 		case !more:
 			return
 		default:
@@ -194,15 +195,12 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 			first = false
 			jobs <- c
 		}
-		if err != nil || c.sizeTrailer {
-			c.done <- struct{}{}
-		}
 		select {
 		case r.order <- c:
 		case <-r.stop:
 			return
 		}
-		if err != nil || c.sizeTrailer {
+		if last {
 			return
 		}
 	}

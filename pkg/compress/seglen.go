@@ -47,23 +47,25 @@ func zstdLen(r io.ReaderAt, size int64) (int64, error) {
 	return at, nil
 }
 
+// zstdHeaderLen is the length of a Zstandard frame header (RFC 8878,
+// 3.1.1.1) whose descriptor is fhd, magic included, and where in it the
+// content size starts and how long it is.
+func zstdHeaderLen(fhd byte) (n, fcsAt, fcsLen int) {
+	fcsAt = 6 + [4]int{0, 1, 2, 4}[fhd&3] // magic, descriptor, window, dictionary ID
+	fcsLen = [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd&0x20 != 0 { // single segment: no window, always a content size
+		fcsAt, fcsLen = fcsAt-1, max(fcsLen, 1)
+	}
+	return fcsAt + fcsLen, fcsAt, fcsLen
+}
+
 func zstdFrameLen(r io.ReaderAt, at, size int64) (int64, error) {
 	var h [2]byte
 	if _, err := r.ReadAt(h[:1], at+4); err != nil {
 		return 0, fmt.Errorf("zstd: frame at %d: %w", at, io.ErrUnexpectedEOF)
 	}
-	fhd := h[0]
-	single := fhd&0x20 != 0
-	n := int64(4 + 1)
-	if !single {
-		n++ // window descriptor
-	}
-	n += [4]int64{0, 1, 2, 4}[fhd&3]
-	fcs := [4]int64{0, 2, 4, 8}[fhd>>6]
-	if fcs == 0 && single {
-		fcs = 1
-	}
-	n += fcs
+	headerLen, _, _ := zstdHeaderLen(h[0])
+	n := int64(headerLen)
 	for {
 		var b [3]byte
 		if _, err := r.ReadAt(b[:], at+n); err != nil {
@@ -87,7 +89,7 @@ func zstdFrameLen(r io.ReaderAt, at, size int64) (int64, error) {
 			break
 		}
 	}
-	if fhd&4 != 0 {
+	if h[0]&4 != 0 {
 		n += 4 // content checksum
 	}
 	return n, nil

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // The layout of an .xz file, read from its end as `xz --list` reads it
@@ -347,7 +346,7 @@ func xzFilterArgs(filters []xzFilter) ([]string, error) {
 		last := i == len(filters)-1
 		switch {
 		case f.id == 0x21 && last && len(f.props) == 1 && f.props[0] <= 37: // xz takes up to 1.5 GiB
-			args = append(args, "--lzma2=dict="+formatDictSize(lzma2DictSize(f.props[0])))
+			args = append(args, "--lzma2=dict="+sizeName(int64(lzma2DictSize(f.props[0])), ""))
 		case bcj[f.id] != "" && !last && len(f.props) == 0:
 			args = append(args, bcj[f.id])
 		default:
@@ -355,18 +354,6 @@ func xzFilterArgs(filters []xzFilter) ([]string, error) {
 		}
 	}
 	return args, nil
-}
-
-// formatDictSize writes a dictionary size as xz --list does
-// (src/xz/message.c, message_filters_to_str): in MiB or KiB where exact.
-func formatDictSize(n uint64) string {
-	switch {
-	case n%(1<<20) == 0:
-		return strconv.FormatUint(n>>20, 10) + "MiB"
-	case n%(1<<10) == 0:
-		return strconv.FormatUint(n>>10, 10) + "KiB"
-	}
-	return strconv.FormatUint(n, 10)
 }
 
 // lzma2DictSize decodes the LZMA2 dictionary size byte (5.3.1), below 40.
