@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 )
 
-// The SegmentLen of each codec whose end its structure says, found without
-// decoding it: an initrd's segment is read by the codec's usual reader
-// (the xz tool, the parallel lz4 decoder) once cut to it.
+// The SegmentLen of each codec whose structure says its end: an initrd's
+// segment is cut to it, then read by the codec's usual reader.
 
 // zstdLen walks the skippable frames and the one Zstandard frame (RFC
 // 8878, 3.1) at the start of r: frame headers and block headers, never the
@@ -128,13 +128,11 @@ func lz4LegacyLen(r io.ReaderAt, size int64) (int64, error) {
 
 // xzLen finds the end of the xz stream at the start of r. Where r is only
 // xz streams, as a rootfs.cpio.xz is, their footers and indexes, read from
-// the end, say where the first ends (XzStreams, as `xz --list`
-// reads them). Otherwise it is found by xzLenScan. Both give the same end
-// unless an index and footer that check are crafted to span the first
-// stream's; xz then refuses the file, as the kernel does (TestXzLenAgrees,
-// TestXzLenCraftedIndex). Reading from the end spares a scan of the whole
-// file before decoding starts: the bench's 139 MB xz started its first
-// block's xz 65-94 ms after exec with the scan, 22-24 ms without.
+// the end as `xz --list` reads them, say where the first ends, sparing a
+// scan of the file before decoding starts (XzStreams); otherwise
+// xzLenScan finds it. Both agree unless an index and footer are crafted to
+// span the first stream's, a file xz and the kernel refuse
+// (TestXzLenAgrees, TestXzLenCraftedIndex).
 func xzLen(r io.ReaderAt, size int64) (int64, error) {
 	if streams, err := XzStreams(r, 0, size); err == nil {
 		return streams[0].End, nil
@@ -143,10 +141,9 @@ func xzLen(r io.ReaderAt, size int64) (int64, error) {
 }
 
 // xzLenScan finds the end of the xz stream at the start of r: the first
-// stream footer, at an offset that is a multiple of 4 (xz streams are),
-// whose CRC32, flags and backward size agree with the stream header and an
-// index that checks (xzIndex). Block headers need not say their sizes (single-
-// threaded xz leaves them out), the footer always is there.
+// footer, at a multiple of 4, whose index checks (xzIndex) and whose flags
+// are the header's. Block headers need not say their sizes (single-
+// threaded xz leaves them out); the footer is always there.
 func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 	var h [12]byte
 	if _, err := r.ReadAt(h[:], 0); err != nil {
@@ -171,7 +168,6 @@ func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 			if (base+int64(k))%4 != 2 {
 				continue
 			}
-			// The footer's flags are the header's, its index checks.
 			end := base + int64(k) + 2
 			if flags, _, _, err := xzIndex(r, 0, end); err == nil && bytes.Equal(flags, h[6:8]) {
 				return end, nil
@@ -235,18 +231,9 @@ func lzoLen(r io.ReaderAt, size int64) (int64, error) {
 			break
 		}
 		src := binary.BigEndian.Uint32(read(4))
-		sums := 0
-		for _, bit := range []uint32{lzoAdler32D, lzoCRC32D} {
-			if flags&bit != 0 {
-				sums += 4
-			}
-		}
-		if src < dst {
-			for _, bit := range []uint32{lzoAdler32C, lzoCRC32C} {
-				if flags&bit != 0 {
-					sums += 4
-				}
-			}
+		sums := 4 * bits.OnesCount32(flags&(lzoAdler32D|lzoCRC32D))
+		if src < dst { // the compressed data's sums, where it is compressed
+			sums += 4 * bits.OnesCount32(flags&(lzoAdler32C|lzoCRC32C))
 		}
 		if err == nil && (src > dst || dst > 64<<20) {
 			return 0, fmt.Errorf("compress: lzo: block at byte %d: %d bytes for %d", at-8, src, dst)
