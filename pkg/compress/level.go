@@ -15,11 +15,9 @@ type LevelHint struct {
 	// Field is the header's field that said it, for a note:
 	// "XFL 2", "dictionary 8 MiB", "window 4 MiB".
 	Field string
-	// Recorded: the field records the level (gzip's XFL, at 1 and 9).
-	// A dictionary or a window is a hint, even where one level alone
-	// writes it by default: options other than the level set it too
-	// (dracut's `xz --lzma2=dict=1MiB` is preset 6; zstd's --fast levels
-	// and --long change the window).
+	// Recorded: the field records the level (gzip's XFL, at 1 and 9). A
+	// dictionary or a window is a hint: options set it too (dracut's `xz
+	// --lzma2=dict=1MiB` is preset 6; zstd's --fast and --long).
 	Recorded bool
 }
 
@@ -135,8 +133,7 @@ func sizeName(n int64, sep string) string {
 // producer is a tool that writes compressed initrds or root file system
 // archives, each codec at the level of its column of Levels (the table's
 // comment says where they were read). Debian's and dracut's layout (an
-// early cpio, then one compressed) comes first for an initrd of several
-// segments, Buildroot's for a lone stream.
+// early cpio, then one compressed) is an initrd of several segments.
 type producer struct {
 	owner string // the name's possessive: "Buildroot's"
 	level func(Levels) int

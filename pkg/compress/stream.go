@@ -14,10 +14,8 @@ import (
 
 // KernelMagic is the codec whose magic starts b, as the kernel's
 // decompress_method (lib/decompress.c) matches it at the start of an
-// initrd's compressed segment: the table's KernelMagic, and 1f 9e, the old
-// form of gzip, which the kernel names but no codec here reads. name is
-// the kernel's name for the magic ("gzip (1f 9e)" for that one, with
-// None); ok is false for a magic the kernel does not know.
+// initrd's segment, and the kernel's name for it; also 1f 9e, the old
+// gzip the kernel names and nothing here reads ("gzip (1f 9e)", None).
 func KernelMagic(b []byte) (c Codec, name string, ok bool) {
 	for c := range table {
 		if m := table[c].KernelMagic; m != nil && bytes.HasPrefix(b, m) {
@@ -59,13 +57,10 @@ func NewSegmentReader(c Codec, r io.Reader, opt ReaderOptions) (io.ReadCloser, e
 	return startDecompressor(r, c, path, args)
 }
 
-// NewStreamReader decodes one stream of c (gzip: one member; bzip2: one
-// stream; lzma) from br and nothing after it, for the codecs whose end
-// is only found by decoding (DecodeOne). Once Read has returned io.EOF,
-// the stream ended over() bytes before what br has delivered to the
-// decoder (bzip2 reads two bytes past its end to look for a next stream).
-// Every other codec's segment is cut to its length first and read with
-// NewSegmentReader.
+// NewStreamReader decodes one stream of c (a gzip member, a bzip2 stream,
+// lzma) from br and nothing after it, for the codecs whose end only
+// decoding finds (DecodeOne). After io.EOF, the stream ended over() bytes
+// before what br delivered (bzip2 reads two bytes past its end).
 func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() int64, err error) {
 	decodeOne := spec(c).DecodeOne
 	if decodeOne == nil {
@@ -102,11 +97,10 @@ func lzmaOne(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
 	return &decoder{codec: Lzma, r: zr}, noOver, nil
 }
 
-// WrapStreamDecoder gives r, one stream of c decoded by a reader made
-// outside this package (the gzip splice's, which maps the deflate blocks
-// as it decodes: splice.NewGzipReader), what NewStreamReader's readers
-// have: errors that name the codec and stay, panics turned into errors,
-// and decoding ahead on another core.
+// WrapStreamDecoder gives r, one stream of c decoded outside this package
+// (splice.NewGzipReader, which maps the deflate blocks as it decodes), what
+// NewStreamReader's readers have: sticky errors naming the codec, panics
+// made errors, and decoding ahead on another core.
 func WrapStreamDecoder(c Codec, r io.Reader) io.ReadCloser {
 	d := &decoder{codec: c, r: r}
 	return newReadahead(d, d.Close, wrapErr(c, errReadClosed))

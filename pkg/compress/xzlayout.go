@@ -12,11 +12,9 @@ import (
 )
 
 // The layout of an .xz file, read from its end as `xz --list` reads it
-// (src/xz/list.c, parse_indexes): each stream's footer gives its index,
-// the index gives every block's size, and the blocks lie before it, after
-// the 12-byte stream header. The format is the .xz file format 1.2.1
-// (doc/xz-file-format.txt in the xz sources); the sections named below
-// are its.
+// (src/xz/list.c, parse_indexes): footer, index, blocks, stream header.
+// The sections named below are the .xz file format 1.2.1's
+// (doc/xz-file-format.txt in the xz sources).
 
 // xzBlock is a block of an .xz stream, as its index and header give it.
 type xzBlock struct {
@@ -39,10 +37,8 @@ func (b xzBlock) checkOffset() int64 { return b.offset + pad4(b.headerSize+b.dat
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
 // ErrXzLayout says a file is not only .xz streams laid out as their
-// indexes say (trailing bytes, damage), or, for decoding one xz a block,
-// not a layout that can be (a single block, a filter not passed on). The
-// caller then has xz read the file whole, which names any damage as it
-// always has.
+// indexes say, or not one that one xz a block can decode (a single block,
+// a filter not passed on): xz then reads the file whole and names any damage.
 var ErrXzLayout = errors.New("xz layout")
 
 // maxXzIndex bounds the index read into memory: millions of records (2
