@@ -22,19 +22,15 @@ const (
 	Lz4Frame               // lz4 frame format (`lz4`), not readable by the kernel
 	Zstd                   // Zstandard frames
 	Bzip2                  // bzip2, read only
-	// Lzma and Lzo are read only as segments of an initrd (SegmentLen,
-	// NewSegmentReader, NewStreamReader): they have no Decode, so Sniff
-	// reports them unsupported in a single stream and they are not in
-	// Codecs, which are the single-stream codecs.
+	// Lzma and Lzo are read only as an initrd's segments: no Decode, so
+	// Sniff refuses them in a single stream and they are not in Codecs.
 	Lzma // lzma-alone (`lzma`), the kernel's "lzma"
 	Lzo  // lzop's format, the kernel's "lzo"
 )
 
 // Spec is one codec, end to end: its row in the codec table (table.go),
-// which Sniff, KernelMagic, NewReader, NewStreamReader, SegmentLen,
-// NewSegmentReader, NewWriter, the tools and the levels read. A codec is
-// one row (Register) and the code of its columns; only its splicer is
-// elsewhere (pkg/container). TestEveryCodecHandled walks the table.
+// which every function of the package reads; only its splicer is elsewhere
+// (pkg/container). TestEveryCodecHandled walks the table.
 type Spec struct {
 	Name    string   // Codec.String, ParseCodec
 	Aliases []string // ParseCodec's other names: the usual suffixes
@@ -160,33 +156,13 @@ func ParseCodec(s string) (Codec, error) {
 	return None, fmt.Errorf("compress: unknown codec %q (want one of %s)", s, strings.Join(single, ", "))
 }
 
-// MarshalText implements encoding.TextMarshaler so that codecs can appear in
-// configuration files and flags by name.
-func (c Codec) MarshalText() ([]byte, error) {
-	if int(c) >= len(table) {
-		return nil, fmt.Errorf("compress: invalid codec %d", uint8(c))
-	}
-	return []byte(c.String()), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler using ParseCodec.
-func (c *Codec) UnmarshalText(text []byte) error {
-	v, err := ParseCodec(string(text))
-	if err != nil {
-		return err
-	}
-	*c = v
-	return nil
-}
-
 // ErrUnsupported is wrapped by errors about formats that are recognised but
 // not handled: lzma and lzo, which Buildroot can produce, and writing bzip2.
 var ErrUnsupported = errors.New("unsupported")
 
-// ErrDecoderPanic is wrapped by the error a reader returns when the
-// underlying decoder library panicked on malformed input. The panic is
-// turned into an error so that one bad image cannot crash a build, but it is
-// a library bug all the same: the fuzz tests treat it as a failure.
+// ErrDecoderPanic is wrapped by the error of a decoder library's panic on
+// malformed input, so that one bad image cannot crash a build; a library
+// bug all the same, which the fuzz tests fail on.
 var ErrDecoderPanic = errors.New("decoder panic")
 
 // Error is the error type of readers and writers: it names the codec so that

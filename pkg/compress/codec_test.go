@@ -59,25 +59,6 @@ func TestParseCodec(t *testing.T) {
 	}
 }
 
-func TestCodecTextRoundTrip(t *testing.T) {
-	for _, c := range Codecs {
-		text, err := c.MarshalText()
-		if err != nil {
-			t.Fatalf("%v: MarshalText: %v", c, err)
-		}
-		var got Codec
-		if err := got.UnmarshalText(text); err != nil {
-			t.Fatalf("%v: UnmarshalText(%q): %v", c, text, err)
-		}
-		if diff := cmp.Diff(c, got); diff != "" {
-			t.Errorf("round trip mismatch (-want +got):\n%s", diff)
-		}
-	}
-	if _, err := Codec(99).MarshalText(); err == nil {
-		t.Error("MarshalText of an invalid codec succeeded")
-	}
-}
-
 func TestErrorMessage(t *testing.T) {
 	tests := []struct {
 		codec Codec

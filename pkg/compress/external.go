@@ -2,8 +2,8 @@ package compress
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,13 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Backend says who does the (de)compression work.
-//
-// The reference compressors are what Buildroot itself runs, and for xz and
-// zstd at high levels the pure-Go codecs write markedly larger output
-// (docs/performance.md) or run slower. A compressor found on
-// PATH, as Buildroot's own host tools are, is therefore the default; the
-// pure-Go codecs remain the fallback that works everywhere.
+// Backend says who does the (de)compression work. The reference tools,
+// which Buildroot runs, are the default where on PATH: for xz and zstd at
+// high levels the Go codecs write larger output or run slower
+// (docs/performance.md); they are the fallback that works everywhere.
 type Backend uint8
 
 const (
@@ -58,14 +55,8 @@ var lookPath = exec.LookPath
 // compressCommand is the external command that writes codec c: the
 // first of its Compressors on PATH (the table says why those).
 func compressCommand(c Codec, level, threads int, single bool) (string, []string, bool) {
-	s := spec(c)
-	if s.Compressors == nil {
-		return "", nil, false
-	}
-	for _, cand := range s.Compressors(level, threads, single) {
-		if p, err := lookPath(cand[0]); err == nil {
-			return p, cand[1:], true
-		}
+	if s := spec(c); s.Compressors != nil {
+		return firstOnPath(s.Compressors(level, threads, single)...)
 	}
 	return "", nil, false
 }
@@ -74,13 +65,18 @@ func compressCommand(c Codec, level, threads int, single bool) (string, []string
 // with Auto, only where the Go decoder is clearly slower (ToolFaster);
 // with External, wherever a tool exists.
 func decompressCommand(c Codec, threads int, b Backend) (string, []string, bool) {
-	s := spec(c)
-	if s.Decompressor == nil || (b != External && !s.ToolFaster) {
-		return "", nil, false
+	if s := spec(c); s.Decompressor != nil && (b == External || s.ToolFaster) {
+		return firstOnPath(s.Decompressor(threads))
 	}
-	argv := s.Decompressor(threads)
-	if p, err := lookPath(argv[0]); err == nil {
-		return p, argv[1:], true
+	return "", nil, false
+}
+
+// firstOnPath is the path and arguments of the first command on PATH.
+func firstOnPath(argvs ...[]string) (string, []string, bool) {
+	for _, argv := range argvs {
+		if p, err := lookPath(argv[0]); err == nil {
+			return p, argv[1:], true
+		}
 	}
 	return "", nil, false
 }
@@ -92,24 +88,18 @@ func Threads() int { return runtime.NumCPU() }
 // NewWriter returns a writer that compresses to w with codec c, and a
 // description of what compresses, for the manifest ("xz level 9, external
 // xz"). The output is a function of the input and opt only (no names, no
-// timestamps), so that rebuilding an image gives the same bytes; with
-// opt.Backend Auto or External that holds for a given tool version.
-//
-// xz output uses CRC32 checks, because the kernel's xz decoder rejects the
-// CRC64 default; lz4 Lz4Legacy output is the legacy format the kernel reads.
-// Writing bzip2 is not supported.
-//
-// Close flushes and terminates the stream; it does not close w.
+// timestamps; with a tool, for a given version of it), so that rebuilding
+// an image gives the same bytes. xz output has CRC32 checks, the kernel's
+// xz decoder refusing CRC64. Close ends the stream; it does not close w.
 func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, string, error) {
 	if opt.Backend != PureGo && c != None && c.CanWrite() {
 		level, threads := toolSettings(c, opt)
 		if path, args, ok := compressCommand(c, level, threads, opt.SingleBlock); ok {
 			if c == Lz4Legacy {
-				// The lz4 tool compresses on one core. A legacy stream is a
-				// run of independent 8 MiB blocks and the kernel reads
-				// concatenated legacy streams, so chunks of that size go
-				// to one tool each, in parallel, and come out in order:
-				// exactly the tool's own output, for any thread count.
+				// The lz4 tool uses one core; a legacy stream's blocks are
+				// independent 8 MiB units, so chunks of that size go to a
+				// tool each, in parallel, and come out in order: exactly
+				// the tool's own output, for any thread count.
 				return newChunkedWriter(w, lz4BlockTool{path, args}, threads),
 					fmt.Sprintf("%s level %d, external %s in %d MiB chunks", c, level, filepath.Base(path), lz4LegacyBlock>>20), nil
 			}
@@ -134,22 +124,15 @@ func NewWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, string,
 	return zw, fmt.Sprintf("%s level %d, go", c, level), err
 }
 
+// toolSettings are opt's level and threads, Buildroot's level for 0 and
+// every core for none.
 func toolSettings(c Codec, opt WriterOptions) (level, threads int) {
-	level = opt.Level
-	if level == 0 {
-		level = spec(c).Levels.Buildroot
-	}
-	threads = opt.Threads
-	if threads <= 0 {
-		threads = Threads()
-	}
-	return level, threads
+	return cmp.Or(opt.Level, spec(c).Levels.Buildroot), cmp.Or(max(opt.Threads, 0), Threads())
 }
 
 // RunsTool reports whether NewWriter would compress c with an external
-// tool. Such a writer is best given the output *os.File itself: the tool
-// then writes to it directly instead of through a pipe back into this
-// process (make bench: apply-gzip, 4% of the wall time).
+// tool, which then best writes to the output *os.File itself, not through
+// a pipe back into this process (make bench: apply-gzip, 4% of the wall).
 func RunsTool(c Codec, opt WriterOptions) bool {
 	level, threads := toolSettings(c, opt)
 	_, _, ok := compressCommand(c, level, threads, opt.SingleBlock)
@@ -174,16 +157,21 @@ func startCompressor(w io.Writer, c Codec, path string, args []string) (*extWrit
 	if err != nil {
 		return nil, wrapErr(c, err)
 	}
-	unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, 1<<20) // see startDecompressor
-	e.cmd.Stdin = pr
-	if err := e.cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, wrapErr(c, err)
+	unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, toolPipeSize)
+	e.cmd.Stdin, e.stdin = pr, pw
+	return e, startTool(c, e.cmd, pr, pw)
+}
+
+// startTool starts cmd, the tool of c, and closes theirs, its end of the
+// pipe whose other end, ours, this process keeps; both on failure.
+func startTool(c Codec, cmd *exec.Cmd, theirs, ours io.Closer) error {
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		theirs.Close()
+		return wrapErr(c, err)
 	}
-	pr.Close()
-	e.stdin = pw
-	return e, nil
+	theirs.Close()
+	return nil
 }
 
 func (e *extWriter) Write(p []byte) (int, error) {
@@ -191,7 +179,7 @@ func (e *extWriter) Write(p []byte) (int, error) {
 		return 0, e.err
 	}
 	if e.closed {
-		return 0, wrapErr(e.codec, errors.New("write after close"))
+		return 0, wrapErr(e.codec, errWriteClosed)
 	}
 	n, err := e.stdin.Write(p)
 	if err != nil {
@@ -204,45 +192,32 @@ func (e *extWriter) Write(p []byte) (int, error) {
 }
 
 func (e *extWriter) Close() error {
-	if e.closed {
-		return e.err
+	if !e.closed && e.err == nil {
+		e.err = e.wait(e.stdin.Close())
 	}
 	e.closed = true
-	if e.err != nil {
-		return e.err
-	}
-	if err := e.stdin.Close(); err != nil {
-		e.err = e.wait(err)
-		return e.err
-	}
-	e.err = e.wait(nil)
 	return e.err
 }
 
+// wait is the tool's exit status, else cause, with its stderr.
 func (e *extWriter) wait(cause error) error {
-	err := e.cmd.Wait()
-	if err == nil && cause == nil {
-		return nil
+	if err := cmp.Or(e.cmd.Wait(), cause); err != nil {
+		return wrapErr(e.codec, toolFailed(e.cmd.Path, err, &e.stderr))
 	}
-	if err == nil {
-		err = cause
-	}
-	return wrapErr(e.codec, toolFailed(e.cmd.Path, err, &e.stderr))
+	return nil
 }
 
 // A FileSource is a source that reads a regular file, which an external
-// decompressor can then read itself. Fed through a pipe instead, xz reads
-// its input 8 KiB at a time and every read wakes the goroutine that fills
-// the pipe: with `xz -T2` on 2 cores that copy and its wake-ups cost a
-// tenth of the wall time (make bench: audit-dpkg-xzblocks).
+// decompressor can then read itself: through a pipe, xz's 8 KiB reads and
+// the wake-ups of what fills it cost a tenth of the wall time (make bench:
+// audit-dpkg-xzblocks).
 type FileSource interface {
 	io.Reader
 	// ToolInput returns a file description of its own, positioned unread
-	// bytes before the next byte Read would return, for a tool to read
-	// to the end in place of Read; false where it cannot (every byte
-	// must pass through Read, to be hashed). The source closes the file
-	// when it is itself released, and may report progress from its
-	// offset. After a true, Read is not called again.
+	// bytes before the next byte Read would return, for a tool to read to
+	// the end in place of Read (never called again); false where every
+	// byte must pass through Read, to be hashed. The source closes the
+	// file when released, and may report progress from its offset.
 	ToolInput(unread int) (*os.File, bool)
 }
 
@@ -264,15 +239,8 @@ func startDecompressor(r io.Reader, c Codec, path string, args []string) (*extRe
 	if err != nil {
 		return nil, wrapErr(c, err)
 	}
-	e.cmd.Stdout = pw
-	if err := e.cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, wrapErr(c, err)
-	}
-	pw.Close()
-	e.stdout = pr
-	return e, nil
+	e.cmd.Stdout, e.stdout = pw, pr
+	return e, startTool(c, e.cmd, pw, pr)
 }
 
 func (e *extReader) Read(p []byte) (int, error) {
@@ -283,10 +251,7 @@ func (e *extReader) Read(p []byte) (int, error) {
 	if err == io.EOF {
 		// The end of the output is only the end of the data if the tool
 		// says the stream was whole.
-		if werr := e.finish(); werr != nil {
-			e.err = werr
-			return n, werr
-		}
+		err = cmp.Or(e.finish(), err)
 	}
 	if err != nil {
 		e.err = err
@@ -359,17 +324,15 @@ func (t lz4BlockTool) stream(src, out []byte) ([]byte, error) {
 }
 
 // chunkedWriter compresses the legacy lz4 blocks with a run of the tool
-// each, several at a time, and writes the results in order.
-//
-// Its buffers are recycled: a fresh 8 MiB input and a growing output per
-// chunk made the collector keep twice what was in flight (113 MiB peak
-// RSS for `repack` to lz4; make bench: rss).
+// each, several at a time, and writes the results in order. Its buffers
+// are recycled: fresh ones per chunk made the collector keep twice what
+// was in flight (113 MiB peak RSS for `repack` to lz4; make bench: rss).
 type chunkedWriter struct {
 	w       io.Writer
 	tool    lz4BlockTool
 	buf     []byte
-	pending []chan chunkResult
-	slots   chan struct{}
+	pending []chan chunkResult // at most workers: one tool each
+	workers int
 	inBufs  chan []byte // spare chunk buffers
 	outBufs chan []byte // spare output buffers
 	err     error
@@ -383,8 +346,7 @@ type chunkResult struct {
 }
 
 func newChunkedWriter(w io.Writer, tool lz4BlockTool, workers int) *chunkedWriter {
-	return &chunkedWriter{w: w, tool: tool,
-		slots:   make(chan struct{}, workers),
+	return &chunkedWriter{w: w, tool: tool, workers: workers,
 		inBufs:  make(chan []byte, workers+1),
 		outBufs: make(chan []byte, workers+1),
 	}
@@ -439,17 +401,15 @@ func (cw *chunkedWriter) Write(p []byte) (int, error) {
 func (cw *chunkedWriter) dispatch() error {
 	chunk := cw.buf
 	cw.buf = nil
-	for len(cw.pending) >= cap(cw.slots) {
+	for len(cw.pending) >= cw.workers {
 		if err := cw.drainOne(); err != nil {
 			return err
 		}
 	}
 	done := make(chan chunkResult, 1)
 	cw.pending = append(cw.pending, done)
-	cw.slots <- struct{}{}
 	outBuf := spare(cw.outBufs, chunkOutBound)
 	go func() {
-		defer func() { <-cw.slots }()
 		data, err := cw.tool.stream(chunk, outBuf)
 		recycle(cw.inBufs, chunk[:0])
 		done <- chunkResult{data: data, err: err}
@@ -457,10 +417,9 @@ func (cw *chunkedWriter) dispatch() error {
 	return nil
 }
 
-// drainOne writes the oldest result. Every chunk's output is a whole
-// legacy stream: the magic number, then one block. After the first, the
-// magic is dropped, so the result is exactly the tool's output for the
-// whole input, whatever the number of workers.
+// drainOne writes the oldest result, a whole legacy stream (the magic,
+// one block) whose magic is dropped after the first: exactly the tool's
+// output for the whole input, whatever the number of workers.
 func (cw *chunkedWriter) drainOne() error {
 	r := <-cw.pending[0]
 	cw.pending = cw.pending[1:]
@@ -503,20 +462,15 @@ func (cw *chunkedWriter) Close() error {
 
 // Lz4LegacyBlockTool returns a function that compresses one legacy lz4
 // block (at most 8 MiB) with the lz4 tool at level, as `lz4 -l -LEVEL`
-// compresses that block inside a whole stream, and returns it with its
-// 4-byte size header. It reports false when the backend is PureGo or no
-// lz4 is on PATH (an error for External).
-//
-// The splicer recompresses only the blocks that changed; the tool's -9 is
-// both faster and smaller than pierrec's HC at the same level (make bench:
-// apply-lz4), and gives the bytes the full path would write.
+// does inside a whole stream, and returns it with its 4-byte size header;
+// false with PureGo or no lz4 on PATH (an error for External). For the
+// splicer: the tool's -9 is faster and smaller than pierrec's HC (make
+// bench: apply-lz4), and gives the bytes the full path would write.
 func Lz4LegacyBlockTool(level int, b Backend) (func(src []byte) ([]byte, error), bool, error) {
 	if b == PureGo {
 		return nil, false, nil
 	}
-	if level == 0 {
-		level = spec(Lz4Legacy).Levels.Buildroot
-	}
+	level, _ = toolSettings(Lz4Legacy, WriterOptions{Level: level})
 	path, args, ok := compressCommand(Lz4Legacy, level, 1, false)
 	if !ok {
 		if b == External {

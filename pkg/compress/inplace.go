@@ -7,34 +7,30 @@ import (
 )
 
 // InPlaceReader is a source that can hand out its next bytes where they
-// already sit in memory, a file mapped with mmap, instead of copying them
-// into a buffer. The legacy lz4 decoder takes its blocks this way: for a
-// no-change repack, the read() of the compressed input and the first touch
-// of the buffers it fills were a tenth of the CPU time (make bench:
-// repack-lz4).
+// sit in memory, a file mapped with mmap, instead of copying them: the
+// legacy lz4 decoder's read() and the first touch of its buffers were a
+// tenth of a no-change repack's CPU time (make bench: repack-lz4).
 //
-// Mapped bytes fault (SIGBUS) if the file shrinks, and a fault inside the
-// lz4 library's assembly cannot be recovered: the Go runtime finds no
-// stack map for its frame and aborts. So the source must keep the file
-// from shrinking while it is read in place, and Check says when it no
-// longer can.
+// Mapped bytes fault (SIGBUS) if the file shrinks, and the Go runtime
+// cannot recover a fault inside the lz4 library's assembly (no stack map
+// for its frame): the source keeps the file from shrinking while it is
+// read in place, and Check says when it no longer can.
 type InPlaceReader interface {
 	io.Reader
 	// InPlace prepares reading in place and reports whether Next works.
 	// Bytes read before stay read: Next continues where Read left off.
 	InPlace() bool
-	// Next consumes and returns the next n bytes, valid until the owner
-	// of the source releases it, which it does only after the decoder
-	// is closed. Near the end it returns fewer, with io.EOF if there
-	// were none and io.ErrUnexpectedEOF otherwise.
+	// Next consumes and returns the next n bytes, valid until the source
+	// is released, after the decoder is closed; near the end fewer, with
+	// io.EOF if there were none and io.ErrUnexpectedEOF otherwise.
 	Next(n int) ([]byte, error)
 	// Check reports an error once bytes returned by Next may no longer
 	// be read: the decoder calls it before each block it reads in
 	// place, and then reads that block at once.
 	Check() error
-	// Done says the decoder no longer needs p, a slice Next returned,
-	// so that its pages can leave the process's resident memory: a
-	// mapping kept whole would grow it with the archive.
+	// Done says the decoder no longer needs p, a slice Next returned, so
+	// that its pages leave the resident memory, which would else grow
+	// with the archive.
 	Done(p []byte)
 }
 

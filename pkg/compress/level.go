@@ -15,11 +15,9 @@ type LevelHint struct {
 	// Field is the header's field that said it, for a note:
 	// "XFL 2", "dictionary 8 MiB", "window 4 MiB".
 	Field string
-	// Recorded: the field records the level (gzip's XFL, at 1 and 9).
-	// A dictionary or a window is a hint, even where one level alone
-	// writes it by default: options other than the level set it too
-	// (dracut's `xz --lzma2=dict=1MiB` is preset 6; zstd's --fast levels
-	// and --long change the window).
+	// Recorded: the field records the level (gzip's XFL, at 1 and 9). A
+	// dictionary or a window is a hint: options set it too (dracut's `xz
+	// --lzma2=dict=1MiB` is preset 6; zstd's --fast and --long).
 	Recorded bool
 }
 
@@ -49,16 +47,11 @@ func gzipHint(b []byte) LevelHint {
 	if len(b) < 10 || b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 {
 		return LevelHint{}
 	}
-	switch xfl := b[8]; xfl {
-	case 2:
-		return LevelHint{9, 9, "XFL 2", true}
-	case 4:
-		return LevelHint{1, 1, "XFL 4", true}
-	case 0:
-		return LevelHint{2, 8, "XFL 0", false}
-	}
-	return LevelHint{}
+	return gzipXFL[b[8]]
 }
+
+// gzipXFL are the hints of gzip's XFL byte (ReadLevelHint says why).
+var gzipXFL = map[byte]LevelHint{2: {9, 9, "XFL 2", true}, 4: {1, 1, "XFL 4", true}, 0: {2, 8, "XFL 0", false}}
 
 // xzPresets are the xz presets that write a dictionary of dict bytes
 // (xzDictSizes turned round).
@@ -91,7 +84,7 @@ func xzHint(b []byte) LevelHint {
 	if f := filters[len(filters)-1]; f.id == 0x21 && len(f.props) == 1 && f.props[0] < 40 {
 		dict := int(lzma2DictSize(f.props[0]))
 		if lo, hi := xzPresets(dict); lo != 0 { // else set by hand: it says nothing
-			return LevelHint{lo, hi, "dictionary " + sizeName(int64(dict)), false}
+			return LevelHint{lo, hi, "dictionary " + sizeName(int64(dict), " "), false}
 		}
 	}
 	return LevelHint{}
@@ -112,42 +105,35 @@ func zstdHint(b []byte) LevelHint {
 	}
 	wlog := 10 + int(b[5]>>3)
 	window := int64(1)<<wlog + (int64(1)<<wlog/8)*int64(b[5]&7)
-	// The content size, when given, follows the dictionary ID.
-	p := 6 + [4]int{0, 1, 2, 4}[fhd&3]
 	var content int64
-	switch fcs := fhd >> 6; fcs {
-	case 1:
-		if len(b) >= p+2 {
-			content = int64(binary.LittleEndian.Uint16(b[p:])) + 256
-		}
-	case 2:
-		if len(b) >= p+4 {
-			content = int64(binary.LittleEndian.Uint32(b[p:]))
-		}
-	case 3:
-		if len(b) >= p+8 {
-			content = int64(min(binary.LittleEndian.Uint64(b[p:]), 1<<62))
+	if _, at, n := zstdHeaderLen(fhd); n > 0 && len(b) >= at+n {
+		var v [8]byte
+		copy(v[:], b[at:at+n])
+		if content = int64(min(binary.LittleEndian.Uint64(v[:]), 1<<62)); n == 2 {
+			content += 256
 		}
 	}
 	r, ok := zstdWindowLevels[wlog]
 	if !ok || b[5]&7 != 0 || (content > 0 && content <= window) {
 		return LevelHint{}
 	}
-	return LevelHint{r[0], r[1], "window " + sizeName(window), false}
+	return LevelHint{r[0], r[1], "window " + sizeName(window, " "), false}
 }
 
-func sizeName(n int64) string {
+// sizeName writes n, a dictionary or a window and so a multiple of 1 KiB,
+// in MiB where exact, else KiB, the unit after sep: "8 MiB" for a note,
+// "8MiB" as xz --list writes it (src/xz/message.c, message_filters_to_str).
+func sizeName(n int64, sep string) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
+		return fmt.Sprintf("%d%sMiB", n>>20, sep)
 	}
-	return fmt.Sprintf("%d KiB", n>>10)
+	return fmt.Sprintf("%d%sKiB", n>>10, sep)
 }
 
 // producer is a tool that writes compressed initrds or root file system
 // archives, each codec at the level of its column of Levels (the table's
 // comment says where they were read). Debian's and dracut's layout (an
-// early cpio, then one compressed) comes first for an initrd of several
-// segments, Buildroot's for a lone stream.
+// early cpio, then one compressed) is an initrd of several segments.
 type producer struct {
 	owner string // the name's possessive: "Buildroot's"
 	level func(Levels) int
@@ -195,12 +181,8 @@ func ChooseLevel(c Codec, head []byte, segmented bool) LevelChoice {
 			says = fmt.Sprintf("the input's %s is written at level %d", hint.Field, hint.Lo)
 		}
 	}
-	for i, p := range likely {
-		l := p.level(spec(c).Levels)
-		if hint.Lo == 0 && i > 0 {
-			break
-		}
-		if hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
+	for _, p := range likely { // with no hint, the likeliest
+		if l := p.level(spec(c).Levels); hint.Lo == 0 || (l >= hint.Lo && l <= hint.Hi) {
 			return LevelChoice{Level: l, Why: fmt.Sprintf("%s default; %s", p.owner, says), Guess: true}
 		}
 	}

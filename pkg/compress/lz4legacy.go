@@ -22,13 +22,10 @@ const lz4LegacyMagic32 = 0x184C2102
 
 const lz4MaxWorkers = 3
 
-// lz4LegacyReader decodes the legacy frame on several cores. Its blocks are
-// independent 8 MiB units, so they decode in parallel and come out in
-// order. The lz4 tool decodes on one core and, behind a pipe, every byte
-// costs two more copies (make bench: list-lz4).
-//
-// Memory is bounded: at most four blocks are in flight, each a 16 MiB
-// buffer for the compressed block and its output.
+// lz4LegacyReader decodes the legacy frame's independent 8 MiB blocks on
+// several cores, in order, where the lz4 tool uses one and a pipe costs
+// two more copies (make bench: list-lz4). At most four blocks are in
+// flight, each a 16 MiB buffer for the compressed block and its output.
 type lz4LegacyReader struct {
 	src io.Reader
 	// inPlace, when the source is a mapped file, gives the compressed
@@ -180,11 +177,12 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 			return
 		}
 		c.n, c.err, c.sizeTrailer, c.inPlace = 0, nil, false, false
-		more, err := r.readBlockSafely(c)
+		more, err := r.readBlock(c)
+		c.err = err
+		last := err != nil || c.sizeTrailer // a chunk Read takes as it is
 		switch {
-		case err != nil:
-			c.err = err
-		case c.sizeTrailer:
+		case last:
+			c.done <- struct{}{}
 		case !more:
 			return
 		default:
@@ -194,15 +192,12 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 			first = false
 			jobs <- c
 		}
-		if err != nil || c.sizeTrailer {
-			c.done <- struct{}{}
-		}
 		select {
 		case r.order <- c:
 		case <-r.stop:
 			return
 		}
-		if err != nil || c.sizeTrailer {
+		if last {
 			return
 		}
 	}
@@ -226,13 +221,11 @@ func (r *lz4LegacyReader) allocateAll() {
 // lz4Blocks holds the buffers of big legacy streams: 16 MiB per block in
 // flight, outside the Go heap and kept for the next reader.
 //
-// On the Go heap, allocating them starts garbage collections while the
-// workers are inside pierrec's assembly decoder, where they cannot be
-// preempted: a collection then waits out whole blocks, spinning and
-// sending signals meanwhile, and with the page faults of 48 MiB of fresh
-// 4 KiB pages this doubled the time of `list` (make bench: list-lz4).
-// Mapped directly, with transparent huge pages where the kernel offers
-// them, they cost a few dozen faults and no collection.
+// On the Go heap, allocating them starts collections while the workers
+// are inside pierrec's assembly decoder, which cannot be preempted: with
+// the faults of 48 MiB of fresh 4 KiB pages that doubled the time of
+// `list` (make bench: list-lz4). Mapped, with huge pages where the kernel
+// offers them, they cost a few dozen faults and no collection.
 var lz4Blocks blockPool
 
 type blockPool struct {
@@ -264,9 +257,9 @@ func (p *blockPool) put(b []byte) {
 	p.free = append(p.free, b)
 }
 
-// readBlockSafely is readBlock, with a fault on mapped input made an
-// error.
-func (r *lz4LegacyReader) readBlockSafely(c *lz4Chunk) (more bool, err error) {
+// readBlock reads the next block into c. It reports false at the end of
+// the stream. A fault on mapped input is an error.
+func (r *lz4LegacyReader) readBlock(c *lz4Chunk) (more bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			more, err = false, faultError(v)
@@ -277,12 +270,6 @@ func (r *lz4LegacyReader) readBlockSafely(c *lz4Chunk) (more bool, err error) {
 			return false, err
 		}
 	}
-	return r.readBlock(c)
-}
-
-// readBlock reads the next block into c. It reports false at the end of
-// the stream.
-func (r *lz4LegacyReader) readBlock(c *lz4Chunk) (bool, error) {
 	for {
 		hdr, _, err := r.take(&r.hdr, 4)
 		if len(hdr) == 0 && err == io.EOF {

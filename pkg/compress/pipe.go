@@ -13,8 +13,7 @@ import (
 const toolPipeSize = 1 << 20
 
 // Pauses of the batched reader: the shortest worth a timer, and the
-// longest, which bounds the latency a slow tool sees and the wait at the
-// end of its output.
+// longest, a bound on the latency a slow tool sees.
 const (
 	minPipePause = 250 * time.Microsecond
 	maxPipePause = 16 * time.Millisecond
@@ -22,19 +21,14 @@ const (
 
 // batchedPipe reads a tool's output in batches of about half the pipe.
 //
-// xz writes 8 KiB at a time (IO_BUFFER_SIZE in src/xz/file_io.h: BUFSIZ,
-// 8 KiB with glibc), and a reader that reads whenever there is something
-// wakes once per write: 53,000 wake-ups for a 400 MiB rootfs, each a
-// context switch. On the 2-core bench host that was 1.9 s of system time
-// and a fifth of all CPU cycles (perf: finish_task_switch). So the reader
-// lets the pipe fill between reads: the read end is blocking and outside
-// the Go netpoller (whose edge-triggered epoll would wake on every write
-// even while the reader sleeps), and after a read that found the pipe
-// mostly empty it pauses, doubling the pause while reads stay small and
-// halving it once they come back large, so that reads settle at a quarter
-// to three quarters of the pipe. A tool that outruns the reader fills the
-// pipe and blocks; the reader then reads without pausing, as before. The
-// bytes are the same either way; only when they are read changes
+// xz writes 8 KiB at a time (IO_BUFFER_SIZE in src/xz/file_io.h), and a
+// reader woken by every write made 53,000 context switches for a 400 MiB
+// rootfs, a fifth of all CPU cycles (perf: finish_task_switch). So the
+// read end is blocking and outside the Go netpoller (whose edge-triggered
+// epoll would wake on every write even while the reader sleeps), and after
+// a read that found the pipe mostly empty the reader pauses, doubling the
+// pause while reads stay small and halving it once they are large. A tool
+// that outruns the reader fills the pipe and is read without pausing
 // (docs/performance.md, "Reading xz").
 type batchedPipe struct {
 	f        *os.File

@@ -6,12 +6,9 @@ import (
 )
 
 // readahead runs a decoder in a goroutine of its own, a few buffers ahead
-// of the consumer, so that decoding on one core overlaps parsing on
-// another. Single-stream decoders (gzip, xz in Go) cannot be split across
-// cores the way lz4's legacy blocks can, but what reads their output (the
-// cpio parser, the listing, the writer of the output archive) then costs
-// little wall time. It is worth it only where decoding is slow enough to
-// pay for one more copy of every byte (see NewReader).
+// of the consumer, so that a single-stream decoder (gzip, xz in Go) on one
+// core overlaps what parses its output on another: worth it where decoding
+// is slow enough to pay for one more copy of every byte (see NewReader).
 type readahead struct {
 	src   io.Reader
 	full  chan *aheadBuf

@@ -2,6 +2,7 @@ package compress
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,11 +15,10 @@ import (
 	"github.com/ulikunitz/xz"
 )
 
-// ZstdMaxWindow is the largest Zstandard window NewReader accepts, the same
-// 128 MiB limit as the zstd CLI's default --memory. `zstd -19` uses 8 MiB and
-// even --ultra -22 or --long stay within it; a bigger window in a header is
-// far more likely corruption than a real rootfs, and would cost that much
-// memory.
+// ZstdMaxWindow is the largest Zstandard window NewReader accepts, the zstd
+// CLI's default --memory. `zstd -19` uses 8 MiB, --ultra -22 and --long
+// stay within it; a bigger window is far more likely corruption than a
+// rootfs, and would cost that much memory.
 const ZstdMaxWindow = 128 << 20
 
 // readBufSize is the buffer NewReader puts in front of the source, so that
@@ -35,20 +35,15 @@ type ReaderOptions struct {
 }
 
 // NewReader detects the compression of r with Sniff and returns a reader of
-// the decompressed data along with the codec found. Data without a known
-// signature is passed through as None.
+// the decompressed data and the codec found; data without a known signature
+// is passed through as None. Concatenated streams are read as one, as the
+// CLIs and the kernel do, after any leading skippable frames. Corrupt or
+// truncated input gives an *Error naming the codec, not a short read; the
+// lz4 legacy format has no checksum and no end marker, so damage to its
+// payload and a cut at a block boundary go unseen, by the kernel too.
 //
-// Concatenated streams are read as one, as the CLIs and the kernel do
-// (`cat a.gz b.gz`, several xz streams, lz4 legacy frames, zstd frames).
-// Leading skippable frames are discarded. Corrupt or truncated input gives
-// an *Error naming the codec rather than a short read. Note that the lz4
-// legacy format has no checksum and no end marker, so damage to its payload
-// and truncation at a block boundary cannot be detected; the kernel has the
-// same blind spot.
-//
-// Close releases the decoder's buffers; it does not close r. Damage to the
-// data is reported by Read alone, so a caller that stops reading early does
-// not get an error from Close for data it never looked at.
+// Close releases the decoder's buffers, not r. Damage is reported by Read
+// alone: a caller that stops early gets no error for what it never read.
 func NewReader(r io.Reader, opt ReaderOptions) (io.ReadCloser, Codec, error) {
 	br, c, err := sniffStream(r)
 	if err != nil {
@@ -119,11 +114,9 @@ func newDecoder(c Codec, br *bufio.Reader, src io.Reader) (d *decoder, err error
 	return d, nil
 }
 
-// The Decode of each codec. None, legacy lz4 and zstd do not read ahead:
-// nothing to overlap; legacy lz4 decodes on every core already; zstd was
-// measured faster without (make bench, list-zstd): its decoder is quick
-// enough that the extra copy of every byte costs more than the parsing it
-// would overlap.
+// The Decode of each codec. None, legacy lz4 (on every core already) and
+// zstd do not read ahead: zstd's decoder is quick enough that the extra
+// copy of every byte costs more than it overlaps (make bench, list-zstd).
 
 func decodeGzip(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) {
 	// klauspost's reader is multistream by default, like gzip -d.
@@ -137,11 +130,9 @@ func decodeGzip(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) 
 }
 
 func decodeXz(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) {
-	// Multistream and stream padding are the defaults; every check type
-	// (none, CRC32, CRC64, SHA-256) is verified. The tail is tracked
-	// below a buffer because the decoder reads a byte at a time; by the
-	// time it reports EOF it has drained the input, so the tail of what
-	// was buffered is the tail of what it read.
+	// Multistream, stream padding and every check type are the defaults.
+	// The tail is tracked below a buffer, as the decoder reads a byte at a
+	// time; at EOF it has drained the input, so the tails are the same.
 	tail := &tailReader{r: br}
 	zr, err := xz.ReaderConfig{}.NewReader(bufio.NewReader(tail))
 	if err != nil {
@@ -281,7 +272,6 @@ const xzFooterLen = 12
 type tailReader struct {
 	r      io.Reader
 	total  int64
-	last   [xzFooterLen]byte // last bytes read
 	footer [xzFooterLen]byte // last bytes up to the last non-zero byte
 	zeros  int64             // zero bytes read since the last non-zero one
 }
@@ -292,33 +282,20 @@ func (t *tailReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// track moves the footer on to the last non-zero byte of b, past the
+// zeros read before b (of which the last xzFooterLen are enough).
 func (t *tailReader) track(b []byte) {
-	if len(b) == 0 {
-		return
-	}
 	t.total += int64(len(b))
-	k := len(b) - 1
-	for k >= 0 && b[k] == 0 {
-		k--
-	}
-	if k < 0 {
-		t.push(b)
+	k := len(bytes.TrimRight(b, "\x00"))
+	if k == 0 {
 		t.zeros += int64(len(b))
 		return
 	}
-	t.push(b[:k+1])
-	t.footer = t.last
-	t.push(b[k+1:])
-	t.zeros = int64(len(b) - 1 - k)
-}
-
-func (t *tailReader) push(b []byte) {
-	if len(b) >= len(t.last) {
-		copy(t.last[:], b[len(b)-len(t.last):])
-		return
-	}
-	copy(t.last[:], t.last[len(b):])
-	copy(t.last[len(t.last)-len(b):], b)
+	var w [3 * xzFooterLen]byte // footer, zeros, b's end
+	n := copy(w[:], t.footer[:]) + int(min(t.zeros, xzFooterLen))
+	n += copy(w[n:], b[max(0, k-xzFooterLen):k])
+	copy(t.footer[:], w[n-xzFooterLen:n])
+	t.zeros = int64(len(b) - k)
 }
 
 func (t *tailReader) endsWithFooter() bool {

@@ -5,13 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+	"math/bits"
 )
 
-// The SegmentLen of each codec whose end its structure says, found without
-// decoding it: an initrd's segment is read by the codec's usual reader
-// (the xz tool, the parallel lz4 decoder) once cut to it.
+// The SegmentLen of each codec whose structure says its end: an initrd's
+// segment is cut to it, then read by the codec's usual reader.
 
 // zstdLen walks the skippable frames and the one Zstandard frame (RFC
 // 8878, 3.1) at the start of r: frame headers and block headers, never the
@@ -48,23 +47,25 @@ func zstdLen(r io.ReaderAt, size int64) (int64, error) {
 	return at, nil
 }
 
+// zstdHeaderLen is the length of a Zstandard frame header (RFC 8878,
+// 3.1.1.1) whose descriptor is fhd, magic included, and where in it the
+// content size starts and how long it is.
+func zstdHeaderLen(fhd byte) (n, fcsAt, fcsLen int) {
+	fcsAt = 6 + [4]int{0, 1, 2, 4}[fhd&3] // magic, descriptor, window, dictionary ID
+	fcsLen = [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd&0x20 != 0 { // single segment: no window, always a content size
+		fcsAt, fcsLen = fcsAt-1, max(fcsLen, 1)
+	}
+	return fcsAt + fcsLen, fcsAt, fcsLen
+}
+
 func zstdFrameLen(r io.ReaderAt, at, size int64) (int64, error) {
 	var h [2]byte
 	if _, err := r.ReadAt(h[:1], at+4); err != nil {
 		return 0, fmt.Errorf("zstd: frame at %d: %w", at, io.ErrUnexpectedEOF)
 	}
-	fhd := h[0]
-	single := fhd&0x20 != 0
-	n := int64(4 + 1)
-	if !single {
-		n++ // window descriptor
-	}
-	n += [4]int64{0, 1, 2, 4}[fhd&3]
-	fcs := [4]int64{0, 2, 4, 8}[fhd>>6]
-	if fcs == 0 && single {
-		fcs = 1
-	}
-	n += fcs
+	headerLen, _, _ := zstdHeaderLen(h[0])
+	n := int64(headerLen)
 	for {
 		var b [3]byte
 		if _, err := r.ReadAt(b[:], at+n); err != nil {
@@ -88,7 +89,7 @@ func zstdFrameLen(r io.ReaderAt, at, size int64) (int64, error) {
 			break
 		}
 	}
-	if fhd&4 != 0 {
+	if h[0]&4 != 0 {
 		n += 4 // content checksum
 	}
 	return n, nil
@@ -127,13 +128,11 @@ func lz4LegacyLen(r io.ReaderAt, size int64) (int64, error) {
 
 // xzLen finds the end of the xz stream at the start of r. Where r is only
 // xz streams, as a rootfs.cpio.xz is, their footers and indexes, read from
-// the end, say where the first ends (XzStreams, as `xz --list`
-// reads them). Otherwise it is found by xzLenScan. Both give the same end
-// unless an index and footer that check are crafted to span the first
-// stream's; xz then refuses the file, as the kernel does (TestXzLenAgrees,
-// TestXzLenCraftedIndex). Reading from the end spares a scan of the whole
-// file before decoding starts: the bench's 139 MB xz started its first
-// block's xz 65-94 ms after exec with the scan, 22-24 ms without.
+// the end as `xz --list` reads them, say where the first ends, sparing a
+// scan of the file before decoding starts (XzStreams); otherwise
+// xzLenScan finds it. Both agree unless an index and footer are crafted to
+// span the first stream's, a file xz and the kernel refuse
+// (TestXzLenAgrees, TestXzLenCraftedIndex).
 func xzLen(r io.ReaderAt, size int64) (int64, error) {
 	if streams, err := XzStreams(r, 0, size); err == nil {
 		return streams[0].End, nil
@@ -142,10 +141,9 @@ func xzLen(r io.ReaderAt, size int64) (int64, error) {
 }
 
 // xzLenScan finds the end of the xz stream at the start of r: the first
-// stream footer, at an offset that is a multiple of 4 (xz streams are),
-// whose CRC32, flags and backward size agree with the stream header and an
-// index that checks. Block headers need not say their sizes (single-
-// threaded xz leaves them out), the footer always is there.
+// footer, at a multiple of 4, whose index checks (xzIndex) and whose flags
+// are the header's. Block headers need not say their sizes (single-
+// threaded xz leaves them out); the footer is always there.
 func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 	var h [12]byte
 	if _, err := r.ReadAt(h[:], 0); err != nil {
@@ -170,37 +168,13 @@ func xzLenScan(r io.ReaderAt, size int64) (int64, error) {
 			if (base+int64(k))%4 != 2 {
 				continue
 			}
-			if end := base + int64(k) + 2; xzFooterOK(r, h, end) {
+			end := base + int64(k) + 2
+			if flags, _, _, err := xzIndex(r, 0, end); err == nil && bytes.Equal(flags, h[6:8]) {
 				return end, nil
 			}
 		}
 	}
 	return 0, fmt.Errorf("xz: no stream footer: %w", io.ErrUnexpectedEOF)
-}
-
-// xzFooterOK checks the footer ending at end against the header h and the
-// index before it.
-func xzFooterOK(r io.ReaderAt, h [12]byte, end int64) bool {
-	var f [12]byte
-	if end < 12+12+8 {
-		return false
-	}
-	if _, err := r.ReadAt(f[:], end-12); err != nil {
-		return false
-	}
-	if crc32.ChecksumIEEE(f[4:10]) != binary.LittleEndian.Uint32(f[:4]) || f[8] != h[6] || f[9] != h[7] {
-		return false
-	}
-	isize := (int64(binary.LittleEndian.Uint32(f[4:8])) + 1) * 4
-	at := end - 12 - isize
-	if at < 12 || isize > 64<<20 {
-		return false
-	}
-	idx := make([]byte, isize)
-	if _, err := r.ReadAt(idx, at); err != nil {
-		return false
-	}
-	return idx[0] == 0 && crc32.ChecksumIEEE(idx[:isize-4]) == binary.LittleEndian.Uint32(idx[isize-4:])
 }
 
 // lzop's header flags (lzop's conf.h) that say which fields follow.
@@ -257,18 +231,9 @@ func lzoLen(r io.ReaderAt, size int64) (int64, error) {
 			break
 		}
 		src := binary.BigEndian.Uint32(read(4))
-		sums := 0
-		for _, bit := range []uint32{lzoAdler32D, lzoCRC32D} {
-			if flags&bit != 0 {
-				sums += 4
-			}
-		}
-		if src < dst {
-			for _, bit := range []uint32{lzoAdler32C, lzoCRC32C} {
-				if flags&bit != 0 {
-					sums += 4
-				}
-			}
+		sums := 4 * bits.OnesCount32(flags&(lzoAdler32D|lzoCRC32D))
+		if src < dst { // the compressed data's sums, where it is compressed
+			sums += 4 * bits.OnesCount32(flags&(lzoAdler32C|lzoCRC32C))
 		}
 		if err == nil && (src > dst || dst > 64<<20) {
 			return 0, fmt.Errorf("compress: lzo: block at byte %d: %d bytes for %d", at-8, src, dst)

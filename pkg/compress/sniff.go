@@ -11,8 +11,7 @@ import (
 )
 
 // Magic numbers. Every signature is at least four bytes long, so inputs of
-// up to three bytes are always reported as None: they cannot hold any
-// compressed stream, and calling them garbage would be the archive layer's
+// up to three bytes are None: calling them garbage is the archive layer's
 // job.
 var (
 	magicXz        = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
@@ -36,15 +35,10 @@ func isSkippable(b []byte) bool {
 	return len(b) >= 4 && b[0]&0xF0 == 0x50 && b[1] == 0x2A && b[2] == 0x4D && b[3] == 0x18
 }
 
-// Sniff reports the codec of the data buffered in br, without consuming any
-// of it: it peeks at no more than 13 bytes. Leading skippable frames
-// (which LZ4 and Zstandard share) are the caller's: NewReader discards
-// them first, and Sniff sees no codec in them.
-//
-// Data that matches no signature, including anything shorter than four
-// bytes, is None: whether it is a valid archive is for the caller to decide.
-// Formats that Buildroot can produce but this package cannot read as a
-// single stream (lzma, lzo) are reported with an error wrapping
+// Sniff reports the codec of the data buffered in br, peeking at no more
+// than sniffLen bytes. Leading skippable frames are the caller's (NewReader
+// discards them first). Data that matches no signature is None, for the
+// caller to judge; a codec with no Decode (lzma, lzo) is an error wrapping
 // ErrUnsupported.
 func Sniff(br *bufio.Reader) (Codec, error) {
 	b, err := peek(br, sniffLen)

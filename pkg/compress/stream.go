@@ -14,10 +14,8 @@ import (
 
 // KernelMagic is the codec whose magic starts b, as the kernel's
 // decompress_method (lib/decompress.c) matches it at the start of an
-// initrd's compressed segment: the table's KernelMagic, and 1f 9e, the old
-// form of gzip, which the kernel names but no codec here reads. name is
-// the kernel's name for the magic ("gzip (1f 9e)" for that one, with
-// None); ok is false for a magic the kernel does not know.
+// initrd's segment, and the kernel's name for it; also 1f 9e, the old
+// gzip the kernel names and nothing here reads ("gzip (1f 9e)", None).
 func KernelMagic(b []byte) (c Codec, name string, ok bool) {
 	for c := range table {
 		if m := table[c].KernelMagic; m != nil && bytes.HasPrefix(b, m) {
@@ -51,21 +49,18 @@ func NewSegmentReader(c Codec, r io.Reader, opt ReaderOptions) (io.ReadCloser, e
 		rc, _, err := NewReader(r, opt)
 		return rc, err
 	}
-	argv := s.Decompressor(Threads())
-	path, err := lookPath(argv[0])
-	if err != nil {
-		return nil, fmt.Errorf("compress: %s: no Go decoder, and no %s on PATH to read it (Debian: apt-get install %s): %w", c, argv[0], argv[0], ErrUnsupported)
+	path, args, ok := decompressCommand(c, Threads(), External)
+	if !ok {
+		tool := s.Decompressor(0)[0]
+		return nil, fmt.Errorf("compress: %s: no Go decoder, and no %s on PATH to read it (Debian: apt-get install %s): %w", c, tool, tool, ErrUnsupported)
 	}
-	return startDecompressor(r, c, path, argv[1:])
+	return startDecompressor(r, c, path, args)
 }
 
-// NewStreamReader decodes one stream of c (gzip: one member; bzip2: one
-// stream; lzma) from br and nothing after it, for the codecs whose end
-// is only found by decoding (DecodeOne). Once Read has returned io.EOF,
-// the stream ended over() bytes before what br has delivered to the
-// decoder (bzip2 reads two bytes past its end to look for a next stream).
-// Every other codec's segment is cut to its length first and read with
-// NewSegmentReader.
+// NewStreamReader decodes one stream of c (a gzip member, a bzip2 stream,
+// lzma) from br and nothing after it, for the codecs whose end only
+// decoding finds (DecodeOne). After io.EOF, the stream ended over() bytes
+// before what br delivered (bzip2 reads two bytes past its end).
 func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() int64, err error) {
 	decodeOne := spec(c).DecodeOne
 	if decodeOne == nil {
@@ -80,12 +75,12 @@ func NewStreamReader(br *bufio.Reader, c Codec) (r io.ReadCloser, over func() in
 func noOver() int64 { return 0 }
 
 func gzipMember(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
-	zr, err := gzip.NewReader(br)
+	zr, release, err := decodeGzip(br, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	zr.Multistream(false)
-	d := &decoder{codec: Gzip, r: zr, close: func() error { _ = zr.Close(); return nil }}
+	zr.(*gzip.Reader).Multistream(false)
+	d := &decoder{codec: Gzip, r: zr, close: release}
 	return newReadahead(d, d.Close, wrapErr(Gzip, errReadClosed)), noOver, nil
 }
 
@@ -102,11 +97,10 @@ func lzmaOne(br *bufio.Reader) (io.ReadCloser, func() int64, error) {
 	return &decoder{codec: Lzma, r: zr}, noOver, nil
 }
 
-// WrapStreamDecoder gives r, one stream of c decoded by a reader made
-// outside this package (the gzip splice's, which maps the deflate blocks
-// as it decodes: splice.NewGzipReader), what NewStreamReader's readers
-// have: errors that name the codec and stay, panics turned into errors,
-// and decoding ahead on another core.
+// WrapStreamDecoder gives r, one stream of c decoded outside this package
+// (splice.NewGzipReader, which maps the deflate blocks as it decodes), what
+// NewStreamReader's readers have: sticky errors naming the codec, panics
+// made errors, and decoding ahead on another core.
 func WrapStreamDecoder(c Codec, r io.Reader) io.ReadCloser {
 	d := &decoder{codec: c, r: r}
 	return newReadahead(d, d.Close, wrapErr(c, errReadClosed))
@@ -128,8 +122,7 @@ func (b *bzip2Stream) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	var se bzip2.StructuralError
-	switch {
-	case errors.As(err, &se) && string(se) == "bad magic value in continuation file":
+	if errors.As(err, &se) && string(se) == "bad magic value in continuation file" {
 		b.done, b.over = true, 2
 		return n, io.EOF
 	}

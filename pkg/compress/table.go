@@ -6,6 +6,8 @@ import (
 	"compress/bzip2"
 	"io"
 	"strconv"
+
+	"github.com/pierrec/lz4/v4"
 )
 
 // table is the codec table, a row per codec indexed by Codec. Its order is
@@ -19,21 +21,17 @@ import (
 // -T0`, `lz4 -l -9`, `gzip -n -9` (or pigz -9), `xz --check=crc32
 // --lzma2=dict=1MiB` (preset 6 with a smaller dictionary).
 //
-// The commands are chosen so that the output depends only on the level,
-// never on the thread count: pigz's blocks are primed with the previous
-// block and do not depend on -p; xz in multi-threaded mode (-T+N, "+"
-// keeps it even for one thread) cuts blocks at a size fixed by the level;
-// zstd -T1 and -TN agree. With single, xz runs single-threaded and writes
-// one block.
+// The commands are chosen so that the output depends on the level, never
+// the thread count: pigz primes each block with the previous whatever -p;
+// xz multi-threaded (-T+N: "+" even for one thread) cuts blocks at a size
+// fixed by the level; zstd -T1 and -TN agree. single: one xz block.
 //
-// Decompressors: auto keeps zstd and lz4 in process: behind a pipe every
-// byte costs two more copies and the tool's wake-ups, while klauspost's
-// zstd decoder keeps pace with the zstd tool and the legacy lz4 decoder
-// runs its independent blocks on every core (docs/performance.md has the
-// figures). gzip and bzip2 are always read in Go: plain gzip is slower
-// than the Go decoder, and pigz -d silently ignores trailing garbage after
-// the last member, which the kernel refuses ("junk at the end of
-// compressed archive"); bzip2 input is rare enough.
+// Decompressors: auto keeps zstd and lz4 in process, where the zstd
+// decoder keeps pace with the tool and the legacy lz4 one uses every core,
+// and a pipe would cost two more copies of every byte
+// (docs/performance.md). gzip and bzip2 are always read in Go: gzip is
+// slower, and pigz -d ignores trailing garbage after the last member,
+// which the kernel refuses ("junk at the end of compressed archive").
 var table = []Spec{
 	None: {Name: "none", Layer: true,
 		Decode: func(br *bufio.Reader, _ io.Reader) (io.Reader, func() error, error) { return br, nil, nil },
@@ -64,15 +62,17 @@ var table = []Spec{
 		ToolFaster:   true},
 	Lz4Legacy: {Name: "lz4-legacy", Suffix: ".lz4", Magic: prefix(magicLz4Legacy),
 		KernelMagic: []byte{0x02, 0x21}, KernelName: "lz4",
-		Decode: decodeLz4Legacy, SegmentLen: lz4LegacyLen, Encode: encodeLz4(true),
+		Decode: decodeLz4Legacy, SegmentLen: lz4LegacyLen, Encode: encodeLz4(lz4.LegacyOption(true)),
 		Levels: Levels{Max: 12, Buildroot: 9, InitramfsTools: 9, Dracut: 9},
 		Tool:   []string{"lz4", "-l", "-q", "-c"},
 		Compressors: func(level, _ int, _ bool) [][]string {
 			return [][]string{{"lz4", "-l", "-" + strconv.Itoa(level), "-q", "-c"}}
 		},
 		Decompressor: func(int) []string { return []string{"lz4", "-d", "-c", "-q"} }},
+	// What `lz4` writes by default: 4 MiB independent blocks and a
+	// content checksum.
 	Lz4Frame: {Name: "lz4", Magic: prefix(magicLz4Frame),
-		Decode: decodeLz4Frame, ReadAhead: true, Encode: encodeLz4(false),
+		Decode: decodeLz4Frame, ReadAhead: true, Encode: encodeLz4(lz4.BlockSizeOption(lz4.Block4Mb), lz4.ChecksumOption(true)),
 		Levels: Levels{Max: 12, Buildroot: 9, InitramfsTools: 9, Dracut: 9},
 		Tool:   []string{"lz4", "-q", "-c"},
 		Compressors: func(level, _ int, _ bool) [][]string {

@@ -21,12 +21,10 @@ type WriterOptions struct {
 	// Go encoder (encodeXz, encodeLz4, encodeZstd) says how it takes it.
 	Level int
 
-	// Threads is the number of goroutines compressing; 0 means 1.
-	// Output for a given Threads is reproducible, but zstd output with
-	// more than one thread differs from its one-thread output, since
-	// the input is then cut into independently matched sections. lz4
-	// output does not depend on Threads. gzip and xz ignore it: their
-	// encoders are single-threaded.
+	// Threads is the number of goroutines compressing; 0 means 1. zstd's
+	// output with several differs from its output with one (the input is
+	// cut into independently matched sections); lz4's does not; gzip and
+	// xz ignore it.
 	Threads int
 
 	// SingleBlock makes xz output one block, as `xz -9` single-threaded
@@ -34,9 +32,8 @@ type WriterOptions struct {
 	// the threads need, on one core. The Go encoder always writes one.
 	SingleBlock bool
 
-	// Backend chooses the compressor. The zero value, Auto, runs the
-	// reference tool when it is on PATH (as Buildroot does), else the Go
-	// encoder; PureGo never runs a program.
+	// Backend chooses the compressor: Auto the reference tool where on
+	// PATH (as Buildroot does), else the Go encoder; PureGo never a tool.
 	Backend Backend
 }
 
@@ -52,13 +49,10 @@ var lz4Levels = [...]lz4.CompressionLevel{
 // newGoWriter is NewWriter's in-process compressor, used with PureGo and
 // where no tool is on PATH.
 func newGoWriter(w io.Writer, c Codec, opt WriterOptions) (io.WriteCloser, error) {
-	threads := opt.Threads
-	switch {
-	case threads < 0:
-		return nil, fmt.Errorf("%v: negative thread count %d", c, threads)
-	case threads == 0:
-		threads = 1
+	if opt.Threads < 0 {
+		return nil, fmt.Errorf("%v: negative thread count %d", c, opt.Threads)
 	}
+	threads := max(opt.Threads, 1)
 	s := spec(c)
 	switch {
 	case int(c) >= len(table):
@@ -109,22 +103,12 @@ func encodeXz(w io.Writer, level, _ int) (io.WriteCloser, error) {
 
 // encodeLz4 compresses at levels 1-2 with the fast compressor, 3-9 with
 // the high-compression one at that depth; 10-12 are treated as 9, as
-// pierrec/lz4 has no optimal parser.
-func encodeLz4(legacy bool) func(w io.Writer, level, threads int) (io.WriteCloser, error) {
+// pierrec/lz4 has no optimal parser. format is the frame's options.
+func encodeLz4(format ...lz4.Option) func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 	return func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 		l := lz4.NewWriter(w)
-		opts := []lz4.Option{
-			lz4.CompressionLevelOption(lz4Levels[level]),
-			lz4.ConcurrencyOption(threads),
-		}
-		if legacy {
-			opts = append(opts, lz4.LegacyOption(true))
-		} else {
-			// What `lz4` writes by default: 4 MiB independent blocks
-			// and a content checksum.
-			opts = append(opts, lz4.BlockSizeOption(lz4.Block4Mb), lz4.ChecksumOption(true))
-		}
-		if err := l.Apply(opts...); err != nil {
+		opts := []lz4.Option{lz4.CompressionLevelOption(lz4Levels[level]), lz4.ConcurrencyOption(threads)}
+		if err := l.Apply(append(opts, format...)...); err != nil {
 			return nil, err
 		}
 		return l, nil

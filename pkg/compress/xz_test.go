@@ -198,3 +198,35 @@ func xzBlockEnds(t *testing.T, b []byte) []int {
 	}
 	return ends
 }
+
+// TestXzTailAnyChunking feeds xz streams, with and without stream padding
+// and cut short, to tailReader in pieces of every size up to the whole: a
+// footer split across reads, or ahead of zeros split across reads, is
+// still found, and nothing else is taken for one.
+func TestXzTailAnyChunking(t *testing.T) {
+	stream := compress(t, Xz, WriterOptions{Backend: PureGo}, mixedData(2<<10, 45))
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want bool
+	}{
+		{"stream", stream, true},
+		{"padding 4", concat(stream, make([]byte, 4)), true},
+		{"padding 24", concat(stream, make([]byte, 24)), true},
+		{"padding not in fours", concat(stream, make([]byte, 6)), false},
+		{"footer cut", stream[:len(stream)-1], false},
+		{"zeros in place of the footer", concat(stream[:len(stream)-12], make([]byte, 12)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for size := 1; size <= len(tc.in); size++ {
+				tail := &tailReader{}
+				for b := tc.in; len(b) > 0; b = b[min(size, len(b)):] {
+					tail.track(b[:min(size, len(b))])
+				}
+				if got := tail.endsWithFooter(); got != tc.want {
+					t.Fatalf("pieces of %d bytes: endsWithFooter = %v, want %v", size, got, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -9,15 +9,10 @@ import (
 )
 
 // A block's xz writes its output into a file of memory (memfd), which
-// this process maps once xz is done. Not a pipe: every byte read from a
-// pipe is copied once more, 8 KiB at a time as xz writes it, by a
-// goroutine woken for each batch, and that was most of this process's CPU
-// beside the decoders, on a host the decoders already fill.
-//
-// The files are used again: xz then overwrites pages that are there,
-// where a new file costs a page allocation for every 4 KiB written (and
-// this process a free for each), which cost xz about as much as the pipe
-// had cost this process (docs/performance.md, "Reading xz").
+// this process maps once xz is done: a pipe costs one more copy of every
+// byte, 8 KiB at a time, by a goroutine woken for each. The files are used
+// again: a new one costs a page allocation (and a free) for every 4 KiB
+// written, about as much as the pipe (docs/performance.md, "Reading xz").
 
 // blockSlack is how far past the largest block a block's file reaches.
 // xz writes 8 KiB at a time (IO_BUFFER_SIZE, src/xz/file_io.h) and the
@@ -35,8 +30,8 @@ type blockFiles struct {
 
 // newBlockFiles makes the first file, so that a kernel without memfd or
 // seals says so before any block is started.
-func newBlockFiles(largest int64, keep int) (*blockFiles, error) {
-	fs := &blockFiles{size: largest + blockSlack, idle: make(chan *os.File, keep)}
+func newBlockFiles(largest int64) (*blockFiles, error) {
+	fs := &blockFiles{size: largest + blockSlack, idle: make(chan *os.File, 1)}
 	f, err := fs.create()
 	if err != nil {
 		return nil, err
@@ -99,15 +94,12 @@ func (fs *blockFiles) put(f *os.File) {
 	}
 }
 
-// close closes the files kept.
+// close closes the file kept, if any.
 func (fs *blockFiles) close() {
-	for {
-		select {
-		case f := <-fs.idle:
-			f.Close()
-		default:
-			return
-		}
+	select {
+	case f := <-fs.idle:
+		f.Close()
+	default:
 	}
 }
 

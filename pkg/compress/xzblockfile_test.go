@@ -44,7 +44,7 @@ func decodeInto(t *testing.T, f *os.File, stream []byte) error {
 func TestBlockFiles(t *testing.T) {
 	requireTool(t, "xz")
 	const largest = 2 << 20
-	fs, err := newBlockFiles(largest, 1)
+	fs, err := newBlockFiles(largest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,15 +9,12 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // The layout of an .xz file, read from its end as `xz --list` reads it
-// (src/xz/list.c, parse_indexes): each stream's footer gives its index,
-// the index gives every block's size, and the blocks lie before it, after
-// the 12-byte stream header. The format is the .xz file format 1.2.1
-// (doc/xz-file-format.txt in the xz sources); the sections named below
-// are its.
+// (src/xz/list.c, parse_indexes): footer, index, blocks, stream header.
+// The sections named below are the .xz file format 1.2.1's
+// (doc/xz-file-format.txt in the xz sources).
 
 // xzBlock is a block of an .xz stream, as its index and header give it.
 type xzBlock struct {
@@ -40,16 +37,9 @@ func (b xzBlock) checkOffset() int64 { return b.offset + pad4(b.headerSize+b.dat
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
 // ErrXzLayout says a file is not only .xz streams laid out as their
-// indexes say (trailing bytes, damage), or, for decoding one xz a block,
-// not a layout that can be (a single block, a filter not passed on). The
-// caller then has xz read the file whole, which names any damage as it
-// always has.
+// indexes say, or not one that one xz a block can decode (a single block,
+// a filter not passed on): xz then reads the file whole and names any damage.
 var ErrXzLayout = errors.New("xz layout")
-
-var (
-	xzHeaderMagic = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
-	xzFooterMagic = []byte{'Y', 'Z'}
-)
 
 // maxXzIndex bounds the index read into memory: millions of records (2
 // to 18 bytes each); a real rootfs has tens.
@@ -151,35 +141,11 @@ func skipStreamPadding(r io.ReaderAt, start, pos int64) (int64, error) {
 	return pos, nil
 }
 
-// xzStream reads the stream that ends at end: its footer, index and
-// header.
+// xzStream reads the stream that ends at end: its footer and index
+// (xzIndex), then its header.
 func xzStream(r io.ReaderAt, start, end int64) (XzStream, error) {
 	var st XzStream
-	if end-start < 12+12+8 {
-		return st, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
-	}
-	var footer [12]byte
-	if _, err := r.ReadAt(footer[:], end-12); err != nil {
-		return st, layoutError("reading the stream footer: %v", err)
-	}
-	// 2.1.2: CRC32 of backward size and flags, backward size, flags, magic.
-	if !bytes.Equal(footer[10:], xzFooterMagic) || crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer[:4]) {
-		return st, layoutError("no stream footer ends at offset %d", end)
-	}
-	flags := footer[8:10]
-	if flags[0] != 0 || flags[1] > 0x0F {
-		return st, layoutError("stream flags %x", flags)
-	}
-	indexSize := (int64(binary.LittleEndian.Uint32(footer[4:8])) + 1) * 4
-	indexStart := end - 12 - indexSize
-	if indexSize > maxXzIndex || indexStart < start+12 {
-		return st, layoutError("index of %d bytes before offset %d", indexSize, end-12)
-	}
-	index := make([]byte, indexSize)
-	if _, err := r.ReadAt(index, indexStart); err != nil {
-		return st, layoutError("reading the index: %v", err)
-	}
-	records, err := parseXzIndex(index)
+	flags, records, indexStart, err := xzIndex(r, start, end)
 	if err != nil {
 		return st, err
 	}
@@ -196,12 +162,43 @@ func xzStream(r io.ReaderAt, start, end int64) (XzStream, error) {
 	}
 	// 2.1.1: magic, flags, CRC32 of the flags; the flags are the footer's.
 	h := st.Header
-	if !bytes.Equal(h[:6], xzHeaderMagic) || !bytes.Equal(h[6:8], flags) ||
+	if !bytes.Equal(h[:6], magicXz) || !bytes.Equal(h[6:8], flags) ||
 		crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
 		return st, layoutError("no stream header at offset %d for the index at %d", st.Offset, indexStart)
 	}
 	st.End, st.Check, st.Records = end, flags[1], records
 	return st, nil
+}
+
+// xzIndex reads the footer that ends at end and the index before it: the
+// stream flags, the index's records and where the index starts.
+func xzIndex(r io.ReaderAt, start, end int64) (flags []byte, records []XzRecord, indexStart int64, err error) {
+	if end-start < 12+12+8 {
+		return nil, nil, 0, layoutError("%d bytes before offset %d are too few for a stream", end-start, end)
+	}
+	var footer [12]byte
+	if _, err := r.ReadAt(footer[:], end-12); err != nil {
+		return nil, nil, 0, layoutError("reading the stream footer: %v", err)
+	}
+	// 2.1.2: CRC32 of backward size and flags, backward size, flags, magic.
+	if string(footer[10:]) != "YZ" || crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer[:4]) {
+		return nil, nil, 0, layoutError("no stream footer ends at offset %d", end)
+	}
+	flags = footer[8:10]
+	if flags[0] != 0 || flags[1] > 0x0F {
+		return nil, nil, 0, layoutError("stream flags %x", flags)
+	}
+	indexSize := (int64(binary.LittleEndian.Uint32(footer[4:8])) + 1) * 4
+	indexStart = end - 12 - indexSize
+	if indexSize > maxXzIndex || indexStart < start+12 {
+		return nil, nil, 0, layoutError("index of %d bytes before offset %d", indexSize, end-12)
+	}
+	index := make([]byte, indexSize)
+	if _, err := r.ReadAt(index, indexStart); err != nil {
+		return nil, nil, 0, layoutError("reading the index: %v", err)
+	}
+	records, err = parseXzIndex(index)
+	return flags, records, indexStart, err
 }
 
 // parseXzIndex reads an index (4): indicator, record count, records,
@@ -232,19 +229,10 @@ func parseXzIndex(index []byte) ([]XzRecord, error) {
 		}
 		records = append(records, XzRecord{Unpadded: int64(unpadded), Size: int64(size)})
 	}
-	if len(p) > 3 || !allZero(p) {
+	if len(p) > 3 || len(bytes.Trim(p, "\x00")) > 0 {
 		return nil, layoutError("index padding")
 	}
 	return records, nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // xzVLI decodes a variable-length integer (1.2): at most 9 bytes, 7 bits
@@ -337,7 +325,7 @@ func parseXzBlockHeader(h []byte) (sizes [2]int64, filters []xzFilter, err error
 		filters = append(filters, xzFilter{id, rest[:n]})
 		p = rest[n:]
 	}
-	if !allZero(p) {
+	if len(bytes.Trim(p, "\x00")) > 0 {
 		return sizes, nil, layoutError("header padding")
 	}
 	return sizes, filters, nil
@@ -354,7 +342,7 @@ func xzFilterArgs(filters []xzFilter) ([]string, error) {
 		last := i == len(filters)-1
 		switch {
 		case f.id == 0x21 && last && len(f.props) == 1 && f.props[0] <= 37: // xz takes up to 1.5 GiB
-			args = append(args, "--lzma2=dict="+formatDictSize(lzma2DictSize(f.props[0])))
+			args = append(args, "--lzma2=dict="+sizeName(int64(lzma2DictSize(f.props[0])), ""))
 		case bcj[f.id] != "" && !last && len(f.props) == 0:
 			args = append(args, bcj[f.id])
 		default:
@@ -362,18 +350,6 @@ func xzFilterArgs(filters []xzFilter) ([]string, error) {
 		}
 	}
 	return args, nil
-}
-
-// formatDictSize writes a dictionary size as xz --list does
-// (src/xz/message.c, message_filters_to_str): in MiB or KiB where exact.
-func formatDictSize(n uint64) string {
-	switch {
-	case n%(1<<20) == 0:
-		return strconv.FormatUint(n>>20, 10) + "MiB"
-	case n%(1<<10) == 0:
-		return strconv.FormatUint(n>>10, 10) + "KiB"
-	}
-	return strconv.FormatUint(n, 10)
 }
 
 // lzma2DictSize decodes the LZMA2 dictionary size byte (5.3.1), below 40.

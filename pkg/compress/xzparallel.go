@@ -2,6 +2,7 @@ package compress
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"hash"
@@ -17,18 +18,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// An xz file of several blocks is decoded by one `xz --format=raw`
-// process per block, as many at a time as there are cores, each reading
-// its block where it lies in the file, and the outputs are joined in
-// order. `xz -T` does the same work in one process, but its main thread
-// copies every decoded byte from the workers' buffers before writing it
-// (lzma_outq_read): on the 2-core bench host two single-threaded xz took
-// 3.9 s where `xz -dc -T2` took 4.4 s for the same blocks. In raw mode xz
-// neither reads nor verifies the container, so that is done here: the
-// layout (xzBlocks) with every CRC32 of headers, index and footer, and per
-// block its uncompressed size and its check (CRC32, CRC64 or SHA-256),
-// computed as the output is read. Anything else, or any doubt, and xz
-// reads the file whole, as before.
+// An xz file of several blocks is decoded by one `xz --format=raw` a
+// block, as many at a time as there are cores, each reading its block
+// where it lies in the file, the outputs joined in order. `xz -T` does the
+// same in one process, but its main thread copies every decoded byte from
+// the workers' buffers (lzma_outq_read; docs/performance.md, "Reading
+// xz"). In raw mode xz neither reads nor verifies the container, so that
+// is done here: the layout (xzBlocks) with every CRC32, and per block its
+// size and its check, summed as the output is read. Any doubt, and xz
+// reads the file whole.
 
 // xzParallelBudget bounds the decoded bytes held at once: blocks decoded
 // ahead wait in memory for the one being read. A block bigger than half
@@ -49,14 +47,11 @@ type xzParallel struct {
 	outs     chan *xzBlockOut // in block order
 	inflight chan int64       // bytes of the blocks started, not yet read
 	running  chan struct{}    // one token per xz running
-	stop     chan struct{}
+	stop     context.Context  // done once Close kills every xz and starts no more
+	cancel   context.CancelFunc
 	files    *blockFiles
 	stopOnce sync.Once
 	wg       sync.WaitGroup
-
-	mu      sync.Mutex
-	procs   []*exec.Cmd
-	stopped bool // by Close: start no more
 
 	cur  *xzBlockOut
 	rest []byte // what is left of cur's data
@@ -95,14 +90,14 @@ func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 		if b.size > xzParallelBudget/2 {
 			return nil, layoutError("block %d holds %d bytes", i+1, b.size)
 		}
-		if b.check != 0 && b.check != 1 && b.check != 4 && b.check != 10 {
+		if _, ok := xzCheckHashes[b.check]; !ok && b.check != 0 {
 			return nil, layoutError("check type %d", b.check)
 		}
 	}
 	if len(blocks) < 2 || workers < 2 || total/int64(len(blocks)) < xzParallelMinBlock {
 		return nil, layoutError("%d blocks of %d bytes", len(blocks), total)
 	}
-	files, err := newBlockFiles(largest, 1)
+	files, err := newBlockFiles(largest)
 	if err != nil {
 		return nil, layoutError("%v", err)
 	}
@@ -111,8 +106,8 @@ func newXzParallel(xz string, f *os.File, workers int) (*xzParallel, error) {
 		outs:     make(chan *xzBlockOut, len(blocks)),
 		inflight: make(chan int64, len(blocks)),
 		running:  make(chan struct{}, workers),
-		stop:     make(chan struct{}),
 	}
+	p.stop, p.cancel = context.WithCancel(context.Background())
 	p.wg.Add(1)
 	go p.dispatch()
 	return p, nil
@@ -130,13 +125,13 @@ func (p *xzParallel) dispatch() {
 			select {
 			case n := <-p.inflight:
 				held -= n
-			case <-p.stop:
+			case <-p.stop.Done():
 				return
 			}
 		}
 		select {
 		case p.running <- struct{}{}:
-		case <-p.stop:
+		case <-p.stop.Done():
 			return
 		}
 		held += b.size
@@ -168,17 +163,10 @@ func (p *xzParallel) start(i int, b xzBlock) (*xzBlockOut, bool) {
 		return fail(err)
 	}
 	args := append([]string{"--format=raw"}, b.filters...)
-	cmd := exec.Command(p.xz, append(args, "--single-stream", "-d", "-c", "-q")...)
+	cmd := exec.CommandContext(p.stop, p.xz, append(args, "--single-stream", "-d", "-c", "-q")...)
 	var stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out.mem, &stderr
-	p.mu.Lock()
-	if p.stopped {
-		err = wrapErr(Xz, errReadClosed)
-	} else if err = cmd.Start(); err == nil {
-		p.procs = append(p.procs, cmd)
-	}
-	p.mu.Unlock()
-	if err != nil {
+	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
 	p.wg.Add(1)
@@ -221,17 +209,12 @@ func (p *xzParallel) collect(out *xzBlockOut, werr error) error {
 	return err
 }
 
-// xzCheckHash is the hash of check type t: none, CRC32, CRC64, SHA-256.
-func xzCheckHash(t byte) hash.Hash {
-	switch t {
-	case 1:
-		return crc32.NewIEEE()
-	case 4:
-		return crc64.New(crc64.MakeTable(crc64.ECMA))
-	case 10:
-		return sha256.New()
-	}
-	return nil
+// xzCheckHashes are the hashes of the check types (2.1.1.2) but none:
+// CRC32, CRC64, SHA-256.
+var xzCheckHashes = map[byte]func() hash.Hash{
+	1:  func() hash.Hash { return crc32.NewIEEE() },
+	4:  func() hash.Hash { return crc64.New(crc64.MakeTable(crc64.ECMA)) },
+	10: sha256.New,
 }
 
 // verify compares the block's check field with the sum of its output.
@@ -295,7 +278,9 @@ func (p *xzParallel) Read(b []byte) (int, error) {
 			return 0, p.err
 		}
 		p.rest = out.data
-		out.sum = xzCheckHash(out.block.check)
+		if sum := xzCheckHashes[out.block.check]; sum != nil {
+			out.sum = sum()
+		}
 	}
 	// The sum is taken of what was copied, while it is in the cache.
 	n := copy(b, p.rest)
@@ -322,13 +307,7 @@ func (p *xzParallel) release(out *xzBlockOut) {
 // unmaps what was decoded and not read.
 func (p *xzParallel) Close() error {
 	p.stopOnce.Do(func() {
-		close(p.stop)
-		p.mu.Lock()
-		p.stopped = true
-		for _, cmd := range p.procs {
-			cmd.Process.Kill() // ErrProcessDone for those already waited for
-		}
-		p.mu.Unlock()
+		p.cancel()
 		p.wg.Wait()
 		if p.cur != nil {
 			p.release(p.cur)
