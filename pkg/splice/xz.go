@@ -10,19 +10,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
-// XzBlocks counts the blocks of the xz file r of size bytes, from the
-// index at its end, so that an output can be written the way the input
-// was: one block (`xz -9` single-threaded, as Buildroot runs it) or
-// several (`xz -T0`). Only a file of one stream is counted; for several
-// streams it reports ErrUnhandled.
-func XzBlocks(r io.ReaderAt, size int64) (int, error) {
-	lay, err := ScanXz(r, size)
-	if err != nil {
-		return 0, err
-	}
-	return len(lay.Blocks), nil
-}
-
 // XzLayout is what ScanXz reads of a one-stream xz file.
 type XzLayout struct {
 	Header [12]byte // the stream header, copied to the output
