@@ -2,6 +2,7 @@ package container
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/pierrec/lz4/v4"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
@@ -249,11 +249,8 @@ func (r *reuseWriter) startLz4() error {
 	}
 	o := r.o
 	o.startBuffer()
-	level := lz4.Level9
-	if o.opt.Compress.Level != 0 {
-		level = lz4Level(o.opt.Compress.Level)
-	}
-	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
+	// Level 0 (an ISO's initrd) is lz4's Buildroot level, 9.
+	r.lz4 = splice.NewLz4(o.buf, f, blocks, compress.Lz4Levels[cmp.Or(o.opt.Compress.Level, 9)])
 	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Compress.Backend)
 	if err != nil {
 		return err
@@ -267,17 +264,6 @@ func (r *reuseWriter) startLz4() error {
 	}
 	r.sink = r.lz4.Write
 	return nil
-}
-
-// lz4Level maps the CLI's levels as compress.NewWriter does.
-func lz4Level(l int) lz4.CompressionLevel {
-	switch {
-	case l <= 2:
-		return lz4.Fast
-	case l >= 9:
-		return lz4.Level9
-	}
-	return lz4.CompressionLevel(1 << (8 + l))
 }
 
 func (r *reuseWriter) startGzip() error {
@@ -373,7 +359,7 @@ func (r *reuseWriter) startFull() error {
 		if err != nil {
 			return err
 		}
-		if n, err := splice.XzBlocks(r.at(f, size), size); err == nil && n == 1 {
+		if lay, err := splice.ScanXz(r.at(f, size), size); err == nil && len(lay.Blocks) == 1 {
 			r.o.opt.Compress.SingleBlock = true
 		}
 	}
