@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
@@ -466,40 +467,23 @@ func rawLen(r io.ReaderAt, size int64) int64 {
 			}
 			return size
 		}
-		namesize, ok1 := hex8(h[94:102])
-		filesize, ok2 := hex8(h[54:62])
-		if !ok1 || !ok2 {
+		namesize, err1 := strconv.ParseUint(string(h[94:102]), 16, 32)
+		filesize, err2 := strconv.ParseUint(string(h[54:62]), 16, 32)
+		if err1 != nil || err2 != nil {
 			return size
 		}
-		at += pad4(110+namesize) + pad4(filesize)
+		at += pad4(110+int64(namesize)) + pad4(int64(filesize))
 	}
 	return min(at, size)
-}
-
-func hex8(b []byte) (int64, bool) {
-	var v int64
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | int64(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | int64(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			v = v<<4 | int64(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
 }
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
 // fileDigest is "sha256:<hex>" of the whole file, read again.
 func fileDigest(f io.ReaderAt, size int64) (string, error) {
-	h := digest.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+	d, err := digest.Reader(io.NewSectionReader(f, 0, size))
+	if err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + d, nil
 }
