@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
 // deflateWindow is how far back a deflate block may reach into the data
@@ -81,16 +82,14 @@ func ScanGzip(r io.ReaderAt, size int64) (*GzipLayout, error) {
 
 // newGzipLayout reads the header from br, which it consumes.
 func newGzipLayout(br *bufio.Reader) (*GzipLayout, error) {
-	hdr, xfl, err := readGzipHeader(br)
+	hdr, err := readGzipHeader(br)
 	if err != nil {
 		return nil, err
 	}
+	// XFL says level 9 or 1 (compress.ReadLevelHint); else gzip's default.
 	l := &GzipLayout{Header: hdr, Level: 6}
-	switch xfl {
-	case 2:
-		l.Level = 9 // gzip -9, pigz -9, Go's BestCompression
-	case 4:
-		l.Level = 1
+	if hint := compress.ReadLevelHint(compress.Gzip, hdr); hint.Recorded {
+		l.Level = hint.Lo
 	}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
@@ -98,20 +97,19 @@ func newGzipLayout(br *bufio.Reader) (*GzipLayout, error) {
 
 // readGzipHeader parses the header at the start of br from what br can
 // hold (a header longer than its buffer is cut short) and consumes it.
-func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
+func readGzipHeader(br *bufio.Reader) ([]byte, error) {
 	short := fmt.Errorf("gzip: header: %w", io.ErrUnexpectedEOF)
 	b, _ := br.Peek(10)
 	if len(b) < 10 {
-		return nil, 0, short
+		return nil, short
 	}
 	if b[0] != 0x1f || b[1] != 0x8b {
-		return nil, 0, errors.New("gzip: not a gzip header")
+		return nil, errors.New("gzip: not a gzip header")
 	}
 	flg := b[3]
 	if b[2] != 8 || flg&0xe0 != 0 {
-		return nil, 0, fmt.Errorf("gzip: header method %d, flags %#x: %w", b[2], flg, ErrUnhandled)
+		return nil, fmt.Errorf("gzip: header method %d, flags %#x: %w", b[2], flg, ErrUnhandled)
 	}
-	xfl := b[8]
 	n := 10
 	need := func(k int) bool {
 		if len(b) < n+k {
@@ -121,11 +119,11 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 	}
 	if flg&4 != 0 {
 		if !need(2) {
-			return nil, 0, short
+			return nil, short
 		}
 		n += 2 + int(binary.LittleEndian.Uint16(b[n:]))
 		if !need(0) {
-			return nil, 0, short
+			return nil, short
 		}
 	}
 	for _, f := range []byte{8, 16} { // name, comment
@@ -134,7 +132,7 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 		}
 		for {
 			if !need(1) {
-				return nil, 0, short
+				return nil, short
 			}
 			n++
 			if b[n-1] == 0 {
@@ -144,13 +142,13 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 	}
 	if flg&2 != 0 {
 		if !need(2) {
-			return nil, 0, short
+			return nil, short
 		}
 		n += 2
 	}
 	hdr := append([]byte(nil), b[:n]...)
 	_, _ = br.Discard(n)
-	return hdr, xfl, nil
+	return hdr, nil
 }
 
 func (l *GzipLayout) scan(br *bufio.Reader, size int64) {

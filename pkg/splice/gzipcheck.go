@@ -2,6 +2,7 @@ package splice
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -214,13 +215,11 @@ func CheckGzip(out io.ReaderAt, size int64, points []GzipPoint, want *GzipCells,
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range next {
 				res[k] = checkChunk(out, size, points, k, want)
 			}
-		}()
+		})
 	}
 	for k := range points {
 		next <- k
@@ -249,7 +248,7 @@ func CheckGzip(out io.ReaderAt, size int64, points []GzipPoint, want *GzipCells,
 
 func checkHeader(out io.ReaderAt, size, bit int64) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(out, 0, size), 64<<10)
-	hdr, _, err := readGzipHeader(br)
+	hdr, err := readGzipHeader(br)
 	if err != nil {
 		return err
 	}
@@ -372,8 +371,7 @@ func checkTrailer(f *inflater, want *GzipCells, off int64) error {
 	if err := f.take(tr[:]); err != nil {
 		return fmt.Errorf("the trailer: %w", err)
 	}
-	crc := uint32(tr[0]) | uint32(tr[1])<<8 | uint32(tr[2])<<16 | uint32(tr[3])<<24
-	n := uint32(tr[4]) | uint32(tr[5])<<8 | uint32(tr[6])<<16 | uint32(tr[7])<<24
+	crc, n := binary.LittleEndian.Uint32(tr[:4]), binary.LittleEndian.Uint32(tr[4:])
 	if crc != want.Sum() || n != uint32(want.Len()) {
 		return fmt.Errorf("the trailer says CRC %#08x, length %d: not %#08x, %d", crc, n, want.Sum(), uint32(want.Len()))
 	}

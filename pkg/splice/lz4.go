@@ -30,15 +30,9 @@ type Block struct {
 	Size   int64 // compressed bytes, framing included
 	Start  int64 // uncompressed offset of its first byte
 	Len    int64 // uncompressed bytes
-	// Unpadded is an xz block's size without its padding (0: Size).
+	// Unpadded is an xz block's size without its padding, for the index
+	// (xzFormat.trailer).
 	Unpadded int64
-}
-
-func (b Block) unpadded() int64 {
-	if b.Unpadded > 0 {
-		return b.Unpadded
-	}
-	return b.Size
 }
 
 // End is the uncompressed offset just past the block.
@@ -447,7 +441,7 @@ func (s *BlockSplicer) drain(wait bool) error {
 			if _, err := io.Copy(s.w, io.NewSectionReader(s.in, it.copy.Offset, it.copy.Size)); err != nil {
 				return fmt.Errorf("copying block at %d: %w", it.copy.Offset, err)
 			}
-			s.records = append(s.records, Record{it.copy.unpadded(), it.copy.Len})
+			s.records = append(s.records, Record{it.copy.Unpadded, it.copy.Len})
 			s.Copied++
 		}
 		s.queue[0] = nil
