@@ -74,11 +74,8 @@ func releaseLease(fd int) {
 // default, 45, if it cannot be read.
 func leaseBreakTime() int {
 	b, err := os.ReadFile("/proc/sys/fs/lease-break-time")
-	if err != nil {
-		return 45
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
+	n, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || err2 != nil {
 		return 45
 	}
 	return n

@@ -98,16 +98,22 @@ func (v *initrdView) after(at int64) int {
 	return sort.Search(len(v.files), func(i int) bool { return v.files[i].Start > at })
 }
 
+// fileOf is the file of the view holding at: the whole input for a file
+// of its own, or where no file holds at.
+func (s *segReader) fileOf(at int64) viewFile {
+	if s.view != nil {
+		if f, ok := s.view.fileAt(at); ok {
+			return f
+		}
+	}
+	return viewFile{Size: s.size}
+}
+
 // fileEnd is where the file holding at ends in the view: the end of the
 // initrd for a file of its own.
 func (s *segReader) fileEnd(at int64) int64 {
-	if s.view == nil {
-		return s.size
-	}
-	if f, ok := s.view.fileAt(at); ok {
-		return f.Start + f.Size
-	}
-	return s.size
+	f := s.fileOf(at)
+	return f.Start + f.Size
 }
 
 // lengthOf is segment i's length, or, while its end is not yet known (a
@@ -125,13 +131,8 @@ func (s *segReader) lengthOf(i int) int64 {
 // inFile is where the view's byte at is in the input file (the image):
 // at itself for a file of its own.
 func (s *segReader) inFile(at int64) int64 {
-	if s.view == nil {
-		return at
-	}
-	if f, ok := s.view.fileAt(at); ok {
-		return f.Image + at - f.Start
-	}
-	return at
+	f := s.fileOf(at)
+	return f.Image + at - f.Start
 }
 
 // openISOSegments reads the files of an ISO's initrd as the kernel gets

@@ -95,11 +95,8 @@ func (x *isoOutput) finish() error {
 			return err
 		}
 		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		x.sum, err = fileDigest(f, fi.Size())
+		d, err := digest.Reader(f)
+		x.sum = "sha256:" + d
 		return err
 	}
 	return nil
