@@ -97,7 +97,8 @@ type GzipCells struct {
 	fill int64
 }
 
-func (c *GzipCells) Write(p []byte) {
+func (c *GzipCells) Write(p []byte) (int, error) {
+	n := len(p)
 	for len(p) > 0 {
 		k := min(int64(len(p)), GzipCell-c.fill)
 		c.cur = crc32.Update(c.cur, crc32.IEEETable, p[:k])
@@ -108,6 +109,7 @@ func (c *GzipCells) Write(p []byte) {
 			c.cur, c.fill = 0, 0
 		}
 	}
+	return n, nil
 }
 
 // Len is the length of the text written.

@@ -176,9 +176,6 @@ type BlockSplicer struct {
 	CompressBlock func(src []byte) ([]byte, error)
 }
 
-// Lz4 is the BlockSplicer of legacy lz4 streams.
-type Lz4 = BlockSplicer
-
 // Record is a written block as an xz index lists it.
 type Record struct {
 	Unpadded, Len int64
@@ -244,7 +241,7 @@ func (lz4Format) trailer([]Record) []byte { return nil }
 
 // NewLz4 returns a splicer writing to w, copying from the input in whose
 // blocks are listed by ScanLz4Legacy. New blocks are compressed at level.
-func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *Lz4 {
+func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *BlockSplicer {
 	return newBlockSplicer(w, in, blocks, lz4Format{level}, maxQueued)
 }
 

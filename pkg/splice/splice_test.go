@@ -139,7 +139,7 @@ func applyEdits(in []byte, edits []edit) []byte {
 
 // spliceLz4 runs the whole machinery: the input fed to a Matcher, the
 // output written through it in pieces of chunk bytes into an Lz4 splicer.
-func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *Lz4) {
+func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *BlockSplicer) {
 	t.Helper()
 	blocks, err := ScanLz4Legacy(bytes.NewReader(comp), int64(len(comp)))
 	if err != nil {
