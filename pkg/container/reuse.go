@@ -77,7 +77,7 @@ type reuseWriter struct {
 	n       int64 // output bytes, all equal to the input's so far, while sink == nil
 	total   int64
 	sink    func(p []byte, src int64) error
-	lz4     *splice.Lz4
+	lz4     *splice.BlockSplicer
 	lz4Tool bool // the lz4 tool compresses the new blocks
 	xz      *splice.BlockSplicer
 	xzDesc  string // the compressor of the new xz blocks
@@ -92,7 +92,7 @@ type reuseWriter struct {
 func (r *reuseWriter) Write(p []byte) (int, error) {
 	r.total += int64(len(p))
 	if !r.in.ExpectSame {
-		r.digest(p)
+		r.sum().Write(p)
 	}
 	err := r.m.Match(p, r.emit)
 	if err != nil {
@@ -101,14 +101,13 @@ func (r *reuseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// digest takes archive bytes into what verify and the gzip trailer need.
-func (r *reuseWriter) digest(p []byte) {
+// sum takes archive bytes for verify: for gzip, the CRC-32s of its MiBs
+// (the trailer's, and the check's).
+func (r *reuseWriter) sum() io.Writer {
 	if r.in.Codec == compress.Gzip {
-		// The CRC-32s of its MiBs: the trailer's, and the check's.
-		r.cells.Write(p)
-		return
+		return &r.cells
 	}
-	r.hash.Write(p)
+	return &r.hash
 }
 
 func (r *reuseWriter) emit(run []byte, src int64) error {
@@ -122,7 +121,7 @@ func (r *reuseWriter) emit(run []byte, src int64) error {
 		}
 	}
 	if r.in.ExpectSame {
-		r.digest(run)
+		r.sum().Write(run)
 	}
 	return r.sink(run, src)
 }
@@ -150,13 +149,6 @@ func (r *reuseWriter) replayPrefix(w io.Writer) error {
 	return nil
 }
 
-type digestWriter struct{ r *reuseWriter }
-
-func (w digestWriter) Write(p []byte) (int, error) {
-	w.r.digest(p)
-	return len(p), nil
-}
-
 // start leaves the input's path: the output so far is the input's first
 // r.n bytes.
 func (r *reuseWriter) start() error {
@@ -164,7 +156,7 @@ func (r *reuseWriter) start() error {
 		return err
 	}
 	if r.in.ExpectSame {
-		if err := r.replayPrefix(digestWriter{r}); err != nil {
+		if err := r.replayPrefix(r.sum()); err != nil {
 			return err
 		}
 	}
@@ -322,14 +314,11 @@ func (r *reuseWriter) startXz() error {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := w.Write(src); err != nil {
-			w.Close()
-			return nil, err
+		_, err = w.Write(src)
+		if cerr := w.Close(); err == nil {
+			err = cerr
 		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return buf.Bytes(), err
 	}
 	probe, desc, err := compress.NewWriter(io.Discard, compress.Xz, opt)
 	if err != nil {

@@ -232,11 +232,10 @@ func (w *segWriter) part(k int) (*segOut, error) {
 	}
 	f := w.format
 	f.Codec = codec
-	ropt := w.opt
 	level := w.level(codec, seg)
 	var reuse *Reuse
 	if m := w.matchers[k-1]; m != nil {
-		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
+		if w.opt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
 			segs := w.in.segs()
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
@@ -246,14 +245,11 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			m.Disable()
 		}
 	}
-	o, err := createStream(w.final, f, OutputOptions{Compress: compressOptions(ropt, level), Reuse: reuse, Digest: ropt.Digest})
+	o, err := createStream(w.final, f, OutputOptions{Compress: compressOptions(w.opt, level), Reuse: reuse, Digest: w.opt.Digest})
 	if err != nil {
 		return nil, err
 	}
-	p := &segOut{seg: k, o: o, codec: seg.Codec, level: level}
-	if codec != seg.Codec {
-		p.codec = codec
-	}
+	p := &segOut{seg: k, o: o, codec: codec, level: level}
 	w.parts = append(w.parts, p)
 	return p, nil
 }
