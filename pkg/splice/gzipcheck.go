@@ -209,8 +209,12 @@ func CheckGzip(out io.ReaderAt, size int64, points []GzipPoint, want *GzipCells,
 	if len(points) == 0 || points[0].Off != 0 {
 		return errors.New("gzip check: no starting point")
 	}
-	if err := checkHeader(out, size, points[0].Bit); err != nil {
+	hdr, err := readGzipHeader(bufio.NewReaderSize(io.NewSectionReader(out, 0, size), 64<<10))
+	if err != nil {
 		return err
+	}
+	if int64(len(hdr))*8 != points[0].Bit {
+		return fmt.Errorf("its header is %d bytes, not %d", len(hdr), points[0].Bit/8)
 	}
 	total := want.Len()
 	res := make([]chunkResult, len(points))
@@ -244,18 +248,6 @@ func CheckGzip(out io.ReaderAt, size int64, points []GzipPoint, want *GzipCells,
 	}
 	if m.seen != total {
 		return fmt.Errorf("it decompresses to %d bytes, not the %d written", m.seen, total)
-	}
-	return nil
-}
-
-func checkHeader(out io.ReaderAt, size, bit int64) error {
-	br := bufio.NewReaderSize(io.NewSectionReader(out, 0, size), 64<<10)
-	hdr, err := readGzipHeader(br)
-	if err != nil {
-		return err
-	}
-	if int64(len(hdr))*8 != bit {
-		return fmt.Errorf("its header is %d bytes, not %d", len(hdr), bit/8)
 	}
 	return nil
 }
