@@ -129,15 +129,6 @@ func (c *countingReader) Done(p []byte) {
 	_ = unix.Madvise(c.m[from:to], unix.MADV_DONTNEED) // only a saving
 }
 
-func (c *countingReader) readMapped(p []byte) (int, error) {
-	if c.n >= int64(len(c.m)) {
-		return 0, io.EOF
-	}
-	n := copy(p, c.m[c.n:])
-	c.n += int64(n)
-	return n, nil
-}
-
 // unmap releases the mapping and the lease, once nothing reads the
 // mapping any more.
 func (c *countingReader) unmap() {

@@ -31,15 +31,6 @@ type ISO struct {
 	Initrd iso9660.Initrd
 }
 
-func isISOFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return iso9660.Sniff(f)
-}
-
 // openISO opens an ISO image: its parts are the files of the initrd its
 // boot configuration names, read in place from their extents, one after
 // the other as the bootloader loads them.
@@ -139,7 +130,7 @@ type isoContainer struct{}
 
 func (isoContainer) Name() string { return ContainerISO }
 func (isoContainer) Is(path string, fi os.FileInfo) bool {
-	return fi.Mode().IsRegular() && isISOFile(path)
+	return fi.Mode().IsRegular() && sniff(path, iso9660.Sniff)
 }
 func (isoContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	return openISO(path, fi, opt)

@@ -121,7 +121,7 @@ func (s *segReader) fileEnd(at int64) int64 {
 // segment never runs on into the next file of an initrd, nor into the
 // rest of the ISO image.
 func (s *segReader) lengthOf(i int) int64 {
-	seg := s.Segments()[i]
+	seg := s.segs[i]
 	if seg.Length > 0 {
 		return seg.Length
 	}

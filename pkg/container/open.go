@@ -57,7 +57,7 @@ type source interface {
 // segments: a tree, a tar, or one stream of a codec read whole.
 func (in *Input) Segments() []Segment {
 	if s := in.segs(); s != nil {
-		return s.Segments()
+		return s.segs
 	}
 	return nil
 }
@@ -353,8 +353,13 @@ type countingReader struct {
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
-	if c.m != nil {
-		return c.readMapped(p)
+	if c.m != nil { // InPlace mapped it
+		if c.n >= int64(len(c.m)) {
+			return 0, io.EOF
+		}
+		n := copy(p, c.m[c.n:])
+		c.n += int64(n)
+		return n, nil
 	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
@@ -430,7 +435,9 @@ func (s *streamSource) close() error {
 	}
 	err := s.decomp.Close()
 	s.counter.unmap() // after the decoder, which may read the mapping until closed
-	s.counter.closeTool()
+	if s.counter.tool != nil {
+		s.counter.tool.Close()
+	}
 	return err
 }
 

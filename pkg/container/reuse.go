@@ -259,17 +259,16 @@ func (r *reuseWriter) startLz4() error {
 }
 
 func (r *reuseWriter) startGzip() error {
-	var f io.ReaderAt
-	lay := r.in.GzipLayout
-	var err error
-	if lay != nil {
+	scan := splice.ScanGzip
+	if mapped := r.in.GzipLayout; mapped != nil {
 		// Mapped by the decoder the input is read with: no second decode.
-		var file *os.File
-		if file, r.gzSize, err = r.openInput(); err != nil {
-			return err
+		scan = func(_ io.ReaderAt, size int64) (*splice.GzipLayout, error) {
+			r.gzSize = size
+			return mapped, nil
 		}
-		f = r.at(file, r.gzSize)
-	} else if f, lay, err = scanInput(r, splice.ScanGzip); err != nil {
+	}
+	f, lay, err := scanInput(r, scan)
+	if err != nil {
 		return err
 	}
 	r.gzLay = lay

@@ -88,17 +88,11 @@ func (segmentsContainer) Name() string { return "segments" }
 // Is: it starts with what the segmented reader reads (segmentStart); Open
 // still reads it as one stream when it is one after all.
 func (segmentsContainer) Is(path string, fi os.FileInfo) bool {
-	if !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [16]byte
-	n, _ := f.ReadAt(head[:], 0)
-	return segmentStart(head[:n])
+	return fi.Mode().IsRegular() && sniff(path, func(f io.ReaderAt) bool {
+		var head [16]byte
+		n, _ := f.ReadAt(head[:], 0)
+		return segmentStart(head[:n])
+	})
 }
 
 func (segmentsContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
@@ -185,11 +179,6 @@ func (s *segReader) probe(seg Segment, cut bool) ([]byte, error) {
 func (s *segReader) onlyZerosAfter(at int64) bool {
 	n, _ := s.zerosAt(at)
 	return at+n >= s.size
-}
-
-// wholeFile reports whether seg is all the file holds, padding aside.
-func (s *segReader) wholeFile(seg Segment) bool {
-	return seg.Offset == 0 && s.onlyZerosAfter(seg.Offset+seg.Length)
 }
 
 // zerosAt counts the zero bytes at at.
@@ -435,10 +424,6 @@ func (s *segReader) close() error {
 	s.closePart()
 	return nil
 }
-
-// Segments returns the segments read so far; all of them once the entries
-// are read to the end.
-func (s *segReader) Segments() []Segment { return s.segs }
 
 // rawLen is the length of the raw cpio segment at the start of r: its
 // entries and the zeros after them, up to a byte that starts no header.

@@ -225,9 +225,9 @@ func (p *segOut) wrap(err error) error {
 func (w *segWriter) part(k int) (*segOut, error) {
 	seg := w.in.Segments()[k-1]
 	codec := seg.Codec
-	if w.asked && (codec != compress.None || w.in.segs().wholeFile(seg)) {
+	if w.asked && (codec != compress.None || seg.Offset == 0 && w.in.segs().onlyZerosAfter(seg.Length)) {
 		// A raw segment stays raw (the kernel takes the microcode from a
-		// raw one only), unless it is the whole file.
+		// raw one only), unless it is the whole file, padding aside.
 		codec = w.format.Codec
 	}
 	f := w.format
