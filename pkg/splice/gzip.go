@@ -314,9 +314,7 @@ type Gzip struct {
 	level int
 	bw    bitWriter
 
-	pending    []byte
-	chainIdx   int // pending[chainIdx:] is input from chainIn on; -1: none
-	chainIn    int64
+	chain
 	chainStart int64 // where the chain began in the input
 	next       int   // blocks before it are settled
 
@@ -338,7 +336,7 @@ type Gzip struct {
 func NewGzip(w io.Writer, in io.ReaderAt, lay *GzipLayout) *Gzip {
 	cw := &countWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chainIdx: -1, cw: cw}
+	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chain: chain{chainIdx: -1}, cw: cw}
 }
 
 func (s *Gzip) start() error {
@@ -356,30 +354,18 @@ func (s *Gzip) Write(p []byte, src int64) error {
 	if err := s.start(); err != nil {
 		return err
 	}
-	for len(p) > 0 {
-		k := min(len(p), 1<<20)
-		if s.chainIdx >= 0 && (src < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src) {
+	return eachMiB(p, src, func(p []byte, src int64) error {
+		if s.chainIdx >= 0 && (src < 0 || s.end() != src) {
 			// The chain ends: settle it with its blocks all mapped.
 			if err := s.settle(true); err != nil {
 				return err
 			}
 		}
-		switch {
-		case src < 0:
-			s.chainIdx = -1
-		case s.chainIdx < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src:
-			s.chainIdx, s.chainIn, s.chainStart = len(s.pending), src, src
+		if s.add(p, src) {
+			s.chainStart = src
 		}
-		s.pending = append(s.pending, p[:k]...)
-		if src >= 0 {
-			src += int64(k)
-		}
-		p = p[k:]
-		if err := s.settle(false); err != nil {
-			return err
-		}
-	}
-	return nil
+		return s.settle(false)
+	})
 }
 
 // settle emits what can be: each block the chain now covers with its
@@ -389,7 +375,7 @@ func (s *Gzip) Write(p []byte, src int64) error {
 // map, later (a chain is settled with full before it ends).
 func (s *Gzip) settle(full bool) error {
 	for s.chainIdx >= 0 {
-		end := s.chainIn + int64(len(s.pending)-s.chainIdx)
+		end := s.end()
 		blocks, known := s.lay.known()
 		if full && known < end {
 			var err error
@@ -433,14 +419,6 @@ func (s *Gzip) settle(full bool) error {
 	err := s.literal(s.pending)
 	s.pending = s.pending[:0]
 	return err
-}
-
-func (s *Gzip) drop(n int) {
-	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
-	if s.chainIdx >= 0 {
-		s.chainIn += int64(max(0, n-s.chainIdx))
-		s.chainIdx = max(0, s.chainIdx-n)
-	}
 }
 
 func (s *Gzip) remember(p []byte) {
