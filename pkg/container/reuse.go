@@ -85,7 +85,6 @@ type reuseWriter struct {
 	gzLay   *splice.GzipLayout
 	gzSize  int64 // the input's size as the splice began
 	inFile  *os.File
-	copied  bool
 	ahead   *copyAhead // copying the input file to the output meanwhile
 }
 
@@ -460,52 +459,49 @@ func (r *reuseWriter) copyInput() error {
 		return err
 	}
 	r.o.startBuffer()
+	ahead := false // the input is in the output already
 	if a := r.ahead; a != nil {
 		r.ahead = nil
-		if err := a.wait(); err == nil {
-			if a.size > size {
-				// A segment whose end was not known when the copy
-				// started: it copied to the end of the file.
-				if err := r.o.file.Truncate(size); err != nil {
-					return err
-				}
-			}
-			c := r.o.counter
-			c.n += size
-			if c.h != nil {
-				if _, err := io.Copy(c.h, r.at(f, size)); err != nil {
-					return err
-				}
-			}
-			r.o.Compressor = CompressorCopy
-			r.copied = true
-			return nil
+		switch ahead = a.wait() == nil; {
+		case ahead && a.size > size:
+			// A segment whose end was not known when the copy started:
+			// it copied to the end of the file.
+			err = r.o.file.Truncate(size)
+		case !ahead:
+			// Copy again below, the usual way, which reports what fails.
+			err = r.o.file.Truncate(0)
 		}
-		// Copy again below, the usual way, which reports what fails.
-		if err := r.o.file.Truncate(0); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	if c := r.o.counter; c.h == nil {
+	switch c := r.o.counter; {
+	case ahead:
+		c.n += size
+		if c.h != nil {
+			_, err = io.Copy(c.h, r.at(f, size))
+		}
+	case c.h == nil:
 		// No digest to take on the way: file to file in the kernel
 		// (copy_file_range), not through this process's memory.
-		if _, err := f.Seek(r.in.Offset, io.SeekStart); err != nil {
+		if _, err = f.Seek(r.in.Offset, io.SeekStart); err != nil {
 			return err
 		}
 		n, err := r.o.file.ReadFrom(io.LimitReader(f, size))
 		c.n += n
+		if err == nil && n != size {
+			err = fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
+		}
 		if err != nil {
 			return err
 		}
-		if n != size {
-			return fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
-		}
-	} else if _, err := io.Copy(r.o.buf, r.at(f, size)); err != nil {
-		return err
+	default:
+		_, err = io.Copy(r.o.buf, r.at(f, size))
 	}
-	r.o.Compressor = CompressorCopy
-	r.copied = true
-	return nil
+	if err == nil {
+		r.o.Compressor = CompressorCopy
+	}
+	return err
 }
 
 // verify decompresses a spliced output and compares it with the archive
