@@ -55,7 +55,10 @@ func (v *initrdView) ReadAt(p []byte, off int64) (int, error) {
 		}
 		f, ok := v.fileAt(at)
 		if !ok { // the bootloader's padding before the next file
-			next := v.next(at)
+			next := v.size
+			if i := v.after(at); i < len(v.files) {
+				next = v.files[i].Start
+			}
 			k := int(min(int64(len(p)-n), next-at))
 			clear(p[n : n+k])
 			n += k
@@ -83,14 +86,6 @@ func (v *initrdView) fileAt(at int64) (viewFile, bool) {
 		return v.files[i], true
 	}
 	return viewFile{}, false
-}
-
-// next is where the first file after at starts (the view's end if none).
-func (v *initrdView) next(at int64) int64 {
-	if i := v.after(at); i < len(v.files) {
-		return v.files[i].Start
-	}
-	return v.size
 }
 
 // after is the index of the first file that starts after at.

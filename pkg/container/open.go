@@ -373,12 +373,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // much CPU as decompressing it, and the second core is otherwise idle while
 // the first reads.
 type asyncHash struct {
-	ch     chan []byte
-	done   chan struct{}
-	h      hash.Hash
-	pool   sync.Pool
-	closed bool
-	sum    []byte
+	ch   chan []byte
+	done chan struct{}
+	h    hash.Hash
+	pool sync.Pool
+	sum  []byte // once Sum has stopped the hashing
 }
 
 func newAsyncHash() *asyncHash {
@@ -402,8 +401,7 @@ func (a *asyncHash) Write(p []byte) (int, error) {
 
 // Sum waits for the hashing to finish; later calls return the same sum.
 func (a *asyncHash) Sum() []byte {
-	if !a.closed {
-		a.closed = true
+	if a.sum == nil {
 		close(a.ch)
 		<-a.done
 		a.sum = a.h.Sum(nil)
@@ -430,7 +428,7 @@ func (s *streamSource) digest() (string, error) {
 }
 
 func (s *streamSource) close() error {
-	if s.counter.h != nil && !s.counter.h.closed {
+	if s.counter.h != nil {
 		s.counter.h.Sum() // stops the hashing goroutine
 	}
 	err := s.decomp.Close()

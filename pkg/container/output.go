@@ -23,9 +23,8 @@ type OutputOptions struct {
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
 	// Reuse, when set and the output has the input's format and codec,
-	// reuses the input's compressed bytes where the output's content is
-	// the same: the whole file when nothing changed, the unchanged blocks
-	// of an lz4 legacy stream otherwise (see reuse.go).
+	// reuses the input's compressed bytes where the content is the same
+	// (reuse.go).
 	Reuse *Reuse
 }
 
@@ -350,8 +349,8 @@ func (o *Output) removeTemp() {
 			o.reuse.gzLay.Stop()
 		}
 	}
-	if o.counter != nil && o.counter.h != nil && o.counter.sum == nil {
-		o.counter.sum = o.counter.h.Sum() // stops the hashing goroutine
+	if o.counter != nil && o.counter.h != nil {
+		o.counter.h.Sum() // stops the hashing goroutine
 	}
 	if o.file != nil {
 		o.file.Close()
@@ -374,10 +373,9 @@ func syncDir(dir string) error {
 // countingWriter counts what goes to disk, and hashes it when the
 // manifest needs the output's digest.
 type countingWriter struct {
-	w   io.Writer
-	n   int64
-	h   *asyncHash
-	sum []byte
+	w io.Writer
+	n int64
+	h *asyncHash
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
@@ -398,10 +396,7 @@ func (o *Output) Digest() string {
 	if o.counter == nil || o.counter.h == nil {
 		return ""
 	}
-	if o.counter.sum == nil {
-		o.counter.sum = o.counter.h.Sum()
-	}
-	return "sha256:" + hex.EncodeToString(o.counter.sum)
+	return "sha256:" + hex.EncodeToString(o.counter.h.Sum())
 }
 
 // SameFile reports whether a and b name the same existing file.

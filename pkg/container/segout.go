@@ -52,7 +52,6 @@ type segWriter struct {
 	cur   *segOut
 	last  int // the last input segment a part was started for
 	added *segOut
-	done  bool
 	// written counts the entries written to each input segment's part
 	// (1-based), trailers included.
 	written map[int]int
@@ -315,7 +314,6 @@ func (w *segWriter) report(res *Result, note func(string)) {
 }
 
 func (w *segWriter) commit() error {
-	w.done = true
 	if w.files != nil {
 		return w.joinFiles()
 	}
