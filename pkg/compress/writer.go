@@ -40,7 +40,9 @@ type WriterOptions struct {
 // xzDictSizes are the dictionary sizes of the xz presets -1 to -9.
 var xzDictSizes = [...]int{1: 1 << 20, 2: 2 << 20, 3: 4 << 20, 4: 4 << 20, 5: 8 << 20, 6: 8 << 20, 7: 16 << 20, 8: 32 << 20, 9: 64 << 20}
 
-var lz4Levels = [...]lz4.CompressionLevel{
+// Lz4Levels are pierrec/lz4's levels for the CLI's, 1 to 12: those of
+// NewWriter and of the lz4 splicer's new blocks.
+var Lz4Levels = [...]lz4.CompressionLevel{
 	1: lz4.Fast, 2: lz4.Fast,
 	3: lz4.Level3, 4: lz4.Level4, 5: lz4.Level5, 6: lz4.Level6, 7: lz4.Level7, 8: lz4.Level8, 9: lz4.Level9,
 	10: lz4.Level9, 11: lz4.Level9, 12: lz4.Level9,
@@ -107,7 +109,7 @@ func encodeXz(w io.Writer, level, _ int) (io.WriteCloser, error) {
 func encodeLz4(format ...lz4.Option) func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 	return func(w io.Writer, level, threads int) (io.WriteCloser, error) {
 		l := lz4.NewWriter(w)
-		opts := []lz4.Option{lz4.CompressionLevelOption(lz4Levels[level]), lz4.ConcurrencyOption(threads)}
+		opts := []lz4.Option{lz4.CompressionLevelOption(Lz4Levels[level]), lz4.ConcurrencyOption(threads)}
 		if err := l.Apply(append(opts, format...)...); err != nil {
 			return nil, err
 		}

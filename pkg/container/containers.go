@@ -1,7 +1,9 @@
 package container
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/ociimage"
@@ -78,6 +80,16 @@ func containerOf(path string, fi os.FileInfo) (Container, bool) {
 	return nil, false
 }
 
+// sniff says what is of the file at path; false when it cannot be opened.
+func sniff(path string, is func(io.ReaderAt) bool) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return is(f)
+}
+
 // OwnersUnknown is why the owners of the input at path are worth a note
 // when no database names them, as its container says
 // (Container.ownersUnknown); "" when nothing need be said. Only the
@@ -132,16 +144,27 @@ func (treeContainer) Open(path string, _ os.FileInfo, _ OpenOptions) (*Input, er
 	return &Input{Reader: r, Path: path, Format: Shape{treeContainer{}, archive.Format{Kind: archive.KindDir}}, src: treeSource{r}}, nil
 }
 
-// create: what lands on disk in a tree output is bounded by --max-size
-// too, holes not counted: the budget on what is read counts them, this
-// what is written (issue 37: a sparse file must not land dense).
+// create starts a tree in a new directory beside its path; "tree/", as a
+// shell completes a directory name, is the tree. What lands on disk is
+// bounded by --max-size too, holes not counted: the budget on what is read
+// counts them, this what is written (issue 37: a sparse file must not land
+// dense).
 func (treeContainer) create(w writing) (sink, error) {
 	w.noReuse()
 	maxData := w.opt.Open.MaxSize
 	if maxData <= 0 {
 		maxData = DefaultMaxSize
 	}
-	return createTree(w.path, archive.DirWriterOptions{MaxData: maxData})
+	p, err := tempDirFor(filepath.Clean(w.path), true)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := archive.NewDirWriter(p.tmp, archive.DirWriterOptions{MaxData: maxData})
+	if err != nil {
+		os.RemoveAll(p.tmp)
+		return nil, err
+	}
+	return &treeOut{dw, p}, nil
 }
 
 // imageContainer is an OCI image layout or a `docker save` tarball (its
@@ -172,9 +195,20 @@ func (imageContainer) Open(path string, _ os.FileInfo, opt OpenOptions) (*Input,
 	return openImage(path, opt)
 }
 
+// create starts an image in a new directory beside its path: the layout
+// itself, or where the tarball is made.
 func (c imageContainer) create(w writing) (sink, error) {
 	w.noReuse()
+	p, err := tempDirFor(w.path, c.kind == ociimage.Layout)
+	if err != nil {
+		return nil, err
+	}
 	img := w.opt.Image
-	return createImage(w.path, ociimage.WriteOptions{Kind: c.kind, Squash: img.Squash, CreatedBy: img.CreatedBy,
+	iw, err := ociimage.NewWriter(p.tmp, ociimage.WriteOptions{Kind: c.kind, Squash: img.Squash, CreatedBy: img.CreatedBy,
 		Epoch: img.Epoch, Codec: w.out.Codec, Source: w.in.Image()})
+	if err != nil {
+		os.RemoveAll(p.tmp)
+		return nil, err
+	}
+	return &imageOut{iw, p}, nil
 }

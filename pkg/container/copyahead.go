@@ -54,8 +54,11 @@ func (c *copyAhead) run() {
 	buf := []byte(nil)
 	for roff < end && !c.stopped.Load() {
 		want := int(min(end-roff, copyAheadChunk))
+		var n int64
+		var err error
 		if inKernel {
-			n, err := unix.CopyFileRange(srcFd, &roff, dstFd, &woff, want, 0)
+			var k int
+			k, err = unix.CopyFileRange(srcFd, &roff, dstFd, &woff, want, 0)
 			switch {
 			case errors.Is(err, unix.EINTR):
 				continue
@@ -64,31 +67,21 @@ func (c *copyAhead) run() {
 				// through this process instead.
 				inKernel = false
 				continue
-			case err != nil:
-				c.err = err
-				return
-			case n == 0:
-				c.err = io.ErrUnexpectedEOF // the input shrank
-				return
 			}
-			continue
-		}
-		if buf == nil {
-			buf = make([]byte, 1<<20)
-		}
-		n, err := c.src.ReadAt(buf[:min(want, len(buf))], roff)
-		if n > 0 {
-			if _, werr := c.dst.WriteAt(buf[:n], woff); werr != nil {
-				c.err = werr
-				return
+			n = int64(k)
+		} else {
+			if buf == nil {
+				buf = make([]byte, 1<<20)
 			}
-			roff += int64(n)
-			woff += int64(n)
+			src := io.NewSectionReader(c.src, roff, int64(min(want, len(buf))))
+			n, err = io.CopyBuffer(io.NewOffsetWriter(c.dst, woff), src, buf)
+			roff += n
+			woff += n
 		}
-		if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
+		if err == nil && n == 0 {
+			err = io.ErrUnexpectedEOF // the input shrank
+		}
+		if err != nil {
 			c.err = err
 			return
 		}

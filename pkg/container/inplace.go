@@ -74,11 +74,8 @@ func releaseLease(fd int) {
 // default, 45, if it cannot be read.
 func leaseBreakTime() int {
 	b, err := os.ReadFile("/proc/sys/fs/lease-break-time")
-	if err != nil {
-		return 45
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
+	n, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || err2 != nil {
 		return 45
 	}
 	return n
@@ -130,15 +127,6 @@ func (c *countingReader) Done(p []byte) {
 	from := off &^ (page - 1)
 	to := min((off+len(p)+page-1)&^(page-1), len(c.m))
 	_ = unix.Madvise(c.m[from:to], unix.MADV_DONTNEED) // only a saving
-}
-
-func (c *countingReader) readMapped(p []byte) (int, error) {
-	if c.n >= int64(len(c.m)) {
-		return 0, io.EOF
-	}
-	n := copy(p, c.m[c.n:])
-	c.n += int64(n)
-	return n, nil
 }
 
 // unmap releases the mapping and the lease, once nothing reads the

@@ -31,15 +31,6 @@ type ISO struct {
 	Initrd iso9660.Initrd
 }
 
-func isISOFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return iso9660.Sniff(f)
-}
-
 // openISO opens an ISO image: its parts are the files of the initrd its
 // boot configuration names, read in place from their extents, one after
 // the other as the bootloader loads them.
@@ -83,18 +74,16 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 		return nil, err
 	}
 	var parts []Part
-	var readers []io.Reader
 	var total int64
 	for _, file := range ird.Files {
 		parts = append(parts, Part{Path: file.Path, Offset: file.Offset, Size: file.Size})
-		readers = append(readers, im.Section(file))
 		total += file.Size
 	}
 	// The digest, if asked for, is the whole image's (Input.Digest), not
 	// the initrd's the stream reads.
 	sopt := opt
 	sopt.Digest = false
-	in, err := openInitrd(f, parts, readers, sopt)
+	in, err := openInitrd(f, parts, sopt)
 	if err != nil {
 		return nil, fmt.Errorf("initrd %s (%s): %w", quotedPaths(ird.Paths()), names.Quote(ird.Where), err)
 	}
@@ -109,10 +98,14 @@ func readISO(f *os.File, size int64, opt OpenOptions) (*Input, error) {
 // initrd, an early raw cpio and the main one compressed, is one file. An
 // initrd that is one stream (minikube's rootfs.cpio.gz) is read as a
 // lone initrd of one stream is.
-func openInitrd(f *os.File, parts []Part, readers []io.Reader, opt OpenOptions) (*Input, error) {
+func openInitrd(f *os.File, parts []Part, opt OpenOptions) (*Input, error) {
 	in, ok, err := openISOSegments(f, parts, opt)
 	if err != nil || ok {
 		return in, err
+	}
+	var readers []io.Reader
+	for _, p := range parts {
+		readers = append(readers, io.NewSectionReader(f, p.Offset, p.Size))
 	}
 	return openStream(io.MultiReader(readers...), nil, opt, false)
 }
@@ -137,7 +130,7 @@ type isoContainer struct{}
 
 func (isoContainer) Name() string { return ContainerISO }
 func (isoContainer) Is(path string, fi os.FileInfo) bool {
-	return fi.Mode().IsRegular() && isISOFile(path)
+	return fi.Mode().IsRegular() && sniff(path, iso9660.Sniff)
 }
 func (isoContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
 	return openISO(path, fi, opt)

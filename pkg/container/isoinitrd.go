@@ -55,7 +55,10 @@ func (v *initrdView) ReadAt(p []byte, off int64) (int, error) {
 		}
 		f, ok := v.fileAt(at)
 		if !ok { // the bootloader's padding before the next file
-			next := v.next(at)
+			next := v.size
+			if i := v.after(at); i < len(v.files) {
+				next = v.files[i].Start
+			}
 			k := int(min(int64(len(p)-n), next-at))
 			clear(p[n : n+k])
 			n += k
@@ -85,29 +88,27 @@ func (v *initrdView) fileAt(at int64) (viewFile, bool) {
 	return viewFile{}, false
 }
 
-// next is where the first file after at starts (the view's end if none).
-func (v *initrdView) next(at int64) int64 {
-	if i := v.after(at); i < len(v.files) {
-		return v.files[i].Start
-	}
-	return v.size
-}
-
 // after is the index of the first file that starts after at.
 func (v *initrdView) after(at int64) int {
 	return sort.Search(len(v.files), func(i int) bool { return v.files[i].Start > at })
 }
 
+// fileOf is the file of the view holding at: the whole input for a file
+// of its own, or where no file holds at.
+func (s *segReader) fileOf(at int64) viewFile {
+	if s.view != nil {
+		if f, ok := s.view.fileAt(at); ok {
+			return f
+		}
+	}
+	return viewFile{Size: s.size}
+}
+
 // fileEnd is where the file holding at ends in the view: the end of the
 // initrd for a file of its own.
 func (s *segReader) fileEnd(at int64) int64 {
-	if s.view == nil {
-		return s.size
-	}
-	if f, ok := s.view.fileAt(at); ok {
-		return f.Start + f.Size
-	}
-	return s.size
+	f := s.fileOf(at)
+	return f.Start + f.Size
 }
 
 // lengthOf is segment i's length, or, while its end is not yet known (a
@@ -115,7 +116,7 @@ func (s *segReader) fileEnd(at int64) int64 {
 // segment never runs on into the next file of an initrd, nor into the
 // rest of the ISO image.
 func (s *segReader) lengthOf(i int) int64 {
-	seg := s.Segments()[i]
+	seg := s.segs[i]
 	if seg.Length > 0 {
 		return seg.Length
 	}
@@ -125,13 +126,8 @@ func (s *segReader) lengthOf(i int) int64 {
 // inFile is where the view's byte at is in the input file (the image):
 // at itself for a file of its own.
 func (s *segReader) inFile(at int64) int64 {
-	if s.view == nil {
-		return at
-	}
-	if f, ok := s.view.fileAt(at); ok {
-		return f.Image + at - f.Start
-	}
-	return at
+	f := s.fileOf(at)
+	return f.Image + at - f.Start
 }
 
 // openISOSegments reads the files of an ISO's initrd as the kernel gets

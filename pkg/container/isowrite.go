@@ -95,11 +95,8 @@ func (x *isoOutput) finish() error {
 			return err
 		}
 		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		x.sum, err = fileDigest(f, fi.Size())
+		d, err := digest.Reader(f)
+		x.sum = "sha256:" + d
 		return err
 	}
 	return nil
@@ -245,13 +242,7 @@ func volumeDates(im *iso9660.Image) []string {
 }
 
 func envWithout(name string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }
 
 // lastLines is xorriso's problems (SORRY, FAILURE, FATAL) and its last n
@@ -362,11 +353,11 @@ func sameBoot(in, out *iso9660.Image) error {
 		if fa.Path == "" {
 			continue // not a file: the catalogue's entries were compared
 		}
-		da, err := readISOFile(in, fa)
+		da, err := io.ReadAll(in.Section(fa))
 		if err != nil {
 			return err
 		}
-		db, err := readISOFile(out, fb)
+		db, err := io.ReadAll(out.Section(fb))
 		if err != nil {
 			return err
 		}
@@ -380,10 +371,6 @@ func sameBoot(in, out *iso9660.Image) error {
 		}
 	}
 	return nil
-}
-
-func readISOFile(im *iso9660.Image, f iso9660.File) ([]byte, error) {
-	return io.ReadAll(im.Section(f))
 }
 
 func filesByOffset(im *iso9660.Image) map[int64]iso9660.File {
@@ -432,14 +419,15 @@ func sameContent(r io.Reader, path string) error {
 
 // sameBytes compares two readers by their sha256.
 func sameBytes(a, b io.Reader) error {
-	ha, hb := digest.New(), digest.New()
-	if _, err := io.Copy(ha, a); err != nil {
+	da, err := digest.Reader(a)
+	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(hb, b); err != nil {
+	db, err := digest.Reader(b)
+	if err != nil {
 		return err
 	}
-	if !bytes.Equal(ha.Sum(nil), hb.Sum(nil)) {
+	if da != db {
 		return errors.New("its initrd is not the one written")
 	}
 	return nil

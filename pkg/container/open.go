@@ -57,7 +57,7 @@ type source interface {
 // segments: a tree, a tar, or one stream of a codec read whole.
 func (in *Input) Segments() []Segment {
 	if s := in.segs(); s != nil {
-		return s.Segments()
+		return s.segs
 	}
 	return nil
 }
@@ -353,8 +353,13 @@ type countingReader struct {
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
-	if c.m != nil {
-		return c.readMapped(p)
+	if c.m != nil { // InPlace mapped it
+		if c.n >= int64(len(c.m)) {
+			return 0, io.EOF
+		}
+		n := copy(p, c.m[c.n:])
+		c.n += int64(n)
+		return n, nil
 	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
@@ -368,12 +373,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // much CPU as decompressing it, and the second core is otherwise idle while
 // the first reads.
 type asyncHash struct {
-	ch     chan []byte
-	done   chan struct{}
-	h      hash.Hash
-	pool   sync.Pool
-	closed bool
-	sum    []byte
+	ch   chan []byte
+	done chan struct{}
+	h    hash.Hash
+	pool sync.Pool
+	sum  []byte // once Sum has stopped the hashing
 }
 
 func newAsyncHash() *asyncHash {
@@ -397,8 +401,7 @@ func (a *asyncHash) Write(p []byte) (int, error) {
 
 // Sum waits for the hashing to finish; later calls return the same sum.
 func (a *asyncHash) Sum() []byte {
-	if !a.closed {
-		a.closed = true
+	if a.sum == nil {
 		close(a.ch)
 		<-a.done
 		a.sum = a.h.Sum(nil)
@@ -425,12 +428,14 @@ func (s *streamSource) digest() (string, error) {
 }
 
 func (s *streamSource) close() error {
-	if s.counter.h != nil && !s.counter.h.closed {
+	if s.counter.h != nil {
 		s.counter.h.Sum() // stops the hashing goroutine
 	}
 	err := s.decomp.Close()
 	s.counter.unmap() // after the decoder, which may read the mapping until closed
-	s.counter.closeTool()
+	if s.counter.tool != nil {
+		s.counter.tool.Close()
+	}
 	return err
 }
 

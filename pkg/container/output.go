@@ -23,9 +23,8 @@ type OutputOptions struct {
 	// digest), at the cost of a sha256 pass on another core.
 	Digest bool
 	// Reuse, when set and the output has the input's format and codec,
-	// reuses the input's compressed bytes where the output's content is
-	// the same: the whole file when nothing changed, the unchanged blocks
-	// of an lz4 legacy stream otherwise (see reuse.go).
+	// reuses the input's compressed bytes where the content is the same
+	// (reuse.go).
 	Reuse *Reuse
 }
 
@@ -102,6 +101,16 @@ func tempDir(path string) (string, error) {
 	return tmp, nil
 }
 
+// tempDirFor refuses what is at path (checkTarget), then makes the
+// directory beside it that an output is written in.
+func tempDirFor(path string, newDir bool) (placement, error) {
+	if err := checkTarget(path, newDir); err != nil {
+		return placement{}, err
+	}
+	tmp, err := tempDir(path)
+	return placement{Path: path, tmp: tmp}, err
+}
+
 func splitPath(path string) (dir, base string) {
 	dir, base = filepath.Split(path)
 	if dir == "" {
@@ -132,7 +141,6 @@ type Output struct {
 	// are counted by the file's offset and hashed once it is complete.
 	direct    bool
 	toTool    *bufio.Writer // entries on their way to the tool
-	digest    bool
 	directSum string
 }
 
@@ -163,29 +171,10 @@ func checkTarget(path string, newDir bool) error {
 	return nil
 }
 
-// treeOut is a tree being written, in a new directory beside its path.
+// treeOut is a tree being written (treeContainer.create).
 type treeOut struct {
 	*archive.DirWriter
 	placement
-}
-
-// createTree starts a tree at path; "tree/", as a shell completes a
-// directory name, is the tree.
-func createTree(path string, opt archive.DirWriterOptions) (*treeOut, error) {
-	path = filepath.Clean(path)
-	if err := checkTarget(path, true); err != nil {
-		return nil, err
-	}
-	tmp, err := tempDir(path)
-	if err != nil {
-		return nil, err
-	}
-	w, err := archive.NewDirWriter(tmp, opt)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	return &treeOut{DirWriter: w, placement: placement{Path: path, tmp: tmp}}, nil
 }
 
 func (o *treeOut) Commit() error {
@@ -195,27 +184,10 @@ func (o *treeOut) Abort()                       { o.abort(o.removeTemp) }
 func (o *treeOut) removeTemp()                  { os.RemoveAll(o.tmp) }
 func (o *treeOut) report(*Result, func(string)) {}
 
-// imageOut is an image being written, in a new directory beside its
-// path: the layout itself, or where the tarball is made.
+// imageOut is an image being written (imageContainer.create).
 type imageOut struct {
 	*ociimage.Writer
 	placement
-}
-
-func createImage(path string, opt ociimage.WriteOptions) (*imageOut, error) {
-	if err := checkTarget(path, opt.Kind == ociimage.Layout); err != nil {
-		return nil, err
-	}
-	tmp, err := tempDir(path)
-	if err != nil {
-		return nil, err
-	}
-	w, err := ociimage.NewWriter(tmp, opt)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	return &imageOut{Writer: w, placement: placement{Path: path, tmp: tmp}}, nil
 }
 
 func (o *imageOut) Commit() error {
@@ -263,25 +235,19 @@ func createStream(path string, f archive.Format, opt OutputOptions) (*Output, er
 // startCompressor sets up the compression of the output file and returns
 // where the archive's bytes go.
 func (o *Output) startCompressor() (io.Writer, error) {
-	opt, f, file := o.opt, o.Format, o.file
-	var err error
-	if compress.RunsTool(f.Codec, opt.Compress) {
-		o.direct, o.digest = true, opt.Digest
-		o.comp, o.Compressor, err = compress.NewWriter(file, f.Codec, opt.Compress)
-	} else {
+	var to io.Writer = o.file
+	if o.direct = compress.RunsTool(o.Format.Codec, o.opt.Compress); !o.direct {
 		o.startBuffer()
-		o.comp, o.Compressor, err = compress.NewWriter(o.buf, f.Codec, opt.Compress)
+		to = o.buf
 	}
-	if err != nil {
-		return nil, err
+	var err error
+	if o.comp, o.Compressor, err = compress.NewWriter(to, o.Format.Codec, o.opt.Compress); err != nil || !o.direct {
+		return o.comp, err
 	}
-	if o.direct {
-		// Headers and small files would otherwise reach the tool's pipe one
-		// write(2) each, and wake it as often (make bench: apply-gzip).
-		o.toTool = bufio.NewWriterSize(o.comp, 1<<20)
-		return o.toTool, nil
-	}
-	return o.comp, nil
+	// Headers and small files would otherwise reach the tool's pipe one
+	// write(2) each, and wake it as often (make bench: apply-gzip).
+	o.toTool = bufio.NewWriterSize(o.comp, 1<<20)
+	return o.toTool, nil
 }
 
 // startBuffer sets up the counted, buffered path to the output file.
@@ -347,7 +313,7 @@ func (o *Output) finish() error {
 		if err != nil {
 			return err
 		}
-		if o.digest {
+		if o.opt.Digest {
 			if o.directSum, err = fileDigest(o.file, size); err != nil {
 				return err
 			}
@@ -383,8 +349,8 @@ func (o *Output) removeTemp() {
 			o.reuse.gzLay.Stop()
 		}
 	}
-	if o.counter != nil && o.counter.h != nil && o.counter.sum == nil {
-		o.counter.sum = o.counter.h.Sum() // stops the hashing goroutine
+	if o.counter != nil && o.counter.h != nil {
+		o.counter.h.Sum() // stops the hashing goroutine
 	}
 	if o.file != nil {
 		o.file.Close()
@@ -407,10 +373,9 @@ func syncDir(dir string) error {
 // countingWriter counts what goes to disk, and hashes it when the
 // manifest needs the output's digest.
 type countingWriter struct {
-	w   io.Writer
-	n   int64
-	h   *asyncHash
-	sum []byte
+	w io.Writer
+	n int64
+	h *asyncHash
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
@@ -431,21 +396,12 @@ func (o *Output) Digest() string {
 	if o.counter == nil || o.counter.h == nil {
 		return ""
 	}
-	if o.counter.sum == nil {
-		o.counter.sum = o.counter.h.Sum()
-	}
-	return "sha256:" + hex.EncodeToString(o.counter.sum)
+	return "sha256:" + hex.EncodeToString(o.counter.h.Sum())
 }
 
 // SameFile reports whether a and b name the same existing file.
 func SameFile(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	if err != nil {
-		return false
-	}
-	return os.SameFile(fa, fb)
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

@@ -88,7 +88,7 @@ func TestOutputDigest(t *testing.T) {
 // directory`.
 func TestCreateDirWithTrailingSlash(t *testing.T) {
 	parent := t.TempDir()
-	o, err := createTree(filepath.Join(parent, "tree")+"/", archive.DirWriterOptions{})
+	o, err := treeContainer{}.create(writing{path: filepath.Join(parent, "tree") + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}

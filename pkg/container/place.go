@@ -39,9 +39,8 @@ func (p *Place) String() string {
 // from: nil when that says nothing a user needs (an initrd of one file and
 // one segment, an archive, a tree, an image, whose layers say).
 func (in *Input) PlaceOf(k int) *Place {
-	iso := in.ISO != nil && len(in.Parts) > 0
 	if in.segs() == nil || k < 1 || k > len(in.segs().segs) {
-		if iso && len(in.Parts) == 1 {
+		if in.ISO != nil && len(in.Parts) == 1 {
 			return &Place{File: in.Parts[0].Path}
 		}
 		return nil

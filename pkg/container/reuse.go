@@ -2,6 +2,7 @@ package container
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/pierrec/lz4/v4"
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 	"github.com/rootfs-trim/rootfs-trim/pkg/splice"
 )
@@ -77,7 +77,7 @@ type reuseWriter struct {
 	n       int64 // output bytes, all equal to the input's so far, while sink == nil
 	total   int64
 	sink    func(p []byte, src int64) error
-	lz4     *splice.Lz4
+	lz4     *splice.BlockSplicer
 	lz4Tool bool // the lz4 tool compresses the new blocks
 	xz      *splice.BlockSplicer
 	xzDesc  string // the compressor of the new xz blocks
@@ -85,14 +85,13 @@ type reuseWriter struct {
 	gzLay   *splice.GzipLayout
 	gzSize  int64 // the input's size as the splice began
 	inFile  *os.File
-	copied  bool
 	ahead   *copyAhead // copying the input file to the output meanwhile
 }
 
 func (r *reuseWriter) Write(p []byte) (int, error) {
 	r.total += int64(len(p))
 	if !r.in.ExpectSame {
-		r.digest(p)
+		r.sum().Write(p)
 	}
 	err := r.m.Match(p, r.emit)
 	if err != nil {
@@ -101,14 +100,13 @@ func (r *reuseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// digest takes archive bytes into what verify and the gzip trailer need.
-func (r *reuseWriter) digest(p []byte) {
+// sum takes archive bytes for verify: for gzip, the CRC-32s of its MiBs
+// (the trailer's, and the check's).
+func (r *reuseWriter) sum() io.Writer {
 	if r.in.Codec == compress.Gzip {
-		// The CRC-32s of its MiBs: the trailer's, and the check's.
-		r.cells.Write(p)
-		return
+		return &r.cells
 	}
-	r.hash.Write(p)
+	return &r.hash
 }
 
 func (r *reuseWriter) emit(run []byte, src int64) error {
@@ -122,7 +120,7 @@ func (r *reuseWriter) emit(run []byte, src int64) error {
 		}
 	}
 	if r.in.ExpectSame {
-		r.digest(run)
+		r.sum().Write(run)
 	}
 	return r.sink(run, src)
 }
@@ -150,13 +148,6 @@ func (r *reuseWriter) replayPrefix(w io.Writer) error {
 	return nil
 }
 
-type digestWriter struct{ r *reuseWriter }
-
-func (w digestWriter) Write(p []byte) (int, error) {
-	w.r.digest(p)
-	return len(p), nil
-}
-
 // start leaves the input's path: the output so far is the input's first
 // r.n bytes.
 func (r *reuseWriter) start() error {
@@ -164,7 +155,7 @@ func (r *reuseWriter) start() error {
 		return err
 	}
 	if r.in.ExpectSame {
-		if err := r.replayPrefix(digestWriter{r}); err != nil {
+		if err := r.replayPrefix(r.sum()); err != nil {
 			return err
 		}
 	}
@@ -249,11 +240,8 @@ func (r *reuseWriter) startLz4() error {
 	}
 	o := r.o
 	o.startBuffer()
-	level := lz4.Level9
-	if o.opt.Compress.Level != 0 {
-		level = lz4Level(o.opt.Compress.Level)
-	}
-	r.lz4 = splice.NewLz4(o.buf, f, blocks, level)
+	// Level 0 (an ISO's initrd) is lz4's Buildroot level, 9.
+	r.lz4 = splice.NewLz4(o.buf, f, blocks, compress.Lz4Levels[cmp.Or(o.opt.Compress.Level, 9)])
 	tool, ok, err := compress.Lz4LegacyBlockTool(o.opt.Compress.Level, o.opt.Compress.Backend)
 	if err != nil {
 		return err
@@ -269,29 +257,17 @@ func (r *reuseWriter) startLz4() error {
 	return nil
 }
 
-// lz4Level maps the CLI's levels as compress.NewWriter does.
-func lz4Level(l int) lz4.CompressionLevel {
-	switch {
-	case l <= 2:
-		return lz4.Fast
-	case l >= 9:
-		return lz4.Level9
-	}
-	return lz4.CompressionLevel(1 << (8 + l))
-}
-
 func (r *reuseWriter) startGzip() error {
-	var f io.ReaderAt
-	lay := r.in.GzipLayout
-	var err error
-	if lay != nil {
+	scan := splice.ScanGzip
+	if mapped := r.in.GzipLayout; mapped != nil {
 		// Mapped by the decoder the input is read with: no second decode.
-		var file *os.File
-		if file, r.gzSize, err = r.openInput(); err != nil {
-			return err
+		scan = func(_ io.ReaderAt, size int64) (*splice.GzipLayout, error) {
+			r.gzSize = size
+			return mapped, nil
 		}
-		f = r.at(file, r.gzSize)
-	} else if f, lay, err = scanInput(r, splice.ScanGzip); err != nil {
+	}
+	f, lay, err := scanInput(r, scan)
+	if err != nil {
 		return err
 	}
 	r.gzLay = lay
@@ -336,14 +312,11 @@ func (r *reuseWriter) startXz() error {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := w.Write(src); err != nil {
-			w.Close()
-			return nil, err
+		_, err = w.Write(src)
+		if cerr := w.Close(); err == nil {
+			err = cerr
 		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return buf.Bytes(), err
 	}
 	probe, desc, err := compress.NewWriter(io.Discard, compress.Xz, opt)
 	if err != nil {
@@ -373,7 +346,7 @@ func (r *reuseWriter) startFull() error {
 		if err != nil {
 			return err
 		}
-		if n, err := splice.XzBlocks(r.at(f, size), size); err == nil && n == 1 {
+		if lay, err := splice.ScanXz(r.at(f, size), size); err == nil && len(lay.Blocks) == 1 {
 			r.o.opt.Compress.SingleBlock = true
 		}
 	}
@@ -486,52 +459,49 @@ func (r *reuseWriter) copyInput() error {
 		return err
 	}
 	r.o.startBuffer()
+	ahead := false // the input is in the output already
 	if a := r.ahead; a != nil {
 		r.ahead = nil
-		if err := a.wait(); err == nil {
-			if a.size > size {
-				// A segment whose end was not known when the copy
-				// started: it copied to the end of the file.
-				if err := r.o.file.Truncate(size); err != nil {
-					return err
-				}
-			}
-			c := r.o.counter
-			c.n += size
-			if c.h != nil {
-				if _, err := io.Copy(c.h, r.at(f, size)); err != nil {
-					return err
-				}
-			}
-			r.o.Compressor = CompressorCopy
-			r.copied = true
-			return nil
+		switch ahead = a.wait() == nil; {
+		case ahead && a.size > size:
+			// A segment whose end was not known when the copy started:
+			// it copied to the end of the file.
+			err = r.o.file.Truncate(size)
+		case !ahead:
+			// Copy again below, the usual way, which reports what fails.
+			err = r.o.file.Truncate(0)
 		}
-		// Copy again below, the usual way, which reports what fails.
-		if err := r.o.file.Truncate(0); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	if c := r.o.counter; c.h == nil {
+	switch c := r.o.counter; {
+	case ahead:
+		c.n += size
+		if c.h != nil {
+			_, err = io.Copy(c.h, r.at(f, size))
+		}
+	case c.h == nil:
 		// No digest to take on the way: file to file in the kernel
 		// (copy_file_range), not through this process's memory.
-		if _, err := f.Seek(r.in.Offset, io.SeekStart); err != nil {
+		if _, err = f.Seek(r.in.Offset, io.SeekStart); err != nil {
 			return err
 		}
 		n, err := r.o.file.ReadFrom(io.LimitReader(f, size))
 		c.n += n
+		if err == nil && n != size {
+			err = fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
+		}
 		if err != nil {
 			return err
 		}
-		if n != size {
-			return fmt.Errorf("%s: copied %d of %d bytes", r.in.Path, n, size)
-		}
-	} else if _, err := io.Copy(r.o.buf, r.at(f, size)); err != nil {
-		return err
+	default:
+		_, err = io.Copy(r.o.buf, r.at(f, size))
 	}
-	r.o.Compressor = CompressorCopy
-	r.copied = true
-	return nil
+	if err == nil {
+		r.o.Compressor = CompressorCopy
+	}
+	return err
 }
 
 // verify decompresses a spliced output and compares it with the archive

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/digest"
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
@@ -87,17 +88,11 @@ func (segmentsContainer) Name() string { return "segments" }
 // Is: it starts with what the segmented reader reads (segmentStart); Open
 // still reads it as one stream when it is one after all.
 func (segmentsContainer) Is(path string, fi os.FileInfo) bool {
-	if !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [16]byte
-	n, _ := f.ReadAt(head[:], 0)
-	return segmentStart(head[:n])
+	return fi.Mode().IsRegular() && sniff(path, func(f io.ReaderAt) bool {
+		var head [16]byte
+		n, _ := f.ReadAt(head[:], 0)
+		return segmentStart(head[:n])
+	})
 }
 
 func (segmentsContainer) Open(path string, fi os.FileInfo, opt OpenOptions) (*Input, error) {
@@ -184,11 +179,6 @@ func (s *segReader) probe(seg Segment, cut bool) ([]byte, error) {
 func (s *segReader) onlyZerosAfter(at int64) bool {
 	n, _ := s.zerosAt(at)
 	return at+n >= s.size
-}
-
-// wholeFile reports whether seg is all the file holds, padding aside.
-func (s *segReader) wholeFile(seg Segment) bool {
-	return seg.Offset == 0 && s.onlyZerosAfter(seg.Offset+seg.Length)
 }
 
 // zerosAt counts the zero bytes at at.
@@ -435,10 +425,6 @@ func (s *segReader) close() error {
 	return nil
 }
 
-// Segments returns the segments read so far; all of them once the entries
-// are read to the end.
-func (s *segReader) Segments() []Segment { return s.segs }
-
 // rawLen is the length of the raw cpio segment at the start of r: its
 // entries and the zeros after them, up to a byte that starts no header.
 // A header it cannot walk ends it at the end of the file, where the cpio
@@ -466,40 +452,23 @@ func rawLen(r io.ReaderAt, size int64) int64 {
 			}
 			return size
 		}
-		namesize, ok1 := hex8(h[94:102])
-		filesize, ok2 := hex8(h[54:62])
-		if !ok1 || !ok2 {
+		namesize, err1 := strconv.ParseUint(string(h[94:102]), 16, 32)
+		filesize, err2 := strconv.ParseUint(string(h[54:62]), 16, 32)
+		if err1 != nil || err2 != nil {
 			return size
 		}
-		at += pad4(110+namesize) + pad4(filesize)
+		at += pad4(110+int64(namesize)) + pad4(int64(filesize))
 	}
 	return min(at, size)
-}
-
-func hex8(b []byte) (int64, bool) {
-	var v int64
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | int64(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | int64(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			v = v<<4 | int64(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
 }
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
 // fileDigest is "sha256:<hex>" of the whole file, read again.
 func fileDigest(f io.ReaderAt, size int64) (string, error) {
-	h := digest.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+	d, err := digest.Reader(io.NewSectionReader(f, 0, size))
+	if err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + d, nil
 }

@@ -52,7 +52,6 @@ type segWriter struct {
 	cur   *segOut
 	last  int // the last input segment a part was started for
 	added *segOut
-	done  bool
 	// written counts the entries written to each input segment's part
 	// (1-based), trailers included.
 	written map[int]int
@@ -225,18 +224,17 @@ func (p *segOut) wrap(err error) error {
 func (w *segWriter) part(k int) (*segOut, error) {
 	seg := w.in.Segments()[k-1]
 	codec := seg.Codec
-	if w.asked && (codec != compress.None || w.in.segs().wholeFile(seg)) {
+	if w.asked && (codec != compress.None || seg.Offset == 0 && w.in.segs().onlyZerosAfter(seg.Length)) {
 		// A raw segment stays raw (the kernel takes the microcode from a
-		// raw one only), unless it is the whole file.
+		// raw one only), unless it is the whole file, padding aside.
 		codec = w.format.Codec
 	}
 	f := w.format
 	f.Codec = codec
-	ropt := w.opt
 	level := w.level(codec, seg)
 	var reuse *Reuse
 	if m := w.matchers[k-1]; m != nil {
-		if ropt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
+		if w.opt.Level == 0 && (codec == seg.Codec || !seg.Codec.CanWrite()) {
 			segs := w.in.segs()
 			reuse = &Reuse{Path: w.in.Path, Info: w.in.FileInfo(), Codec: seg.Codec, Backend: w.opt.Open.Backend, Matcher: m,
 				ExpectSame: w.opt.ExpectSame, Note: w.opt.Note, Offset: segs.inFile(seg.Offset), Segment: true,
@@ -246,14 +244,11 @@ func (w *segWriter) part(k int) (*segOut, error) {
 			m.Disable()
 		}
 	}
-	o, err := createStream(w.final, f, OutputOptions{Compress: compressOptions(ropt, level), Reuse: reuse, Digest: ropt.Digest})
+	o, err := createStream(w.final, f, OutputOptions{Compress: compressOptions(w.opt, level), Reuse: reuse, Digest: w.opt.Digest})
 	if err != nil {
 		return nil, err
 	}
-	p := &segOut{seg: k, o: o, codec: seg.Codec, level: level}
-	if codec != seg.Codec {
-		p.codec = codec
-	}
+	p := &segOut{seg: k, o: o, codec: codec, level: level}
 	w.parts = append(w.parts, p)
 	return p, nil
 }
@@ -319,7 +314,6 @@ func (w *segWriter) report(res *Result, note func(string)) {
 }
 
 func (w *segWriter) commit() error {
-	w.done = true
 	if w.files != nil {
 		return w.joinFiles()
 	}

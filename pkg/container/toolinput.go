@@ -47,10 +47,3 @@ func (c *countingReader) consumed() int64 {
 	}
 	return c.n
 }
-
-func (c *countingReader) closeTool() {
-	if c.tool != nil {
-		c.tool.Close()
-		c.tool = nil
-	}
-}

@@ -4,9 +4,10 @@
 //
 // The work is split in two. A Matcher watches the input's decompressed
 // stream go by and tells, for every byte of the output stream, where the
-// same byte sits in the input (or that it is new). A codec splicer (Lz4)
-// then copies each compressed block of the input whose whole content
-// appears, contiguous, in the output, and compresses the rest anew.
+// same byte sits in the input (or that it is new). A codec's splicer
+// (BlockSplicer for lz4 and xz, Gzip) then copies each compressed block
+// of the input whose whole content appears, contiguous, in the output,
+// and compresses the rest anew.
 //
 // Soundness does not rest on knowing what apply did: every byte the Matcher
 // attributes to the input was compared with that input byte. Resynchronising

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
+	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
 // deflateWindow is how far back a deflate block may reach into the data
@@ -81,16 +82,14 @@ func ScanGzip(r io.ReaderAt, size int64) (*GzipLayout, error) {
 
 // newGzipLayout reads the header from br, which it consumes.
 func newGzipLayout(br *bufio.Reader) (*GzipLayout, error) {
-	hdr, xfl, err := readGzipHeader(br)
+	hdr, err := readGzipHeader(br)
 	if err != nil {
 		return nil, err
 	}
+	// XFL says level 9 or 1 (compress.ReadLevelHint); else gzip's default.
 	l := &GzipLayout{Header: hdr, Level: 6}
-	switch xfl {
-	case 2:
-		l.Level = 9 // gzip -9, pigz -9, Go's BestCompression
-	case 4:
-		l.Level = 1
+	if hint := compress.ReadLevelHint(compress.Gzip, hdr); hint.Recorded {
+		l.Level = hint.Lo
 	}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
@@ -98,20 +97,19 @@ func newGzipLayout(br *bufio.Reader) (*GzipLayout, error) {
 
 // readGzipHeader parses the header at the start of br from what br can
 // hold (a header longer than its buffer is cut short) and consumes it.
-func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
+func readGzipHeader(br *bufio.Reader) ([]byte, error) {
 	short := fmt.Errorf("gzip: header: %w", io.ErrUnexpectedEOF)
 	b, _ := br.Peek(10)
 	if len(b) < 10 {
-		return nil, 0, short
+		return nil, short
 	}
 	if b[0] != 0x1f || b[1] != 0x8b {
-		return nil, 0, errors.New("gzip: not a gzip header")
+		return nil, errors.New("gzip: not a gzip header")
 	}
 	flg := b[3]
 	if b[2] != 8 || flg&0xe0 != 0 {
-		return nil, 0, fmt.Errorf("gzip: header method %d, flags %#x: %w", b[2], flg, ErrUnhandled)
+		return nil, fmt.Errorf("gzip: header method %d, flags %#x: %w", b[2], flg, ErrUnhandled)
 	}
-	xfl := b[8]
 	n := 10
 	need := func(k int) bool {
 		if len(b) < n+k {
@@ -121,11 +119,11 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 	}
 	if flg&4 != 0 {
 		if !need(2) {
-			return nil, 0, short
+			return nil, short
 		}
 		n += 2 + int(binary.LittleEndian.Uint16(b[n:]))
 		if !need(0) {
-			return nil, 0, short
+			return nil, short
 		}
 	}
 	for _, f := range []byte{8, 16} { // name, comment
@@ -134,7 +132,7 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 		}
 		for {
 			if !need(1) {
-				return nil, 0, short
+				return nil, short
 			}
 			n++
 			if b[n-1] == 0 {
@@ -144,13 +142,13 @@ func readGzipHeader(br *bufio.Reader) ([]byte, byte, error) {
 	}
 	if flg&2 != 0 {
 		if !need(2) {
-			return nil, 0, short
+			return nil, short
 		}
 		n += 2
 	}
 	hdr := append([]byte(nil), b[:n]...)
 	_, _ = br.Discard(n)
-	return hdr, xfl, nil
+	return hdr, nil
 }
 
 func (l *GzipLayout) scan(br *bufio.Reader, size int64) {
@@ -316,9 +314,7 @@ type Gzip struct {
 	level int
 	bw    bitWriter
 
-	pending    []byte
-	chainIdx   int // pending[chainIdx:] is input from chainIn on; -1: none
-	chainIn    int64
+	chain
 	chainStart int64 // where the chain began in the input
 	next       int   // blocks before it are settled
 
@@ -340,7 +336,7 @@ type Gzip struct {
 func NewGzip(w io.Writer, in io.ReaderAt, lay *GzipLayout) *Gzip {
 	cw := &countWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chainIdx: -1, cw: cw}
+	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chain: chain{chainIdx: -1}, cw: cw}
 }
 
 func (s *Gzip) start() error {
@@ -358,30 +354,18 @@ func (s *Gzip) Write(p []byte, src int64) error {
 	if err := s.start(); err != nil {
 		return err
 	}
-	for len(p) > 0 {
-		k := min(len(p), 1<<20)
-		if s.chainIdx >= 0 && (src < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src) {
+	return eachMiB(p, src, func(p []byte, src int64) error {
+		if s.chainIdx >= 0 && (src < 0 || s.end() != src) {
 			// The chain ends: settle it with its blocks all mapped.
 			if err := s.settle(true); err != nil {
 				return err
 			}
 		}
-		switch {
-		case src < 0:
-			s.chainIdx = -1
-		case s.chainIdx < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src:
-			s.chainIdx, s.chainIn, s.chainStart = len(s.pending), src, src
+		if s.add(p, src) {
+			s.chainStart = src
 		}
-		s.pending = append(s.pending, p[:k]...)
-		if src >= 0 {
-			src += int64(k)
-		}
-		p = p[k:]
-		if err := s.settle(false); err != nil {
-			return err
-		}
-	}
-	return nil
+		return s.settle(false)
+	})
 }
 
 // settle emits what can be: each block the chain now covers with its
@@ -391,7 +375,7 @@ func (s *Gzip) Write(p []byte, src int64) error {
 // map, later (a chain is settled with full before it ends).
 func (s *Gzip) settle(full bool) error {
 	for s.chainIdx >= 0 {
-		end := s.chainIn + int64(len(s.pending)-s.chainIdx)
+		end := s.end()
 		blocks, known := s.lay.known()
 		if full && known < end {
 			var err error
@@ -435,14 +419,6 @@ func (s *Gzip) settle(full bool) error {
 	err := s.literal(s.pending)
 	s.pending = s.pending[:0]
 	return err
-}
-
-func (s *Gzip) drop(n int) {
-	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
-	if s.chainIdx >= 0 {
-		s.chainIn += int64(max(0, n-s.chainIdx))
-		s.chainIdx = max(0, s.chainIdx-n)
-	}
 }
 
 func (s *Gzip) remember(p []byte) {

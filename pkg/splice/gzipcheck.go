@@ -2,6 +2,7 @@ package splice
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -96,7 +97,8 @@ type GzipCells struct {
 	fill int64
 }
 
-func (c *GzipCells) Write(p []byte) {
+func (c *GzipCells) Write(p []byte) (int, error) {
+	n := len(p)
 	for len(p) > 0 {
 		k := min(int64(len(p)), GzipCell-c.fill)
 		c.cur = crc32.Update(c.cur, crc32.IEEETable, p[:k])
@@ -107,6 +109,7 @@ func (c *GzipCells) Write(p []byte) {
 			c.cur, c.fill = 0, 0
 		}
 	}
+	return n, nil
 }
 
 // Len is the length of the text written.
@@ -206,21 +209,23 @@ func CheckGzip(out io.ReaderAt, size int64, points []GzipPoint, want *GzipCells,
 	if len(points) == 0 || points[0].Off != 0 {
 		return errors.New("gzip check: no starting point")
 	}
-	if err := checkHeader(out, size, points[0].Bit); err != nil {
+	hdr, err := readGzipHeader(bufio.NewReaderSize(io.NewSectionReader(out, 0, size), 64<<10))
+	if err != nil {
 		return err
+	}
+	if int64(len(hdr))*8 != points[0].Bit {
+		return fmt.Errorf("its header is %d bytes, not %d", len(hdr), points[0].Bit/8)
 	}
 	total := want.Len()
 	res := make([]chunkResult, len(points))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range next {
 				res[k] = checkChunk(out, size, points, k, want)
 			}
-		}()
+		})
 	}
 	for k := range points {
 		next <- k
@@ -243,18 +248,6 @@ func CheckGzip(out io.ReaderAt, size int64, points []GzipPoint, want *GzipCells,
 	}
 	if m.seen != total {
 		return fmt.Errorf("it decompresses to %d bytes, not the %d written", m.seen, total)
-	}
-	return nil
-}
-
-func checkHeader(out io.ReaderAt, size, bit int64) error {
-	br := bufio.NewReaderSize(io.NewSectionReader(out, 0, size), 64<<10)
-	hdr, _, err := readGzipHeader(br)
-	if err != nil {
-		return err
-	}
-	if int64(len(hdr))*8 != bit {
-		return fmt.Errorf("its header is %d bytes, not %d", len(hdr), bit/8)
 	}
 	return nil
 }
@@ -372,8 +365,7 @@ func checkTrailer(f *inflater, want *GzipCells, off int64) error {
 	if err := f.take(tr[:]); err != nil {
 		return fmt.Errorf("the trailer: %w", err)
 	}
-	crc := uint32(tr[0]) | uint32(tr[1])<<8 | uint32(tr[2])<<16 | uint32(tr[3])<<24
-	n := uint32(tr[4]) | uint32(tr[5])<<8 | uint32(tr[6])<<16 | uint32(tr[7])<<24
+	crc, n := binary.LittleEndian.Uint32(tr[:4]), binary.LittleEndian.Uint32(tr[4:])
 	if crc != want.Sum() || n != uint32(want.Len()) {
 		return fmt.Errorf("the trailer says CRC %#08x, length %d: not %#08x, %d", crc, n, want.Sum(), uint32(want.Len()))
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // inflater decodes a raw deflate stream block by block into a sliding
@@ -148,32 +147,30 @@ func (f *inflater) bits(k uint) (uint32, error) {
 	return v, nil
 }
 
-var fixedOnce sync.Once
-var fixedLit, fixedDist huffman
+// fixedLit and fixedDist are the fixed Huffman codes (RFC 1951, 3.2.6).
+var fixedLit, fixedDist = fixedTables()
 
-func fixedTables() (*huffman, *huffman) {
-	fixedOnce.Do(func() {
-		var l [288]uint8
-		for i := range l {
-			switch {
-			case i < 144:
-				l[i] = 8
-			case i < 256:
-				l[i] = 9
-			case i < 280:
-				l[i] = 7
-			default:
-				l[i] = 8
-			}
+func fixedTables() (lit, dist huffman) {
+	var l [288]uint8
+	for i := range l {
+		switch {
+		case i < 144:
+			l[i] = 8
+		case i < 256:
+			l[i] = 9
+		case i < 280:
+			l[i] = 7
+		default:
+			l[i] = 8
 		}
-		fixedLit.init(l[:])
-		var d [30]uint8
-		for i := range d {
-			d[i] = 5
-		}
-		fixedDist.init(d[:])
-	})
-	return &fixedLit, &fixedDist
+	}
+	lit.init(l[:])
+	var d [30]uint8
+	for i := range d {
+		d[i] = 5
+	}
+	dist.init(d[:])
+	return lit, dist
 }
 
 // decode decodes until the output buffer is full, the stream ends (io.EOF)
@@ -227,7 +224,7 @@ func (f *inflater) header() error {
 		f.stored = int(n)
 		f.state = stStored
 	case 1:
-		f.lit, f.dist = fixedTables()
+		f.lit, f.dist = &fixedLit, &fixedDist
 		f.state = stHuff
 	case 2:
 		if err := f.dynamic(); err != nil {

@@ -30,15 +30,9 @@ type Block struct {
 	Size   int64 // compressed bytes, framing included
 	Start  int64 // uncompressed offset of its first byte
 	Len    int64 // uncompressed bytes
-	// Unpadded is an xz block's size without its padding (0: Size).
+	// Unpadded is an xz block's size without its padding, for the index
+	// (xzFormat.trailer).
 	Unpadded int64
-}
-
-func (b Block) unpadded() int64 {
-	if b.Unpadded > 0 {
-		return b.Unpadded
-	}
-	return b.Size
 }
 
 // End is the uncompressed offset just past the block.
@@ -151,6 +145,56 @@ func lz4DecodedLen(b []byte) (int, error) {
 	return n, nil
 }
 
+// chain is what a splicer holds of the output, not yet written: pending,
+// whose bytes from chainIdx on are the input's from chainIn on (chainIdx
+// -1: none), so that an input block they come to cover can be copied.
+type chain struct {
+	pending  []byte
+	chainIdx int
+	chainIn  int64
+}
+
+// end is the input offset just past the chain.
+func (c *chain) end() int64 { return c.chainIn + int64(len(c.pending)-c.chainIdx) }
+
+// add appends run p, from input offset src (-1: new bytes), and reports
+// whether it starts a chain.
+func (c *chain) add(p []byte, src int64) (started bool) {
+	switch {
+	case src < 0:
+		c.chainIdx = -1
+	case c.chainIdx < 0 || c.end() != src:
+		c.chainIdx, c.chainIn, started = len(c.pending), src, true
+	}
+	c.pending = append(c.pending, p...)
+	return started
+}
+
+// drop removes the first n pending bytes.
+func (c *chain) drop(n int) {
+	c.pending = c.pending[:copy(c.pending, c.pending[n:])]
+	if c.chainIdx >= 0 {
+		c.chainIn += int64(max(0, n-c.chainIdx))
+		c.chainIdx = max(0, c.chainIdx-n)
+	}
+}
+
+// eachMiB calls write with run p, from input offset src (-1: new bytes),
+// a MiB at a time.
+func eachMiB(p []byte, src int64, write func(p []byte, src int64) error) error {
+	for len(p) > 0 {
+		k := min(len(p), 1<<20)
+		if err := write(p[:k], src); err != nil {
+			return err
+		}
+		if src >= 0 {
+			src += int64(k)
+		}
+		p = p[k:]
+	}
+	return nil
+}
+
 // BlockSplicer writes a stream of independent blocks (legacy lz4, xz) for
 // an output whose bytes come, as runs, from a Matcher: each input block
 // whose content the output holds whole and contiguous is copied from the
@@ -162,9 +206,7 @@ type BlockSplicer struct {
 	blocks []Block
 	format blockFormat
 
-	pending  []byte // output bytes not yet written
-	chainIdx int    // pending[chainIdx:] is input from chainIn on; -1: none
-	chainIn  int64
+	chain
 	started  bool
 	queue    []*lz4Item
 	sem      chan struct{} // a slot per core compressing
@@ -181,9 +223,6 @@ type BlockSplicer struct {
 	// faster and smaller at -9 than pierrec.
 	CompressBlock func(src []byte) ([]byte, error)
 }
-
-// Lz4 is the BlockSplicer of legacy lz4 streams.
-type Lz4 = BlockSplicer
 
 // Record is a written block as an xz index lists it.
 type Record struct {
@@ -250,12 +289,12 @@ func (lz4Format) trailer([]Record) []byte { return nil }
 
 // NewLz4 returns a splicer writing to w, copying from the input in whose
 // blocks are listed by ScanLz4Legacy. New blocks are compressed at level.
-func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *Lz4 {
+func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLevel) *BlockSplicer {
 	return newBlockSplicer(w, in, blocks, lz4Format{level}, maxQueued)
 }
 
 func newBlockSplicer(w io.Writer, in io.ReaderAt, blocks []Block, f blockFormat, queue int) *BlockSplicer {
-	return &BlockSplicer{w: w, in: in, blocks: blocks, format: f, chainIdx: -1, maxQueue: queue,
+	return &BlockSplicer{w: w, in: in, blocks: blocks, format: f, chain: chain{chainIdx: -1}, maxQueue: queue,
 		sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 }
 
@@ -309,28 +348,10 @@ func (s *BlockSplicer) Write(p []byte, src int64) error {
 	if err := s.start(); err != nil {
 		return err
 	}
-	for len(p) > 0 {
-		k := min(len(p), 1<<20)
-		s.add(p[:k], src)
-		if src >= 0 {
-			src += int64(k)
-		}
-		p = p[k:]
-		if err := s.settle(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *BlockSplicer) add(p []byte, src int64) {
-	switch {
-	case src < 0:
-		s.chainIdx = -1
-	case s.chainIdx < 0 || s.chainIn+int64(len(s.pending)-s.chainIdx) != src:
-		s.chainIdx, s.chainIn = len(s.pending), src
-	}
-	s.pending = append(s.pending, p...)
+	return eachMiB(p, src, func(p []byte, src int64) error {
+		s.add(p, src)
+		return s.settle()
+	})
 }
 
 // settle writes what can be written: every block the chain of input bytes
@@ -339,7 +360,7 @@ func (s *BlockSplicer) settle() error {
 	for {
 		keep := 0 // pending[keep:] may yet be part of a copied block
 		if s.chainIdx >= 0 {
-			end := s.chainIn + int64(len(s.pending)-s.chainIdx)
+			end := s.end()
 			i := sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].Start >= s.chainIn })
 			switch {
 			case i < len(s.blocks) && s.blocks[i].End() <= end:
@@ -371,15 +392,6 @@ func (s *BlockSplicer) settle() error {
 		}
 		s.drop(full)
 		return nil
-	}
-}
-
-// drop removes the first n pending bytes.
-func (s *BlockSplicer) drop(n int) {
-	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
-	if s.chainIdx >= 0 {
-		s.chainIn += int64(max(0, n-s.chainIdx))
-		s.chainIdx = max(0, s.chainIdx-n)
 	}
 }
 
@@ -447,7 +459,7 @@ func (s *BlockSplicer) drain(wait bool) error {
 			if _, err := io.Copy(s.w, io.NewSectionReader(s.in, it.copy.Offset, it.copy.Size)); err != nil {
 				return fmt.Errorf("copying block at %d: %w", it.copy.Offset, err)
 			}
-			s.records = append(s.records, Record{it.copy.unpadded(), it.copy.Len})
+			s.records = append(s.records, Record{it.copy.Unpadded, it.copy.Len})
 			s.Copied++
 		}
 		s.queue[0] = nil

@@ -139,7 +139,7 @@ func applyEdits(in []byte, edits []edit) []byte {
 
 // spliceLz4 runs the whole machinery: the input fed to a Matcher, the
 // output written through it in pieces of chunk bytes into an Lz4 splicer.
-func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *Lz4) {
+func spliceLz4(t testing.TB, comp, in, out []byte, chunk int, window int, removed int) ([]byte, *BlockSplicer) {
 	t.Helper()
 	blocks, err := ScanLz4Legacy(bytes.NewReader(comp), int64(len(comp)))
 	if err != nil {
@@ -478,7 +478,9 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-func TestXzBlocks(t *testing.T) {
+// TestScanXzBlocks: ScanXz counts the blocks startFull writes the output
+// in (one in, one out).
+func TestScanXzBlocks(t *testing.T) {
 	in := corpus(14, 3<<20)
 	for _, tc := range []struct {
 		args []string
@@ -488,16 +490,16 @@ func TestXzBlocks(t *testing.T) {
 		{[]string{"-1", "-C", "crc32", "-T2", "--block-size=1MiB"}, 3},
 	} {
 		comp := runTool(t, in, "xz", append(tc.args, "-c")...)
-		n, err := XzBlocks(bytes.NewReader(comp), int64(len(comp)))
-		if err != nil || n != tc.want {
-			t.Errorf("xz %v: %d blocks, %v; want %d", tc.args, n, err, tc.want)
+		lay, err := ScanXz(bytes.NewReader(comp), int64(len(comp)))
+		if err != nil || len(lay.Blocks) != tc.want {
+			t.Fatalf("xz %v: %v, %v; want %d blocks", tc.args, lay, err, tc.want)
 		}
 		padded := append(append([]byte(nil), comp...), 0, 0, 0, 0)
-		if n, err := XzBlocks(bytes.NewReader(padded), int64(len(padded))); n != tc.want {
-			t.Errorf("xz %v with padding: %d blocks, %v", tc.args, n, err)
+		if lay, err := ScanXz(bytes.NewReader(padded), int64(len(padded))); err != nil || len(lay.Blocks) != tc.want {
+			t.Errorf("xz %v with padding: %v, %v", tc.args, lay, err)
 		}
 		two := append(append([]byte(nil), comp...), comp...)
-		if _, err := XzBlocks(bytes.NewReader(two), int64(len(two))); !errors.Is(err, ErrUnhandled) {
+		if _, err := ScanXz(bytes.NewReader(two), int64(len(two))); !errors.Is(err, ErrUnhandled) {
 			t.Errorf("two streams: %v, want ErrUnhandled", err)
 		}
 	}

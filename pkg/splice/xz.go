@@ -10,19 +10,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/pkg/compress"
 )
 
-// XzBlocks counts the blocks of the xz file r of size bytes, from the
-// index at its end, so that an output can be written the way the input
-// was: one block (`xz -9` single-threaded, as Buildroot runs it) or
-// several (`xz -T0`). Only a file of one stream is counted; for several
-// streams it reports ErrUnhandled.
-func XzBlocks(r io.ReaderAt, size int64) (int, error) {
-	lay, err := ScanXz(r, size)
-	if err != nil {
-		return 0, err
-	}
-	return len(lay.Blocks), nil
-}
-
 // XzLayout is what ScanXz reads of a one-stream xz file.
 type XzLayout struct {
 	Header [12]byte // the stream header, copied to the output
@@ -70,22 +57,16 @@ func (l *XzLayout) MaxLen() int64 {
 // xzFormat writes new blocks with a compressor that makes a whole one-block
 // stream of the same check type, from which the block is taken.
 type xzFormat struct {
-	lay     *XzLayout
-	newSize int
-	stream  func(src []byte) ([]byte, error)   // one-block xz stream of src
-	decoder func(io.Reader) (io.Reader, error) // reads an xz stream
+	lay *XzLayout
+	opt XzOptions
 }
-
-// emptyInputBlock is the size of the new blocks when the input's give none:
-// 8 MiB, as a legacy lz4 block.
-const emptyInputBlock = 8 << 20
 
 // XzOptions are what NewXz needs beside the input: how to make and read
 // xz streams, and how big and how many the new blocks are.
 type XzOptions struct {
 	// BlockSize is the most bytes a new block holds. 0, the largest block
 	// of an input whose blocks are all empty (crafted, or an empty
-	// archive), means emptyInputBlock.
+	// archive), means Lz4LegacyBlock's 8 MiB.
 	BlockSize int
 	// Compress makes a one-block xz stream of its input with the input's
 	// check type.
@@ -101,19 +82,18 @@ type XzOptions struct {
 // NewXz returns a splicer writing an xz stream to w, copying the blocks of
 // the input in listed by ScanXz and compressing new ones as opt says.
 func NewXz(w io.Writer, in io.ReaderAt, lay *XzLayout, opt XzOptions) *BlockSplicer {
-	blockSize := opt.BlockSize
-	if blockSize <= 0 {
-		blockSize = emptyInputBlock
+	if opt.BlockSize <= 0 {
+		opt.BlockSize = Lz4LegacyBlock
 	}
-	return newBlockSplicer(w, in, lay.Blocks, &xzFormat{lay: lay, newSize: blockSize, stream: opt.Compress, decoder: opt.Decode}, opt.Queue)
+	return newBlockSplicer(w, in, lay.Blocks, &xzFormat{lay, opt}, opt.Queue)
 }
 
 func (f *xzFormat) header() []byte { return f.lay.Header[:] }
 
-func (f *xzFormat) newBlockSize() int { return f.newSize }
+func (f *xzFormat) newBlockSize() int { return f.opt.BlockSize }
 
 func (f *xzFormat) compress(src []byte, _ func([]byte) ([]byte, error)) ([]byte, int64, error) {
-	st, err := f.stream(src)
+	st, err := f.opt.Compress(src)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -132,7 +112,7 @@ func (f *xzFormat) decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error) 
 	// The block alone, framed as a stream of its own.
 	block := io.NewSectionReader(in, b.Offset, b.Size)
 	tail := f.trailer([]Record{{b.Unpadded, b.Len}})
-	d, err := f.decoder(io.MultiReader(bytes.NewReader(f.lay.Header[:]), block, bytes.NewReader(tail)))
+	d, err := f.opt.Decode(io.MultiReader(bytes.NewReader(f.lay.Header[:]), block, bytes.NewReader(tail)))
 	if err != nil {
 		return nil, fmt.Errorf("xz: rereading block at %d: %w", b.Offset, err)
 	}
