@@ -271,7 +271,7 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		// What an earlier apply deferred stays in the image and its
 		// index: the file taken from the restored path is still the one
 		// read there; anything else would have render refuse both.
-		if kept := deferredOriginal(*f); kept == restored && restored != c.verdict.Path && p.rulePackage(f.Name) == r.Package && r.Package != rules.AnyPackage {
+		if kept := deferredOriginal(*f); kept == restored && restored != c.verdict.Path && sameRulePackage(p.set.RuleNamed(f.Name), r) {
 			p.dropDeferred(c, e, change, kept, f.Name+", deferred by an earlier apply")
 			return
 		}
@@ -331,14 +331,9 @@ func (p *planner) earlierRestore(c *captured) *contract.IndexFile {
 	return nil
 }
 
-// rulePackage is the package of the rule called name ("" for none).
-func (p *planner) rulePackage(name string) string {
-	for _, r := range p.set.Rules() {
-		if r.Name == name {
-			return r.Package
-		}
-	}
-	return ""
+// sameRulePackage: a and r are rules of one package (not "*"); a may be nil.
+func sameRulePackage(a, r *rules.Rule) bool {
+	return a != nil && a.Package == r.Package && r.Package != rules.AnyPackage
 }
 
 // restoreKey is where and when the boot step restores the deferred file

@@ -331,7 +331,7 @@ func staleAcross(set *rules.Set, cs []*Classifier) []*rules.Rule {
 		for _, r := range p.Rules {
 			n := 0
 			for _, c := range cs {
-				n += c.Matched(r)
+				n += c.matched[r]
 			}
 			if r.MustMatch && n == 0 {
 				stale = append(stale, r)

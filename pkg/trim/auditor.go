@@ -118,8 +118,7 @@ func (a *Auditor) Findings() []Finding {
 		if typ, target, ok := a.d.view.Lstat(l.Path); ok && (typ != archive.TypeSymlink || target != l.Target) {
 			continue // replaced by a later entry: no link is left
 		}
-		v := &Verdict{Path: l.Path}
-		found = append(found, Finding{Input: a.input, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(a.d.Owners),
+		found = append(found, Finding{Input: a.input, Path: l.Path, Type: string(rules.TypeSymlink), Package: a.d.Owners.Owner(l.Path),
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
 			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
 	}

@@ -3,7 +3,6 @@ package trim
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -327,34 +326,15 @@ func (c *Classifier) jointRules(name string) []*rules.Rule {
 // Stale returns the must-match rules that matched nothing, for packages
 // that are known to be present. Without ownership data nothing is known to
 // be present, and no rule is called stale.
-func (c *Classifier) Stale() []*rules.Rule {
-	var stale []*rules.Rule
-	for _, p := range c.Set.Packages {
-		if !c.present(p) {
-			continue
-		}
-		for _, r := range p.Rules {
-			if r.MustMatch && c.matched[r] == 0 {
-				stale = append(stale, r)
-			}
-		}
-	}
-	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
-	return stale
-}
+func (c *Classifier) Stale() []*rules.Rule { return staleAcross(c.Set, []*Classifier{c}) }
 
 // noteApplied counts the rules an earlier apply recorded in its index as
 // matched (a record of an action's kind): their files are gone or moved
 // because they worked, not because they went stale.
 func (c *Classifier) noteApplied(ix *contract.Index) {
 	for _, f := range ix.Files {
-		if specOfKind(f.Kind) == nil {
-			continue
-		}
-		for _, r := range c.Set.Rules() {
-			if r.Name == f.Name {
-				c.matched[r]++
-			}
+		if r := c.Set.RuleNamed(f.Name); r != nil && specOfKind(f.Kind) != nil {
+			c.matched[r]++
 		}
 	}
 }
@@ -377,9 +357,6 @@ func (c *Classifier) Active(name string) bool {
 	}
 	return false
 }
-
-// Matched reports how many entries rule r matched so far.
-func (c *Classifier) Matched(r *rules.Rule) int { return c.matched[r] }
 
 func (c *Classifier) present(p *rules.Package) bool {
 	if p.Name == AnyPackage {
