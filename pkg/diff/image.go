@@ -364,13 +364,9 @@ func (s *side) finish(a *trim.Auditor, set *rules.Set) {
 	if a.Index == nil {
 		return
 	}
-	byName := map[string]*rules.Rule{}
-	for _, r := range set.Rules() {
-		byName[r.Name] = r
-	}
 	s.indexRule = map[string]*rules.Rule{}
 	for _, f := range a.Index.Files {
-		if r := byName[f.Name]; r != nil && f.Kind == contract.Deferred {
+		if r := set.RuleNamed(f.Name); r != nil && f.Kind == contract.Deferred {
 			s.indexRule[f.Source] = r
 		}
 	}

@@ -114,18 +114,18 @@ func (db *DB) Describe(input string) string {
 	goOnly := db.Index == 0 && len(db.Local) == 0 && len(db.Packages) == 0 && db.GoFiles > 0
 	switch {
 	case db.Index > 0:
-		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, packagesCount(db.Index))
+		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, count(db.Index, "package"))
 	case goOnly:
-		s = fmt.Sprintf("owners: %s from Go build information in %s", filesCount(db.GoFiles), input)
+		s = fmt.Sprintf("owners: %s from Go build information in %s", count(db.GoFiles, "file"), input)
 	case len(db.Local) == 0:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(len(db.Packages)))
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, count(len(db.Packages), "package"))
 	case len(db.Packages) == 0:
-		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, packagesCount(len(db.Local)))
+		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, count(len(db.Local), "package"))
 	default:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(len(db.Packages)), ListsDir, packagesCount(len(db.Local)))
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, count(len(db.Packages), "package"), ListsDir, count(len(db.Local), "package"))
 	}
 	if db.GoFiles > 0 && !goOnly {
-		s += fmt.Sprintf("; %s from Go build information", filesCount(db.GoFiles))
+		s += fmt.Sprintf("; %s from Go build information", count(db.GoFiles, "file"))
 	}
 	if db.Ignored > 0 {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
@@ -136,18 +136,12 @@ func (db *DB) Describe(input string) string {
 	return s
 }
 
-func filesCount(n int) string {
+// count is n of what: "1 file", "2 files".
+func count(n int, what string) string {
 	if n == 1 {
-		return "1 file"
+		return "1 " + what
 	}
-	return fmt.Sprintf("%d files", n)
-}
-
-func packagesCount(n int) string {
-	if n == 1 {
-		return "1 package"
-	}
-	return fmt.Sprintf("%d packages", n)
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func newDB() *DB {
@@ -227,17 +221,10 @@ func DpkgPackage(base string) (string, bool) {
 	name, _, _ = strings.Cut(name, ":")
 	// Debian Policy 5.6.1: lower case letters, digits, + - and ., at
 	// least two characters, starting with a letter or digit.
-	if len(name) < 2 {
+	if len(name) < 2 || !lowerOrDigit(rune(name[0])) || strings.ContainsFunc(name[1:], func(r rune) bool {
+		return !lowerOrDigit(r) && !strings.ContainsRune("+-.", r)
+	}) {
 		return "", false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '+' || c == '-' || c == '.'):
-		default:
-			return "", false
-		}
 	}
 	return name, true
 }
@@ -634,20 +621,12 @@ func (db *DB) readVersion(pkg string, r io.Reader) error {
 // validVersion: a Debian version's characters (and _, which release tags
 // use), at most maxVersion bytes.
 func validVersion(v string) bool {
-	if v == "" || len(v) > maxVersion {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte(".+~:-_", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return v != "" && len(v) <= maxVersion && !strings.ContainsFunc(v, func(r rune) bool {
+		return !lowerOrDigit(r) && !(r >= 'A' && r <= 'Z') && !strings.ContainsRune(".+~:-_", r)
+	})
 }
+
+func lowerOrDigit(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
 
 // dpkgOfImage is the ownership an image records about itself, read from
 // its merged view (whiteouts applied: what a container of it sees, and what

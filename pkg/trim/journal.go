@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -509,12 +510,7 @@ func (t *treeApply) commit() error {
 			return fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
 		}
 	}
-	dirs := make([]string, 0, len(j.Dirs))
-	for d := range j.Dirs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, d := range dirs {
+	for _, d := range slices.Sorted(maps.Keys(j.Dirs)) {
 		w.step()
 		mt := time.Unix(0, j.Dirs[d])
 		if err := t.fsRoot.Chtimes(d, mt, mt); err != nil && !errors.Is(err, fs.ErrNotExist) {
