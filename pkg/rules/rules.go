@@ -484,12 +484,7 @@ func (r *Rule) RestoredName(source string) string {
 }
 
 func matchAny(ps []Pattern, name string) bool {
-	for _, p := range ps {
-		if p.Match(name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, func(p Pattern) bool { return p.Match(name) })
 }
 
 // Tag names the condition of a deferred file for its directory.

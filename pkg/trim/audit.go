@@ -56,15 +56,6 @@ type Finding struct {
 	segment int
 }
 
-// placeIn sets Initrd: where the finding's entry came from, by placeOf
-// (container.Input.PlaceOf of the input it was read from).
-func (f *Finding) placeIn(placeOf func(int) *container.Place) {
-	if f.Path == "" || placeOf == nil {
-		return
-	}
-	f.Initrd = placeOf(f.segment)
-}
-
 // The checks a finding can come from, in the [check-name] style of Yocto's
 // QA: each can be grepped for and documented.
 const (
@@ -340,15 +331,6 @@ func staleAcross(set *rules.Set, cs []*Classifier) []*rules.Rule {
 	}
 	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
 	return stale
-}
-
-// staleReason is what a stale rule's finding says: why it may be stale
-// when its rule file says so (stale_reason:).
-func staleReason(r *rules.Rule) string {
-	if r.StaleReason != "" {
-		return fmt.Sprintf("matched nothing, though package %s is present: %s", r.Package, r.StaleReason)
-	}
-	return fmt.Sprintf("matched nothing, though package %s is present: it protects nothing any more", r.Package)
 }
 
 // openWrapped opens an input to audit, and the reader to read it by.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -43,12 +44,7 @@ func NewConfigFiles(set *rules.Set) *ConfigFiles {
 
 // wanted says whether a config of the set may read name.
 func (c *ConfigFiles) wanted(name string) bool {
-	for _, cf := range c.configs {
-		if cf.Reads(name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.configs, func(cf *rules.Config) bool { return cf.Reads(name) })
 }
 
 // Note keeps e's data when a config may read it, and returns a reader of

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -266,7 +267,7 @@ func (t *treeApply) plan(dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	if lazyEpoch && !dryRun && writesAny(inj) {
+	if lazyEpoch && !dryRun && slices.ContainsFunc(inj, func(in *injection) bool { return !in.unchanged }) {
 		if t.epoch, err = newestMtime(t.root); err != nil {
 			return err
 		}
@@ -302,15 +303,6 @@ func redoEarlierApply(caps []*captured, out *dirTree, old *contract.Index) {
 }
 
 func noRedo(*captured, *dirTree, *contract.Index) {}
-
-func writesAny(inj []*injection) bool {
-	for _, in := range inj {
-		if !in.unchanged {
-			return true
-		}
-	}
-	return false
-}
 
 // newestMtime is the newest mtime of any entry in the tree at root: what
 // apply gives the files it writes when SOURCE_DATE_EPOCH is unset.
@@ -442,11 +434,4 @@ func (w *treeWriter) write(in *injection) error {
 		return err
 	}
 	return w.fsat().WriteFile(e.Name, tempName(e.Name), fsat.File{Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
-}
-
-// remove removes name and everything beneath it, one entry at a time
-// (deepest first), never following a symlink: a rerun finds what a kill
-// left and removes the rest.
-func (w *treeWriter) remove(name string) error {
-	return w.fsat().RemoveAll(name)
 }

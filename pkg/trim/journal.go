@@ -506,7 +506,9 @@ func (t *treeApply) commit() error {
 		}
 	}
 	for _, rm := range t.removals {
-		if err := w.remove(rm.path); err != nil {
+		// Deepest first, never following a symlink: a rerun finds what
+		// a kill left and removes the rest.
+		if err := w.fsat().RemoveAll(rm.path); err != nil {
 			return fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
 		}
 	}

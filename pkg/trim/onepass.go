@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
@@ -73,17 +74,7 @@ func judgedPaths(set *rules.Set) func(string) bool {
 	}
 	configs := NewConfigFiles(set)
 	return func(name string) bool {
-		if configs.wanted(name) {
-			return true
-		}
-		for _, r := range judging {
-			for _, p := range r.Paths {
-				if p.Match(name) {
-					return true
-				}
-			}
-		}
-		return false
+		return configs.wanted(name) || slices.ContainsFunc(judging, func(r *rules.Rule) bool { return r.Matches(name) })
 	}
 }
 
