@@ -96,13 +96,8 @@ func findingFor(v *Verdict, owners *owners.Table) Finding {
 		}
 	}
 	if r := v.Rule; r != nil {
-		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos
-		if spec := Actions[r.Action]; spec != nil {
-			f.Target = spec.Target(r)
-		}
-		if v.Inherited {
-			f.Reason = "inside a directory that rule " + r.Name + " strips"
-		}
+		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), ruleReason(v), r.Pos
+		f.Target = Actions[r.Action].Target(r)
 		f.Check, f.Severity = CheckHandled, rules.Warning
 		if len(v.Joint) > 1 {
 			jointFinding(&f, v)
@@ -136,7 +131,7 @@ func jointFinding(f *Finding, v *Verdict) {
 		ruleNames = append(ruleNames, r.Name)
 		waived = waived && r.Waiver != ""
 	}
-	f.Rule, f.Reason = strings.Join(ruleNames, RuleSep), jointReason(v)
+	f.Rule = strings.Join(ruleNames, RuleSep)
 	if len(v.Forbidden) > 0 {
 		f.Pos = v.Forbidden[0].Pos
 	}
@@ -144,6 +139,19 @@ func jointFinding(f *Finding, v *Verdict) {
 		f.Severity = rules.Note
 		f.Reason += " (every one waived)"
 	}
+}
+
+// ruleReason is why v's rule handles the entry: for an entry inside a
+// directory it strips, that; for a joint verdict, what is true of every
+// rule (the index names any one of them: each does the same).
+func ruleReason(v *Verdict) string {
+	switch {
+	case len(v.Joint) > 1:
+		return jointReason(v)
+	case v.Inherited:
+		return "inside a directory that rule " + v.Rule.Name + " strips"
+	}
+	return v.Rule.Reason
 }
 
 // jointReason is what is true of every rule of a joint verdict: that they

@@ -388,18 +388,7 @@ func changeFor(e *archive.Entry, v *Verdict, owners *owners.Table) manifest.Chan
 	c := manifest.Change{Path: v.Path, Type: e.Type.String(), Package: v.Owner(owners),
 		Size: e.Size, Mode: fmt.Sprintf("%04o", e.Mode)}
 	if v.Rule != nil {
-		c.Rule = v.Rule.Name
-		c.Reason = v.Rule.Reason
-		if v.Inherited {
-			c.Reason = "inside a directory that rule " + v.Rule.Name + " strips"
-		}
-		if len(v.Joint) > 1 {
-			// The owner unknown, the rules of several packages
-			// do alike: Rule names one of them for the index (any
-			// one's name does the same), Reason is true of all.
-			c.Reason = jointReason(v)
-		}
-		c.Unreviewed = v.Unreviewed()
+		c.Rule, c.Reason, c.Unreviewed = v.Rule.Name, ruleReason(v), v.Unreviewed()
 	}
 	if e.Type == archive.TypeSymlink {
 		c.Size = int64(len(e.Linkname))
