@@ -286,14 +286,10 @@ func (o *Table) addDpkgLine(pkg, line string) bool {
 // Load reads the dpkg database of the input at name, a tree, an
 // archive or an image; nil when it has none (no var/lib/dpkg/info, no
 // ListsDir, no index of an earlier apply). A tree's files are read
-// beneath it through os.Root, never following a symlink out. An image's
-// are those of its merged view, which the first pass over its layers kept
-// (dpkgOfImage). An archive is read once through for its .list files
-// (which come after etc/, so a streaming apply needs them first): the
-// input is a file and is opened, and decompressed, again by the caller.
-// Reading it twice costs a second decompression, not disk space or memory
-// as a spool of the archive would. Audit does not call it for an archive:
-// it reads the database in its one pass (trim.AuditInput.Dpkg).
+// beneath it through os.Root, never following a symlink out; an image's
+// from its merged view (dpkgOfImage). An archive is read once through for
+// its .list files, which come after etc/: the caller opens it again, a
+// second decompression rather than a spool of the archive.
 func Load(name string, open container.OpenOptions) (*DB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
@@ -454,12 +450,10 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DB, error) {
 }
 
 // dbScan gathers an archive's or an image's dpkg database from its
-// entries as they are read, in one pass with whatever else reads them
-// (Later, dpkgOfImage): dpkg's status file and lists,
-// and ListsDir's lists and versions, which are held back and read last,
-// as a tree's are (in an archive ListsDir, under usr/, comes before
-// var/lib/dpkg; in an image a later layer's list comes after them all),
-// all of them within one list's bound.
+// entries as they are read (Later, dpkgOfImage): dpkg's status file and
+// lists, then ListsDir's lists and versions, held back (within one list's
+// bound) and read last, as a tree's are: in an archive ListsDir, under
+// usr/, comes before var/lib/dpkg.
 type dbScan struct {
 	db    *DB  // made when needed, or beforehand (Later)
 	found bool // a directory or file of the database was seen
@@ -629,12 +623,10 @@ func validVersion(v string) bool {
 func lowerOrDigit(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
 
 // dpkgOfImage is the ownership an image records about itself, read from
-// its merged view (whiteouts applied: what a container of it sees, and what
-// a tree extracted from it holds) by the same dbScan as an archive's:
-// dpkg's status and lists, the ListsDir lists and versions, an earlier
-// apply's index. The first pass kept their data (ImageData, or IsRecord
-// here): the layers are not read again for them, only for the Go binaries
-// they leave without an owner (goBinariesOfImage).
+// its merged view (whiteouts applied) by the same dbScan as an archive's.
+// The first pass kept the records' data (ImageData, or IsRecord here): the
+// layers are read again only for the Go binaries they leave without an
+// owner (goBinariesOfImage).
 func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 	files, err := img.Files(IsRecord, maxDpkgList)
 	if err != nil {

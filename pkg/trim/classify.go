@@ -302,14 +302,12 @@ func (c *Classifier) findRule(name string, v *Verdict) (rule *rules.Rule, joint 
 }
 
 // jointRules are, for an entry whose owner is unknown, the rules of every
-// package that match name, each package's first, in set order. Taking the
-// first package's would say its reason of a file another package may have
+// package that match name, each package's first, in set order: the first
+// package's alone would say its reason of a file another package may have
 // shipped (containerd's "points crictl at containerd.sock" of a crictl.yaml
-// naming crio.sock). When they do not all do the same with it
-// (rules.SameOutcome; rules.Load refuses that where one names the path
-// literally, so only globs get here), none is taken: what apply would do depends on the owner it
-// cannot know, so the entry is left to the rules for any owner and the
-// fallback, which audit and apply report as unreviewed.
+// naming crio.sock). Where they differ (rules.SameOutcome; only globs get
+// here), none is taken: the entry is left to the rules for any owner and
+// the fallback, which audit and apply report as unreviewed.
 func (c *Classifier) jointRules(name string) []*rules.Rule {
 	var rs []*rules.Rule
 	for _, p := range c.ordered {

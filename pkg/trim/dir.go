@@ -26,23 +26,19 @@ import (
 // the tree can never make apply touch anything outside it. Directories
 // whose contents change keep their mtimes.
 //
-// A run killed at any point is finished by the next: it ends with exactly
-// the tree an uninterrupted run leaves. Before the first change a journal
-// beside the tree (see journal) records what the tree alone could not tell
-// the rerun; then directories and files are created (each file under a
-// temporary name, renamed into place), the index last, and only then
-// anything removed, so that the index a killed run wrote still records
-// what it had removed. A rerun decides again from the tree: a relocation
-// or deferred copy already made is made again, the same; what is left to
-// remove is removed. Every run ends by setting the mtimes the journal
-// records and removing the journal.
+// A run killed at any point is finished by the next, which decides again
+// from the tree and ends with the tree an uninterrupted run leaves: the
+// journal beside it keeps what the tree alone cannot tell (journal), files
+// are renamed into place from temporary names, the index last, and only
+// then is anything removed, so that the index a killed run wrote still
+// records what it had removed.
 //
-// Cancelling ctx stops the run while it is still reading and deciding, when
-// nothing has changed yet; once writing has begun the run finishes, so the
-// tree is never left half-applied by an interrupt.
+// Cancelling ctx stops the run while it is still reading and deciding;
+// once writing has begun the run finishes, so the tree is never left
+// half-applied by an interrupt.
 //
-// It reads (treeApply.read, every entry through the collector), plans
-// (treeApply.plan) and commits (treeApply.commit, in journal.go).
+// It reads (treeApply.read), plans (treeApply.plan) and commits
+// (treeApply.commit, in journal.go).
 func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Report, error) {
 	t, err := openTreeApply(root)
 	if err != nil {

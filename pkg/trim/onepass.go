@@ -21,8 +21,6 @@ import (
 // gathering the owners it records (owners.Later), for an audit whose
 // owners come from the input's own dpkg database; it holds the data of
 // the files a rule of set judges by their content too (judgedPaths).
-// Read errors are named as owners.Load names them, which read the archive
-// first, before the audit, until there was one pass.
 func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader) (*Recording, *owners.DB, error) {
 	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
