@@ -238,8 +238,7 @@ func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pend
 	if in.Note != nil {
 		s.src.Owners = in.Note(db)
 	}
-	a := trim.NewAuditor(set, trim.AuditInput{Path: in.Path, Owners: s.owners}, rec.Kind())
-	err = rec.Replay(a, func(i int, e *archive.Entry, dec trim.Decision) error {
+	return rec.Judge(set, trim.AuditInput{Path: in.Path, Owners: s.owners}, func(i int, e *archive.Entry, dec trim.Decision) error {
 		if pending[i] == nil || dec.Skip {
 			return nil
 		}
@@ -248,10 +247,6 @@ func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pend
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
-	}
-	return a, nil
 }
 
 // readEntry hands e to the audit step (step: the recording's, whose

@@ -175,10 +175,7 @@ func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if !db.goCandidate(p) {
+		if !d.Type().IsRegular() || !db.goCandidate(p) {
 			return nil
 		}
 		fi, err := d.Info()

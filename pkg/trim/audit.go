@@ -254,21 +254,17 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 // auditOne audits in: from rec when it was recorded, else as it is read.
 func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
 	var a *Auditor
+	var img *ociimage.Image
+	var err error
 	boot := NewBootCollector() // what enablement reads, gathered in the one pass
 	if rec != nil {
 		boot = rec.boot
-		a = NewAuditor(set, in, rec.kind)
-		a.placeOf = rec.placeOf
-		if err := rec.Replay(a, nil); err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
-		}
+		a, err = rec.Judge(set, in, nil)
+	} else {
+		a, img, err = auditStream(set, in, wrap, boot)
 	}
-	var img *ociimage.Image
-	if rec == nil {
-		var err error
-		if a, img, err = auditStream(set, in, wrap, boot); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	res.Entries += a.Entries
 	res.Applied = append(res.Applied, indexChanges(a.Index, set))

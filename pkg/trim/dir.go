@@ -15,7 +15,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 )
 
 // ApplyDir applies the rules to a directory tree in place, as a Buildroot
@@ -165,30 +164,23 @@ func (t *treeApply) read(ctx context.Context, opt Options) error {
 // openListing opens the tree at root for reading while Buildroot's file list
 // is parsed (opt.LoadOwners), and returns opt with its owners.
 func openListing(root string, opt Options, namesOnly bool) (*archive.DirReader, Options, error) {
-	type loaded struct {
-		owners *owners.Table
-		err    error
-	}
-	var ownersDone chan loaded
-	if opt.LoadOwners != nil {
-		ownersDone = make(chan loaded, 1)
-		go func() {
-			o, err := opt.LoadOwners()
-			ownersDone <- loaded{o, err}
-		}()
-	}
-	r, err := archive.NewDirReader(root, archive.DirReaderOptions{NamesOnly: namesOnly})
-	if ownersDone != nil {
-		// Waited for even when the listing failed: a bad file list is the
-		// error to report first, as it was when owners came first.
-		l := <-ownersDone
-		if l.err != nil {
-			if r != nil {
-				r.Close()
-			}
-			return nil, opt, l.err
+	var ownersErr error
+	loaded := make(chan struct{})
+	go func() {
+		if opt.LoadOwners != nil {
+			opt.Owners, ownersErr = opt.LoadOwners()
 		}
-		opt.Owners = l.owners
+		close(loaded)
+	}()
+	r, err := archive.NewDirReader(root, archive.DirReaderOptions{NamesOnly: namesOnly})
+	// Waited for even when the listing failed: a bad file list is the
+	// error to report first, as it was when owners came first.
+	<-loaded
+	if ownersErr != nil {
+		if r != nil {
+			r.Close()
+		}
+		return nil, opt, ownersErr
 	}
 	if err != nil {
 		return nil, opt, err

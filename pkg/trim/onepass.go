@@ -49,7 +49,7 @@ func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Rea
 // Recording is an input read once by audit, or by a caller that does more
 // with its entries (diff hashes them), for owners from the input's own
 // records: Entry holds each entry's header (owners.Later), Done gives the
-// owners, and Replay judges the entries with them, in their order.
+// owners, and Judge audits the entries with them, in their order.
 type Recording struct {
 	kind  archive.Kind
 	later *owners.Later[heldEntry]
@@ -118,30 +118,27 @@ func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 	return r.later.Hold(h)
 }
 
-// Kind is the recorded archive's format.
-func (r *Recording) Kind() archive.Kind { return r.kind }
-
 // Done returns the input's owners once its entries are all recorded; nil
 // when it records none.
 func (r *Recording) Done() (*owners.DB, error) { return r.later.Done() }
 
-// Replay judges the recorded entries with a, in their order; each, when
-// set, is told what became of the i-th.
-func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec Decision) error) error {
+// Judge audits the recorded entries of in with its owners (Done's), in
+// their order; each, when set, is told what became of the i-th.
+func (r *Recording) Judge(set *rules.Set, in AuditInput, each func(i int, e *archive.Entry, dec Decision) error) (*Auditor, error) {
+	a := NewAuditor(set, in, r.kind)
+	a.placeOf = r.placeOf
 	held := r.later.Release()
 	for i := range held {
 		h := &held[i]
 		dec, err := a.Entry(&h.entry, bytes.NewReader(h.data))
-		if err != nil {
-			return err
+		if err == nil && each != nil {
+			err = each(i, &h.entry, dec)
 		}
-		if each != nil {
-			if err := each(i, &h.entry, dec); err != nil {
-				return err
-			}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 	}
-	return nil
+	return a, nil
 }
 
 // ImageData says which files of an image apply, audit and check read the
