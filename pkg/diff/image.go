@@ -166,10 +166,9 @@ func (e *entry) record() *Record {
 	return r
 }
 
-// readSide reads one input through audit's per-entry step, hashing each
-// entry's data in the same pass; with owners from the input's own
-// database, the entries are judged once it is in (trim.Recording), the input
-// still read once.
+// readSide reads one input once through audit's per-entry step, hashing
+// each entry's data in the same pass; with owners from the input's own
+// database, the entries are judged once it is in (trim.Recording).
 func readSide(opt Options, in Input) (*side, error) {
 	src, err := in.Source()
 	if err != nil {
@@ -219,34 +218,30 @@ func readSide(opt Options, in Input) (*side, error) {
 		}
 	}
 	if rec != nil {
-		if a, err = s.judgeRecorded(opt.Set, in, rec, pending); err != nil {
+		// Judged once the owners are in, from the input's database.
+		db, err := rec.Done()
+		if err != nil {
+			return nil, err
+		}
+		s.owners = db.Table()
+		if in.Note != nil {
+			s.src.Owners = in.Note(db)
+		}
+		a, err = rec.Judge(opt.Set, trim.AuditInput{Path: in.Path, Owners: s.owners}, func(i int, e *archive.Entry, dec trim.Decision) error {
+			if pending[i] == nil || dec.Skip {
+				return nil
+			}
+			if err := s.decided(pending[i], e, dec); err != nil {
+				return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
 	s.finish(a, opt.Set)
 	return s, nil
-}
-
-// judgeRecorded takes the recorded input's owners from its database and
-// judges its entries with them, in their order.
-func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pending []*entry) (*trim.Auditor, error) {
-	db, err := rec.Done()
-	if err != nil {
-		return nil, err
-	}
-	s.owners = db.Table()
-	if in.Note != nil {
-		s.src.Owners = in.Note(db)
-	}
-	return rec.Judge(set, trim.AuditInput{Path: in.Path, Owners: s.owners}, func(i int, e *archive.Entry, dec trim.Decision) error {
-		if pending[i] == nil || dec.Skip {
-			return nil
-		}
-		if err := s.decided(pending[i], e, dec); err != nil {
-			return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
-		}
-		return nil
-	})
 }
 
 // readEntry hands e to the audit step (step: the recording's, whose

@@ -212,10 +212,9 @@ type AuditResult struct {
 	Applied [][]manifest.Change
 }
 
-// Audit reads each input and lists what offends. It only reads, each input
-// once. The Dpkg inputs are read first, in order, their entries recorded,
-// as their databases were read before the audit when that took a pass of
-// its own: errors come in the same order as then.
+// Audit reads each input once and lists what offends. The Dpkg inputs
+// are read first, in order, their entries recorded: their errors come
+// before any other input's.
 func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*AuditResult, error) {
 	if open.ImageData == nil {
 		open.ImageData = ImageData(set)

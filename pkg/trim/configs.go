@@ -75,7 +75,6 @@ func (c *ConfigFiles) Findings(input string, owners *owners.Table) []Finding {
 	var found []Finding
 	for _, cf := range c.configs {
 		base := Finding{Input: input, Rule: cf.Name, Pos: cf.Pos, Severity: rules.Error, Type: string(rules.TypeFile)}
-		base.Package = owners.Owner(cf.Main)
 		// A config its runtime cannot read (a file that does not decode,
 		// an import not there) stops the runtime, which says so; an
 		// edit rule that matches the file reports it too.
