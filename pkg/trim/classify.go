@@ -3,6 +3,7 @@ package trim
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -255,15 +256,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 // anyRuleMatches reports whether some rule of some package matches name,
 // whoever owns it: if none does, findRule finds nothing.
 func (c *Classifier) anyRuleMatches(name string) bool {
-	if c.rulePaths[name] {
-		return true
-	}
-	for _, g := range c.ruleGlobs {
-		if g.Match(name) {
-			return true
-		}
-	}
-	return false
+	return c.rulePaths[name] || slices.ContainsFunc(c.ruleGlobs, func(g rules.Pattern) bool { return g.Match(name) })
 }
 
 // findRule returns the rule that handles name: the owner's, else one for
@@ -348,24 +341,14 @@ func (c *Classifier) Active(name string) bool {
 	if c.Owners.Known() {
 		return c.present(p)
 	}
-	for _, r := range p.Rules {
-		if c.matched[r] > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Rules, func(r *rules.Rule) bool { return c.matched[r] > 0 })
 }
 
 func (c *Classifier) present(p *rules.Package) bool {
 	if p.Name == AnyPackage {
 		return false
 	}
-	for _, n := range append([]string{p.Name}, p.Aliases...) {
-		if c.Owners.Present(n) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(append([]string{p.Name}, p.Aliases...), c.Owners.Present)
 }
 
 // noteDirLink remembers l; a later link at the same path takes its place,
