@@ -166,12 +166,7 @@ func (b *builder) result(old, new Source) *Result {
 		if p.Files == nil {
 			p.Files = []File{}
 		}
-		if p.OffendersNew == nil {
-			p.OffendersNew = []trim.Finding{}
-		}
-		if p.OffendersGone == nil {
-			p.OffendersGone = []trim.Finding{}
-		}
+		p.OffendersNew, p.OffendersGone = withB64(p.OffendersNew), withB64(p.OffendersGone)
 		res.Packages = append(res.Packages, *p)
 	}
 	sort.Slice(res.Packages, func(i, j int) bool { return res.Packages[i].Package < res.Packages[j].Package })
@@ -204,12 +199,6 @@ func (b *builder) result(old, new Source) *Result {
 				s.CapabilitiesChanged++
 			}
 		}
-		for j := range p.OffendersNew {
-			p.OffendersNew[j].PathB64 = names.B64(p.OffendersNew[j].Path)
-		}
-		for j := range p.OffendersGone {
-			p.OffendersGone[j].PathB64 = names.B64(p.OffendersGone[j].Path)
-		}
 		s.OffendersNew += len(p.OffendersNew)
 		s.OffendersGone += len(p.OffendersGone)
 	}
@@ -217,32 +206,40 @@ func (b *builder) result(old, new Source) *Result {
 	return res
 }
 
+// withB64 is fs, never nil (JSON's []), each path in base64 too where it
+// is not UTF-8.
+func withB64(fs []trim.Finding) []trim.Finding {
+	for i := range fs {
+		fs[i].PathB64 = names.B64(fs[i].Path)
+	}
+	if fs == nil {
+		return []trim.Finding{}
+	}
+	return fs
+}
+
+// differs are the checks compareRecords makes, in the order What lists them.
+var differs = []struct {
+	what   string
+	differ func(a, b *Record) bool
+}{
+	{WhatType, func(a, b *Record) bool { return a.Type != b.Type }},
+	{WhatContent, func(a, b *Record) bool { return a.SHA256 != b.SHA256 || a.Size != b.Size }},
+	{WhatMode, func(a, b *Record) bool { return a.Mode != b.Mode }},
+	{WhatOwner, func(a, b *Record) bool { return a.UID != b.UID || a.GID != b.GID }},
+	{WhatLink, func(a, b *Record) bool { return a.Link != b.Link }},
+	{WhatDevice, func(a, b *Record) bool { return a.Device != b.Device }},
+	{WhatXattrs, func(a, b *Record) bool { return !maps.Equal(a.Xattrs, b.Xattrs) }},
+	{WhatHandling, func(a, b *Record) bool { return a.Kind != b.Kind || a.To != b.To || a.Rule != b.Rule }},
+}
+
 // compareRecords says what differs between two records of one path.
 func compareRecords(a, b *Record) []string {
 	var what []string
-	if a.Type != b.Type {
-		what = append(what, WhatType)
-	}
-	if a.SHA256 != b.SHA256 || a.Size != b.Size {
-		what = append(what, WhatContent)
-	}
-	if a.Mode != b.Mode {
-		what = append(what, WhatMode)
-	}
-	if a.UID != b.UID || a.GID != b.GID {
-		what = append(what, WhatOwner)
-	}
-	if a.Link != b.Link {
-		what = append(what, WhatLink)
-	}
-	if a.Device != b.Device {
-		what = append(what, WhatDevice)
-	}
-	if !maps.Equal(a.Xattrs, b.Xattrs) {
-		what = append(what, WhatXattrs)
-	}
-	if a.Kind != b.Kind || a.To != b.To || a.Rule != b.Rule {
-		what = append(what, WhatHandling)
+	for _, d := range differs {
+		if d.differ(a, b) {
+			what = append(what, d.what)
+		}
 	}
 	return what
 }

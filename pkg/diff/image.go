@@ -107,16 +107,12 @@ func Images(opt Options, old, new Input) (*Result, error) {
 	for p, eb := range b.entries {
 		ea := a.entries[p]
 		if ea == nil {
-			f := File{Change: Added, New: eb.record()}
-			f.Capability = capabilityChange(f)
-			bl.addFile(b, p, f, nil, eb)
+			bl.addFile(b, p, File{Change: Added, New: eb.record()}, nil, eb)
 			continue
 		}
 		ra, rb := ea.record(), eb.record()
 		if what := compareRecords(ra, rb); len(what) > 0 {
-			f := File{Change: Changed, What: what, Old: ra, New: rb}
-			f.Capability = capabilityChange(f)
-			bl.addFile(b, p, f, ea, eb)
+			bl.addFile(b, p, File{Change: Changed, What: what, Old: ra, New: rb}, ea, eb)
 		}
 	}
 	for p, ea := range a.entries {
@@ -131,7 +127,7 @@ func Images(opt Options, old, new Input) (*Result, error) {
 // addFile files f under its owner on side s (the new side, unless the
 // file was removed).
 func (b *builder) addFile(s *side, path string, f File, old, new *entry) {
-	f.Path = path
+	f.Path, f.Capability = path, capabilityChange(f)
 	for _, e := range []*entry{old, new} {
 		if e == nil {
 			continue
@@ -155,8 +151,7 @@ func (s *side) owner(path string) string {
 	if r := s.indexRule[path]; r != nil {
 		return r.Package
 	}
-	v := &trim.Verdict{Path: path}
-	return v.Owner(s.owners)
+	return s.owners.Owner(path)
 }
 
 func (e *entry) record() *Record {
@@ -171,10 +166,9 @@ func (e *entry) record() *Record {
 	return r
 }
 
-// readSide reads one input through audit's per-entry step, hashing each
-// entry's data in the same pass; with owners from the input's own
-// database, the entries are judged once it is in (trim.Recording), the input
-// still read once.
+// readSide reads one input once through audit's per-entry step, hashing
+// each entry's data in the same pass; with owners from the input's own
+// database, the entries are judged once it is in (trim.Recording).
 func readSide(opt Options, in Input) (*side, error) {
 	src, err := in.Source()
 	if err != nil {
@@ -193,10 +187,15 @@ func readSide(opt Options, in Input) (*side, error) {
 		owners: in.Owners, entries: map[string]*entry{}, files: map[uint32]*entry{}}
 	var rec *trim.Recording
 	var a *trim.Auditor
+	var step func(*archive.Entry, io.Reader) (trim.Decision, error)
 	if in.Dpkg {
 		rec = trim.NewRecording(opt.Set, in.Path, src.Format.Kind)
+		step = func(e *archive.Entry, data io.Reader) (trim.Decision, error) {
+			return trim.Decision{Skip: e.Type == archive.TypeTrailer}, rec.Entry(e, data)
+		}
 	} else {
 		a = trim.NewAuditor(opt.Set, trim.AuditInput{Path: in.Path, Owners: in.Owners}, src.Format.Kind)
+		step = a.Entry
 	}
 	var pending []*entry // recorded: each entry's record, judged at the end
 	h := sha256.New()
@@ -208,19 +207,36 @@ func readSide(opt Options, in Input) (*side, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
+		ent, dec, err := readEntry(step, e, r, h)
 		if rec != nil {
-			var ent *entry
-			ent, err = s.recordEntry(rec, e, r, h)
 			pending = append(pending, ent)
-		} else {
-			_, err = s.readEntry(a, e, r, h)
+		} else if ent != nil && err == nil {
+			err = s.decided(ent, e, dec)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
 		}
 	}
 	if rec != nil {
-		if a, err = s.judgeRecorded(opt.Set, in, rec, pending); err != nil {
+		// Judged once the owners are in, from the input's database.
+		db, err := rec.Done()
+		if err != nil {
+			return nil, err
+		}
+		s.owners = db.Table()
+		if in.Note != nil {
+			s.src.Owners = in.Note(db)
+		}
+		a, err = rec.Judge(opt.Set, trim.AuditInput{Path: in.Path, Owners: s.owners}, func(i int, e *archive.Entry, dec trim.Decision) error {
+			if pending[i] == nil || dec.Skip {
+				return nil
+			}
+			if err := s.decided(pending[i], e, dec); err != nil {
+				return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -228,58 +244,17 @@ func readSide(opt Options, in Input) (*side, error) {
 	return s, nil
 }
 
-// judgeRecorded takes the recorded input's owners from its database and
-// judges its entries with them, in their order.
-func (s *side) judgeRecorded(set *rules.Set, in Input, rec *trim.Recording, pending []*entry) (*trim.Auditor, error) {
-	db, err := rec.Done()
-	if err != nil {
-		return nil, err
-	}
-	s.owners = db.Table()
-	if in.Note != nil {
-		s.src.Owners = in.Note(db)
-	}
-	a := trim.NewAuditor(set, trim.AuditInput{Path: in.Path, Owners: s.owners}, rec.Kind())
-	err = rec.Replay(a, func(i int, e *archive.Entry, dec trim.Decision) error {
-		if pending[i] == nil || dec.Skip {
-			return nil
-		}
-		if err := s.decided(pending[i], e, dec); err != nil {
-			return fmt.Errorf("%s: %s: %w", in.Path, names.Quote(e.Name), err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
-	}
-	return a, nil
-}
-
-// readEntry records e and hands it to the audit step; nil for a trailer.
-func (s *side) readEntry(a *trim.Auditor, e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
+// readEntry hands e to the audit step (step: the recording's, whose
+// decision comes once the owners are in, or the auditor's) and hashes its
+// data; nil for a trailer.
+func readEntry(step func(*archive.Entry, io.Reader) (trim.Decision, error), e *archive.Entry, r io.Reader, h hash.Hash) (*entry, trim.Decision, error) {
 	h.Reset()
-	dec, err := a.Entry(e, io.TeeReader(r, h))
+	dec, err := step(e, io.TeeReader(r, h))
 	if err != nil || dec.Skip {
-		return nil, err
+		return nil, dec, err
 	}
 	ent, err := newEntry(e, r, h)
-	if err != nil {
-		return nil, err
-	}
-	return ent, s.decided(ent, e, dec)
-}
-
-// recordEntry records e for rec, which reads what it needs of its data
-// (a file of the database, an index), and hashes it; nil for a trailer.
-func (s *side) recordEntry(rec *trim.Recording, e *archive.Entry, r io.Reader, h hash.Hash) (*entry, error) {
-	h.Reset()
-	if err := rec.Entry(e, io.TeeReader(r, h)); err != nil {
-		return nil, err
-	}
-	if e.Type == archive.TypeTrailer {
-		return nil, nil
-	}
-	return newEntry(e, r, h)
+	return ent, dec, err
 }
 
 // newEntry is e's record, its data hashed: h has what was read of it,
@@ -379,13 +354,9 @@ func (s *side) finish(a *trim.Auditor, set *rules.Set) {
 	if a.Index == nil {
 		return
 	}
-	byName := map[string]*rules.Rule{}
-	for _, r := range set.Rules() {
-		byName[r.Name] = r
-	}
 	s.indexRule = map[string]*rules.Rule{}
 	for _, f := range a.Index.Files {
-		if r := byName[f.Name]; r != nil && f.Kind == contract.Deferred {
+		if r := set.RuleNamed(f.Name); r != nil && f.Kind == contract.Deferred {
 			s.indexRule[f.Source] = r
 		}
 	}

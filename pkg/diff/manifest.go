@@ -120,15 +120,12 @@ func readManifestSide(path string) (*manifestSide, error) {
 
 // parsePos reads the manifest's "file:line".
 func parsePos(s string) rules.Pos {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
-		return rules.Pos{File: s}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		if n, err := strconv.Atoi(s[i+1:]); err == nil {
+			return rules.Pos{File: s[:i], Line: n}
+		}
 	}
-	n, err := strconv.Atoi(s[i+1:])
-	if err != nil {
-		return rules.Pos{File: s}
-	}
-	return rules.Pos{File: s[:i], Line: n}
+	return rules.Pos{File: s}
 }
 
 func changeRecord(c *manifest.Change) *Record {

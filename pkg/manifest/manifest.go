@@ -122,8 +122,9 @@ type StaleRule struct {
 	Pos     string `json:"pos"`
 }
 
-// Sort puts changes and stale rules in their canonical order.
-func (m *Manifest) Sort() {
+// Encode writes m as indented JSON with a final newline, its changes and
+// stale rules in their canonical order.
+func (m *Manifest) Encode(w io.Writer) error {
 	sort.SliceStable(m.Changes, func(i, j int) bool {
 		a, b := m.Changes[i], m.Changes[j]
 		if a.Path != b.Path {
@@ -132,11 +133,6 @@ func (m *Manifest) Sort() {
 		return a.Kind < b.Kind
 	})
 	sort.Slice(m.Stale, func(i, j int) bool { return m.Stale[i].Rule < m.Stale[j].Rule })
-}
-
-// Encode writes m as indented JSON with a final newline.
-func (m *Manifest) Encode(w io.Writer) error {
-	m.Sort()
 	if m.Changes == nil {
 		m.Changes = []Change{}
 	}

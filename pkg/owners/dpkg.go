@@ -114,18 +114,18 @@ func (db *DB) Describe(input string) string {
 	goOnly := db.Index == 0 && len(db.Local) == 0 && len(db.Packages) == 0 && db.GoFiles > 0
 	switch {
 	case db.Index > 0:
-		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, packagesCount(db.Index))
+		s = fmt.Sprintf("owners: from the index of an earlier apply in %s (/%s, %s)", input, contract.IndexPath, count(db.Index, "package"))
 	case goOnly:
-		s = fmt.Sprintf("owners: %s from Go build information in %s", filesCount(db.GoFiles), input)
+		s = fmt.Sprintf("owners: %s from Go build information in %s", count(db.GoFiles, "file"), input)
 	case len(db.Local) == 0:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, packagesCount(len(db.Packages)))
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s)", input, count(len(db.Packages), "package"))
 	case len(db.Packages) == 0:
-		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, packagesCount(len(db.Local)))
+		s = fmt.Sprintf("owners: from /%s in %s (%s)", ListsDir, input, count(len(db.Local), "package"))
 	default:
-		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, packagesCount(len(db.Packages)), ListsDir, packagesCount(len(db.Local)))
+		s = fmt.Sprintf("owners: from the dpkg database in %s (%s) and /%s (%s)", input, count(len(db.Packages), "package"), ListsDir, count(len(db.Local), "package"))
 	}
 	if db.GoFiles > 0 && !goOnly {
-		s += fmt.Sprintf("; %s from Go build information", filesCount(db.GoFiles))
+		s += fmt.Sprintf("; %s from Go build information", count(db.GoFiles, "file"))
 	}
 	if db.Ignored > 0 {
 		s += fmt.Sprintf("; %d unreadable entries ignored, their files are owned by %s", db.Ignored, Unknown)
@@ -136,18 +136,12 @@ func (db *DB) Describe(input string) string {
 	return s
 }
 
-func filesCount(n int) string {
+// count is n of what: "1 file", "2 files".
+func count(n int, what string) string {
 	if n == 1 {
-		return "1 file"
+		return "1 " + what
 	}
-	return fmt.Sprintf("%d files", n)
-}
-
-func packagesCount(n int) string {
-	if n == 1 {
-		return "1 package"
-	}
-	return fmt.Sprintf("%d packages", n)
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func newDB() *DB {
@@ -227,17 +221,10 @@ func DpkgPackage(base string) (string, bool) {
 	name, _, _ = strings.Cut(name, ":")
 	// Debian Policy 5.6.1: lower case letters, digits, + - and ., at
 	// least two characters, starting with a letter or digit.
-	if len(name) < 2 {
+	if len(name) < 2 || !lowerOrDigit(rune(name[0])) || strings.ContainsFunc(name[1:], func(r rune) bool {
+		return !lowerOrDigit(r) && !strings.ContainsRune("+-.", r)
+	}) {
 		return "", false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '+' || c == '-' || c == '.'):
-		default:
-			return "", false
-		}
 	}
 	return name, true
 }
@@ -299,14 +286,10 @@ func (o *Table) addDpkgLine(pkg, line string) bool {
 // Load reads the dpkg database of the input at name, a tree, an
 // archive or an image; nil when it has none (no var/lib/dpkg/info, no
 // ListsDir, no index of an earlier apply). A tree's files are read
-// beneath it through os.Root, never following a symlink out. An image's
-// are those of its merged view, which the first pass over its layers kept
-// (dpkgOfImage). An archive is read once through for its .list files
-// (which come after etc/, so a streaming apply needs them first): the
-// input is a file and is opened, and decompressed, again by the caller.
-// Reading it twice costs a second decompression, not disk space or memory
-// as a spool of the archive would. Audit does not call it for an archive:
-// it reads the database in its one pass (trim.AuditInput.Dpkg).
+// beneath it through os.Root, never following a symlink out; an image's
+// from its merged view (dpkgOfImage). An archive is read once through for
+// its .list files, which come after etc/: the caller opens it again, a
+// second decompression rather than a spool of the archive.
 func Load(name string, open container.OpenOptions) (*DB, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
@@ -467,12 +450,10 @@ func loadDpkgArchive(name string, open container.OpenOptions) (*DB, error) {
 }
 
 // dbScan gathers an archive's or an image's dpkg database from its
-// entries as they are read, in one pass with whatever else reads them
-// (Later, dpkgOfImage): dpkg's status file and lists,
-// and ListsDir's lists and versions, which are held back and read last,
-// as a tree's are (in an archive ListsDir, under usr/, comes before
-// var/lib/dpkg; in an image a later layer's list comes after them all),
-// all of them within one list's bound.
+// entries as they are read (Later, dpkgOfImage): dpkg's status file and
+// lists, then ListsDir's lists and versions, held back (within one list's
+// bound) and read last, as a tree's are: in an archive ListsDir, under
+// usr/, comes before var/lib/dpkg.
 type dbScan struct {
 	db    *DB  // made when needed, or beforehand (Later)
 	found bool // a directory or file of the database was seen
@@ -634,28 +615,18 @@ func (db *DB) readVersion(pkg string, r io.Reader) error {
 // validVersion: a Debian version's characters (and _, which release tags
 // use), at most maxVersion bytes.
 func validVersion(v string) bool {
-	if v == "" || len(v) > maxVersion {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte(".+~:-_", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return v != "" && len(v) <= maxVersion && !strings.ContainsFunc(v, func(r rune) bool {
+		return !lowerOrDigit(r) && !(r >= 'A' && r <= 'Z') && !strings.ContainsRune(".+~:-_", r)
+	})
 }
 
+func lowerOrDigit(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
+
 // dpkgOfImage is the ownership an image records about itself, read from
-// its merged view (whiteouts applied: what a container of it sees, and what
-// a tree extracted from it holds) by the same dbScan as an archive's:
-// dpkg's status and lists, the ListsDir lists and versions, an earlier
-// apply's index. The first pass kept their data (ImageData, or IsRecord
-// here): the layers are not read again for them, only for the Go binaries
-// they leave without an owner (goBinariesOfImage).
+// its merged view (whiteouts applied) by the same dbScan as an archive's.
+// The first pass kept the records' data (ImageData, or IsRecord here): the
+// layers are read again only for the Go binaries they leave without an
+// owner (goBinariesOfImage).
 func dpkgOfImage(img *ociimage.Image) (*DB, error) {
 	files, err := img.Files(IsRecord, maxDpkgList)
 	if err != nil {

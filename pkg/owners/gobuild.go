@@ -155,10 +155,8 @@ func (db *DB) addModule(p string, b goBuild) {
 }
 
 // goBinariesOfTree reads the Go build information of root's executables
-// that db's records leave without an owner, or give to an owners list
-// that names a version (to compare): a dpkg package's are left alone. A
-// tree's files are opened, not read: debug/buildinfo reads the headers
-// and the one section it needs.
+// that db leaves to it (goCandidate). A tree's files are opened, not read:
+// debug/buildinfo reads the headers and the one section it needs.
 func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 	var g goBinaries
 	top, err := root.Stat(".")
@@ -177,10 +175,7 @@ func goBinariesOfTree(root *os.Root, db *DB) (map[string]goBuild, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if !db.goCandidate(p) {
+		if !d.Type().IsRegular() || !db.goCandidate(p) {
 			return nil
 		}
 		fi, err := d.Info()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -102,10 +103,8 @@ func (o *Table) Packages() []string {
 // Add records that pkg installed path.
 func (o *Table) Add(pkg, path string) {
 	list := o.byPath[path]
-	for _, p := range list {
-		if p == pkg {
-			return
-		}
+	if slices.Contains(list, pkg) {
+		return
 	}
 	if len(list) == 0 {
 		one, ok := o.alone[pkg]

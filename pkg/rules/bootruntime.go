@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -32,10 +33,7 @@ type rawBootRuntime struct {
 }
 
 func (l *loader) bootRuntime(file string, r *rawBootRuntime) {
-	pos := Pos{file, r.Name.Line}
-	if r.Name.Line == 0 {
-		pos.Line = r.Enabled.Line
-	}
+	pos := Pos{file, cmp.Or(r.Name.Line, r.Enabled.Line)}
 	if !l.claimName(pos, "boot_runtime", r.Name.V) {
 		return
 	}
@@ -49,11 +47,7 @@ func (l *loader) bootRuntime(file string, r *rawBootRuntime) {
 	case slices.Contains(contract.Runtimes, v):
 		b.Enabled = v
 	default:
-		at := pos
-		if r.Enabled.Line > 0 {
-			at.Line = r.Enabled.Line
-		}
-		l.errorf(at, "boot_runtime %s: enabled: %q: want none or one of %v", b.Name, v, contract.Runtimes)
+		l.errorf(Pos{file, cmp.Or(r.Enabled.Line, pos.Line)}, "boot_runtime %s: enabled: %q: want none or one of %v", b.Name, v, contract.Runtimes)
 	}
 	if b.Reason == "" {
 		l.errorf(pos, "boot_runtime %s: a reason is required", b.Name)

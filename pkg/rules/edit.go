@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,11 +55,7 @@ func joined(list []located) located {
 func loadEdit(l *loader, pos Pos, rr rawRule, r *Rule) {
 	e := &configkey.Rule{}
 	if e.Format = configkey.Formats[rr.Format.V]; e.Format == nil {
-		names := make([]string, 0, len(configkey.Formats))
-		for n := range configkey.Formats {
-			names = append(names, n)
-		}
-		slices.Sort(names)
+		names := slices.Sorted(maps.Keys(configkey.Formats))
 		l.errorf(Pos{pos.File, max(rr.Format.Line, pos.Line)}, "rule %s: format: %q: want %s", r.Name, rr.Format.V, orList(names))
 	}
 	var err error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -649,13 +650,8 @@ func (l *loader) checkFields(file, rule string, def actionDef, rr *rawRule) {
 }
 
 func (l *loader) checkChoice(pos Pos, rule, what, v string, allowed []string) {
-	if v == "" {
+	if v == "" || slices.Contains(allowed, v) {
 		return
-	}
-	for _, a := range allowed {
-		if a == v {
-			return
-		}
 	}
 	l.errorf(pos, "rule %s: %s %q: want one of %s", rule, what, v, strings.Join(allowed, ", "))
 }
@@ -954,13 +950,8 @@ func (l *loader) groupConflicts(rules []*Rule, group, lits []int, path string, r
 // digestOf hashes every file read, by its path relative to the rules
 // directory: the digest must not depend on where the checkout lives.
 func digestOf(files map[string][]byte) string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	h := digest.New()
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		data := files[n]
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(data))
 		h.Write(data)

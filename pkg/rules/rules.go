@@ -185,14 +185,11 @@ const (
 	Note
 )
 
+var severityNames = [...]string{Error: "error", Warning: "warning", Note: "note"}
+
 func (s Severity) String() string {
-	switch s {
-	case Error:
-		return "error"
-	case Warning:
-		return "warning"
-	case Note:
-		return "note"
+	if int(s) < len(severityNames) && s != 0 {
+		return severityNames[s]
 	}
 	return "unknown"
 }
@@ -393,6 +390,16 @@ func (s *Set) Rules() []*Rule {
 	return all
 }
 
+// RuleNamed returns the package rule called name, nil for none.
+func (s *Set) RuleNamed(name string) *Rule {
+	for _, r := range s.Rules() {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
 // Additions returns every added file, sorted by destination.
 func (s *Set) Additions() []*Addition {
 	var all []*Addition
@@ -448,21 +455,16 @@ func (s *Set) IsKept(name string) *Keep {
 // or nil. Within a package the first rule in file order wins; overlapping
 // rules are refused at load time when their actions differ. Fallback rules
 // are left to MatchFallback.
-func (p *Package) Match(name string) *Rule {
-	for _, r := range p.Rules {
-		if !r.Fallback && matchAny(r.Paths, name) {
-			return r
-		}
-	}
-	return nil
-}
+func (p *Package) Match(name string) *Rule { return p.match(name, false) }
 
 // MatchFallback returns the first fallback rule that matches name, or nil.
 // The caller asks only for a file the policy forbids and no other rule
 // handles.
-func (p *Package) MatchFallback(name string) *Rule {
+func (p *Package) MatchFallback(name string) *Rule { return p.match(name, true) }
+
+func (p *Package) match(name string, fallback bool) *Rule {
 	for _, r := range p.Rules {
-		if r.Fallback && matchAny(r.Paths, name) {
+		if r.Fallback == fallback && matchAny(r.Paths, name) {
 			return r
 		}
 	}
@@ -482,12 +484,7 @@ func (r *Rule) RestoredName(source string) string {
 }
 
 func matchAny(ps []Pattern, name string) bool {
-	for _, p := range ps {
-		if p.Match(name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, func(p Pattern) bool { return p.Match(name) })
 }
 
 // Tag names the condition of a deferred file for its directory.

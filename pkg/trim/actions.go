@@ -259,6 +259,7 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 	r := c.verdict.Rule
 	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
 	restored := r.RestoredName(c.verdict.Path)
+	when := contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)}
 	key := restoreKey(c)
 	if p.superseded == nil {
 		p.superseded = supersededDeferrals(p.caps)
@@ -267,11 +268,11 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 		p.dropDeferred(c, e, change, kept.verdict.Path, kept.verdict.Rule.Name)
 		return
 	}
-	if f := p.earlierRestore(c); f != nil {
+	if f := p.earlierRestore(dest, restored, when); f != nil {
 		// What an earlier apply deferred stays in the image and its
 		// index: the file taken from the restored path is still the one
 		// read there; anything else would have render refuse both.
-		if kept := deferredOriginal(*f); kept == restored && restored != c.verdict.Path && p.rulePackage(f.Name) == r.Package && r.Package != rules.AnyPackage {
+		if kept := deferredOriginal(*f); kept == restored && restored != c.verdict.Path && sameRulePackage(p.set.RuleNamed(f.Name), r) {
 			p.dropDeferred(c, e, change, kept, f.Name+", deferred by an earlier apply")
 			return
 		}
@@ -286,8 +287,7 @@ func placeDeferred(p *planner, c *captured, e *archive.Entry, change manifest.Ch
 	p.restored[key] = r.Name
 	p.index.Files = append(p.index.Files, contract.IndexFile{
 		Kind: contract.Deferred, Name: r.Name, Source: dest, Dest: restored,
-		When: contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)},
-		Link: linkOf(e), Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: sumOf(c, e),
+		When: when, Link: linkOf(e), Mode: fmt.Sprintf("%04o", e.Mode), UID: e.UID, GID: e.GID, SHA256: sumOf(c, e),
 	})
 	if !p.claim(dest, "rule "+r.Name) {
 		return
@@ -309,18 +309,15 @@ func (p *planner) dropDeferred(c *captured, e *archive.Entry, change manifest.Ch
 }
 
 // earlierRestore is the record of an earlier apply's deferred copy, still
-// in the image and so kept in the index, that the boot step restores where
-// and when it would restore c: another source (a copy of c's own source is
-// c's record, made again).
-func (p *planner) earlierRestore(c *captured) *contract.IndexFile {
+// in the image and so kept in the index, that the boot step restores at
+// restored when the condition is when, as it would a copy at dest: from
+// another source (a copy at dest is dest's record, made again).
+func (p *planner) earlierRestore(dest, restored string, when contract.Condition) *contract.IndexFile {
 	if p.old == nil {
 		return nil
 	}
-	r := c.verdict.Rule
-	dest := contract.DeferredPath(r.Tag(), c.verdict.Path)
-	when := contract.Condition{Runtimes: nonEmpty(r.Runtime), CNIs: nonEmpty(r.CNI)}
 	for i, f := range p.old.Files {
-		if f.Kind != contract.Deferred || f.Source == dest || f.Dest != r.RestoredName(c.verdict.Path) ||
+		if f.Kind != contract.Deferred || f.Source == dest || f.Dest != restored ||
 			!slices.Equal(f.When.Runtimes, when.Runtimes) || !slices.Equal(f.When.CNIs, when.CNIs) {
 			continue
 		}
@@ -331,14 +328,9 @@ func (p *planner) earlierRestore(c *captured) *contract.IndexFile {
 	return nil
 }
 
-// rulePackage is the package of the rule called name ("" for none).
-func (p *planner) rulePackage(name string) string {
-	for _, r := range p.set.Rules() {
-		if r.Name == name {
-			return r.Package
-		}
-	}
-	return ""
+// sameRulePackage: a and r are rules of one package (not "*"); a may be nil.
+func sameRulePackage(a, r *rules.Rule) bool {
+	return a != nil && a.Package == r.Package && r.Package != rules.AnyPackage
 }
 
 // restoreKey is where and when the boot step restores the deferred file

@@ -56,15 +56,6 @@ type Finding struct {
 	segment int
 }
 
-// placeIn sets Initrd: where the finding's entry came from, by placeOf
-// (container.Input.PlaceOf of the input it was read from).
-func (f *Finding) placeIn(placeOf func(int) *container.Place) {
-	if f.Path == "" || placeOf == nil {
-		return
-	}
-	f.Initrd = placeOf(f.segment)
-}
-
 // The checks a finding can come from, in the [check-name] style of Yocto's
 // QA: each can be grepped for and documented.
 const (
@@ -105,13 +96,8 @@ func findingFor(v *Verdict, owners *owners.Table) Finding {
 		}
 	}
 	if r := v.Rule; r != nil {
-		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), r.Reason, r.Pos
-		if spec := Actions[r.Action]; spec != nil {
-			f.Target = spec.Target(r)
-		}
-		if v.Inherited {
-			f.Reason = "inside a directory that rule " + r.Name + " strips"
-		}
+		f.Rule, f.Action, f.Reason, f.Pos = r.Name, r.Action.String(), ruleReason(v), r.Pos
+		f.Target = Actions[r.Action].Target(r)
 		f.Check, f.Severity = CheckHandled, rules.Warning
 		if len(v.Joint) > 1 {
 			jointFinding(&f, v)
@@ -145,7 +131,7 @@ func jointFinding(f *Finding, v *Verdict) {
 		ruleNames = append(ruleNames, r.Name)
 		waived = waived && r.Waiver != ""
 	}
-	f.Rule, f.Reason = strings.Join(ruleNames, RuleSep), jointReason(v)
+	f.Rule = strings.Join(ruleNames, RuleSep)
 	if len(v.Forbidden) > 0 {
 		f.Pos = v.Forbidden[0].Pos
 	}
@@ -153,6 +139,19 @@ func jointFinding(f *Finding, v *Verdict) {
 		f.Severity = rules.Note
 		f.Reason += " (every one waived)"
 	}
+}
+
+// ruleReason is why v's rule handles the entry: for an entry inside a
+// directory it strips, that; for a joint verdict, what is true of every
+// rule (the index names any one of them: each does the same).
+func ruleReason(v *Verdict) string {
+	switch {
+	case len(v.Joint) > 1:
+		return jointReason(v)
+	case v.Inherited:
+		return "inside a directory that rule " + v.Rule.Name + " strips"
+	}
+	return v.Rule.Reason
 }
 
 // jointReason is what is true of every rule of a joint verdict: that they
@@ -213,10 +212,9 @@ type AuditResult struct {
 	Applied [][]manifest.Change
 }
 
-// Audit reads each input and lists what offends. It only reads, each input
-// once. The Dpkg inputs are read first, in order, their entries recorded,
-// as their databases were read before the audit when that took a pass of
-// its own: errors come in the same order as then.
+// Audit reads each input once and lists what offends. The Dpkg inputs
+// are read first, in order, their entries recorded: their errors come
+// before any other input's.
 func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archive.Reader, open container.OpenOptions) (*AuditResult, error) {
 	if open.ImageData == nil {
 		open.ImageData = ImageData(set)
@@ -255,21 +253,17 @@ func Audit(set *rules.Set, inputs []AuditInput, wrap func(archive.Reader) archiv
 // auditOne audits in: from rec when it was recorded, else as it is read.
 func auditOne(set *rules.Set, in AuditInput, rec *Recording, res *AuditResult, wrap func(archive.Reader) archive.Reader) (*Classifier, error) {
 	var a *Auditor
+	var img *ociimage.Image
+	var err error
 	boot := NewBootCollector() // what enablement reads, gathered in the one pass
 	if rec != nil {
 		boot = rec.boot
-		a = NewAuditor(set, in, rec.kind)
-		a.placeOf = rec.placeOf
-		if err := rec.Replay(a, nil); err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
-		}
+		a, err = rec.Judge(set, in, nil)
+	} else {
+		a, img, err = auditStream(set, in, wrap, boot)
 	}
-	var img *ociimage.Image
-	if rec == nil {
-		var err error
-		if a, img, err = auditStream(set, in, wrap, boot); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	res.Entries += a.Entries
 	res.Applied = append(res.Applied, indexChanges(a.Index, set))
@@ -331,7 +325,7 @@ func staleAcross(set *rules.Set, cs []*Classifier) []*rules.Rule {
 		for _, r := range p.Rules {
 			n := 0
 			for _, c := range cs {
-				n += c.Matched(r)
+				n += c.matched[r]
 			}
 			if r.MustMatch && n == 0 {
 				stale = append(stale, r)
@@ -340,15 +334,6 @@ func staleAcross(set *rules.Set, cs []*Classifier) []*rules.Rule {
 	}
 	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
 	return stale
-}
-
-// staleReason is what a stale rule's finding says: why it may be stale
-// when its rule file says so (stale_reason:).
-func staleReason(r *rules.Rule) string {
-	if r.StaleReason != "" {
-		return fmt.Sprintf("matched nothing, though package %s is present: %s", r.Package, r.StaleReason)
-	}
-	return fmt.Sprintf("matched nothing, though package %s is present: it protects nothing any more", r.Package)
 }
 
 // openWrapped opens an input to audit, and the reader to read it by.

@@ -1,6 +1,7 @@
 package trim
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -56,8 +57,11 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 		return dec, err
 	}
 	a.Entries++
-	if dec.Verdict != nil {
-		a.replace(dec.Verdict.land.Path)
+	if v := dec.Verdict; v != nil {
+		if i, ok := a.at[v.land.Path]; ok { // its finding's entry is replaced (at)
+			a.gone[i] = true
+			delete(a.at, v.land.Path)
+		}
 	}
 	if dec.Own {
 		// An applied image: its index says which rules already did
@@ -87,18 +91,6 @@ func (a *Auditor) Entry(e *archive.Entry, data io.Reader) (Decision, error) {
 	return dec, nil
 }
 
-// replace notes that an entry landed at at (nothing when it landed
-// nowhere): a finding whose entry landed there before is replaced.
-func (a *Auditor) replace(at string) {
-	if at == "" {
-		return
-	}
-	if i, ok := a.at[at]; ok {
-		a.gone[i] = true
-		delete(a.at, at)
-	}
-}
-
 // Findings returns the input's findings by path, dangling links included:
 // call it after the last entry.
 //
@@ -109,7 +101,9 @@ func (a *Auditor) Findings() []Finding {
 	var found []Finding
 	for i, f := range a.found {
 		if !a.gone[i] {
-			f.placeIn(a.placeOf)
+			if f.Path != "" && a.placeOf != nil {
+				f.Initrd = a.placeOf(f.segment)
+			}
 			f.segment = 0 // said by Initrd, where it is worth saying
 			found = append(found, f)
 		}
@@ -118,8 +112,7 @@ func (a *Auditor) Findings() []Finding {
 		if typ, target, ok := a.d.view.Lstat(l.Path); ok && (typ != archive.TypeSymlink || target != l.Target) {
 			continue // replaced by a later entry: no link is left
 		}
-		v := &Verdict{Path: l.Path}
-		found = append(found, Finding{Input: a.input, Path: l.Path, Type: string(rules.TypeSymlink), Package: v.Owner(a.d.Owners),
+		found = append(found, Finding{Input: a.input, Path: l.Path, Type: string(rules.TypeSymlink), Package: a.d.Owners.Owner(l.Path),
 			Rule: l.Rule.Name, Action: l.Rule.Action.String(), Severity: rules.Warning, Check: CheckDangling, Target: l.Target, Pos: l.Rule.Pos,
 			Reason: "left dangling: points at " + l.goneReason() + "; retarget or strip the link with a rule, or keep its target"})
 	}
@@ -138,7 +131,7 @@ func StaleFindings(set *rules.Set, cs []*Classifier) []Finding {
 	var out []Finding
 	for _, r := range staleAcross(set, cs) {
 		f := Finding{Package: r.Package, Rule: r.Name, Action: r.Action.String(), Severity: rules.Error,
-			Check: CheckStale, Pos: r.Pos, Reason: staleReason(r)}
+			Check: CheckStale, Pos: r.Pos, Reason: fmt.Sprintf("matched nothing, though package %s is present: %s", r.Package, cmp.Or(r.StaleReason, "it protects nothing any more"))}
 		// As check grades it: a stale rule protects nothing, unless
 		// its rule file says that is expected or waives it.
 		switch {

@@ -3,7 +3,7 @@ package trim
 import (
 	"fmt"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/names"
@@ -256,15 +256,7 @@ func (c *Classifier) Classify(e *archive.Entry) (*Verdict, error) {
 // anyRuleMatches reports whether some rule of some package matches name,
 // whoever owns it: if none does, findRule finds nothing.
 func (c *Classifier) anyRuleMatches(name string) bool {
-	if c.rulePaths[name] {
-		return true
-	}
-	for _, g := range c.ruleGlobs {
-		if g.Match(name) {
-			return true
-		}
-	}
-	return false
+	return c.rulePaths[name] || slices.ContainsFunc(c.ruleGlobs, func(g rules.Pattern) bool { return g.Match(name) })
 }
 
 // findRule returns the rule that handles name: the owner's, else one for
@@ -303,14 +295,12 @@ func (c *Classifier) findRule(name string, v *Verdict) (rule *rules.Rule, joint 
 }
 
 // jointRules are, for an entry whose owner is unknown, the rules of every
-// package that match name, each package's first, in set order. Taking the
-// first package's would say its reason of a file another package may have
+// package that match name, each package's first, in set order: the first
+// package's alone would say its reason of a file another package may have
 // shipped (containerd's "points crictl at containerd.sock" of a crictl.yaml
-// naming crio.sock). When they do not all do the same with it
-// (rules.SameOutcome; rules.Load refuses that where one names the path
-// literally, so only globs get here), none is taken: what apply would do depends on the owner it
-// cannot know, so the entry is left to the rules for any owner and the
-// fallback, which audit and apply report as unreviewed.
+// naming crio.sock). Where they differ (rules.SameOutcome; only globs get
+// here), none is taken: the entry is left to the rules for any owner and
+// the fallback, which audit and apply report as unreviewed.
 func (c *Classifier) jointRules(name string) []*rules.Rule {
 	var rs []*rules.Rule
 	for _, p := range c.ordered {
@@ -327,34 +317,15 @@ func (c *Classifier) jointRules(name string) []*rules.Rule {
 // Stale returns the must-match rules that matched nothing, for packages
 // that are known to be present. Without ownership data nothing is known to
 // be present, and no rule is called stale.
-func (c *Classifier) Stale() []*rules.Rule {
-	var stale []*rules.Rule
-	for _, p := range c.Set.Packages {
-		if !c.present(p) {
-			continue
-		}
-		for _, r := range p.Rules {
-			if r.MustMatch && c.matched[r] == 0 {
-				stale = append(stale, r)
-			}
-		}
-	}
-	sort.Slice(stale, func(i, j int) bool { return stale[i].Name < stale[j].Name })
-	return stale
-}
+func (c *Classifier) Stale() []*rules.Rule { return staleAcross(c.Set, []*Classifier{c}) }
 
 // noteApplied counts the rules an earlier apply recorded in its index as
 // matched (a record of an action's kind): their files are gone or moved
 // because they worked, not because they went stale.
 func (c *Classifier) noteApplied(ix *contract.Index) {
 	for _, f := range ix.Files {
-		if specOfKind(f.Kind) == nil {
-			continue
-		}
-		for _, r := range c.Set.Rules() {
-			if r.Name == f.Name {
-				c.matched[r]++
-			}
+		if r := c.Set.RuleNamed(f.Name); r != nil && specOfKind(f.Kind) != nil {
+			c.matched[r]++
 		}
 	}
 }
@@ -370,27 +341,14 @@ func (c *Classifier) Active(name string) bool {
 	if c.Owners.Known() {
 		return c.present(p)
 	}
-	for _, r := range p.Rules {
-		if c.matched[r] > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Rules, func(r *rules.Rule) bool { return c.matched[r] > 0 })
 }
-
-// Matched reports how many entries rule r matched so far.
-func (c *Classifier) Matched(r *rules.Rule) int { return c.matched[r] }
 
 func (c *Classifier) present(p *rules.Package) bool {
 	if p.Name == AnyPackage {
 		return false
 	}
-	for _, n := range append([]string{p.Name}, p.Aliases...) {
-		if c.Owners.Present(n) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(append([]string{p.Name}, p.Aliases...), c.Owners.Present)
 }
 
 // noteDirLink remembers l; a later link at the same path takes its place,

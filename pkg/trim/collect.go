@@ -173,9 +173,7 @@ func (c *collector) capture(dec Decision, e *archive.Entry, data io.Reader) erro
 // supersede drops an earlier capture at path: a later entry of the same
 // name replaces it where the kernel unpacks them (init/initramfs.c: a
 // later member of the stream, or of a later initrd segment, is written
-// over the earlier), so only the later one is moved (issue 28: two
-// members each with podman's bridge failed "both rule podman-bridge and
-// rule podman-bridge write it").
+// over the earlier), so only the later one is moved.
 func (c *collector) supersede(path string) {
 	for i, old := range c.caps {
 		if old.verdict.Path == path {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
@@ -43,12 +44,7 @@ func NewConfigFiles(set *rules.Set) *ConfigFiles {
 
 // wanted says whether a config of the set may read name.
 func (c *ConfigFiles) wanted(name string) bool {
-	for _, cf := range c.configs {
-		if cf.Reads(name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.configs, func(cf *rules.Config) bool { return cf.Reads(name) })
 }
 
 // Note keeps e's data when a config may read it, and returns a reader of
@@ -79,7 +75,6 @@ func (c *ConfigFiles) Findings(input string, owners *owners.Table) []Finding {
 	var found []Finding
 	for _, cf := range c.configs {
 		base := Finding{Input: input, Rule: cf.Name, Pos: cf.Pos, Severity: rules.Error, Type: string(rules.TypeFile)}
-		base.Package = (&Verdict{Path: cf.Main}).Owner(owners)
 		// A config its runtime cannot read (a file that does not decode,
 		// an import not there) stops the runtime, which says so; an
 		// edit rule that matches the file reports it too.
@@ -103,7 +98,7 @@ func configOverrides(cf *rules.Config, order []configkey.File, base Finding, own
 	for _, o := range over {
 		f := base
 		f.Path, f.Site, f.Check, f.Key, f.Value = o.File, o.Site, CheckOverride, o.Key.String(), configkey.Show(o.Value, o.Found)
-		f.Package = (&Verdict{Path: o.File}).Owner(owners)
+		f.Package = owners.Owner(o.File)
 		how := "sets it to " + f.Value
 		if !o.Found {
 			how = "takes it back to the default (its table replaces the site's)"
@@ -127,7 +122,7 @@ func configCNIDirs(cf *rules.Config, order []configkey.File, base Finding, owner
 		}
 		f := base
 		f.Path, f.Check, f.Key, f.Value = cmp.Or(d.File, cf.Main), CheckCNIDir, d.Key.String(), configkey.Show(d.Value, true)
-		f.Package = (&Verdict{Path: f.Path}).Owner(owners)
+		f.Package = owners.Owner(f.Path)
 		f.Reason = fmt.Sprintf("the runtime reads CNI configs from %s, not from /%s, which the policy guards: guard it, or set %s back", s, cf.CNIDir, f.Key)
 		found = append(found, f)
 	}

@@ -53,7 +53,7 @@ type Link struct {
 // NewDecider returns the decision step for set; owners may be nil. own
 // lists the paths whose regular files are reported as Own (nil: none).
 func NewDecider(set *rules.Set, owners *owners.Table, own map[string]bool) *Decider {
-	return &Decider{Classifier: NewClassifier(set, owners), own: own}
+	return &Decider{Classifier: NewClassifier(set, owners), own: own, gone: map[string]*rules.Rule{}, earlier: map[string]bool{}}
 }
 
 // Decision is the verdict on one entry.
@@ -110,9 +110,6 @@ func (d *Decider) Decide(e *archive.Entry) (Decision, error) {
 	if a := v.Action(); a != 0 {
 		dec.Spec = Actions[a]
 		if !dec.Spec.InPlace { // an entry written again in place is not taken away
-			if d.gone == nil {
-				d.gone = map[string]*rules.Rule{}
-			}
 			d.gone[v.Path] = v.Rule
 			delete(d.earlier, v.Path)
 		}
@@ -179,28 +176,13 @@ func (d *Decider) noteTaken(ix *contract.Index) {
 		if _, ok := d.gone[p]; ok {
 			continue
 		}
-		r := d.ruleNamed(f.Name)
+		r := d.Set.RuleNamed(f.Name)
 		if r == nil {
 			// The rule is no longer in the set: name it as the index does.
 			r = &rules.Rule{Name: f.Name, Action: spec.Action}
 		}
-		if d.gone == nil {
-			d.gone = map[string]*rules.Rule{}
-		}
-		if d.earlier == nil {
-			d.earlier = map[string]bool{}
-		}
 		d.gone[p], d.earlier[p] = r, true
 	}
-}
-
-func (d *Decider) ruleNamed(name string) *rules.Rule {
-	for _, r := range d.Set.Rules() {
-		if r.Name == name {
-			return r
-		}
-	}
-	return nil
 }
 
 // ownFile is what apply keeps of a file at one of its own paths: the
@@ -235,9 +217,8 @@ func (d *Decider) takeOwn(name string, r io.Reader) (ownFile, error) {
 func danglingChanges(d *Decider) []manifest.Change {
 	var out []manifest.Change
 	for _, l := range d.Dangling() {
-		v := &Verdict{Path: l.Path}
 		out = append(out, manifest.Change{Kind: contract.Dangling, Path: l.Path, To: l.Target, Type: archive.TypeSymlink.String(),
-			Package: v.Owner(d.Owners), Rule: l.Rule.Name, Size: int64(len(l.Target)), Mode: fmt.Sprintf("%04o", l.Mode),
+			Package: d.Owners.Owner(l.Path), Rule: l.Rule.Name, Size: int64(len(l.Target)), Mode: fmt.Sprintf("%04o", l.Mode),
 			Reason: "points at " + l.goneReason()})
 	}
 	return out

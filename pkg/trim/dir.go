@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
 	"github.com/rootfs-trim/rootfs-trim/pkg/archive"
 	"github.com/rootfs-trim/rootfs-trim/pkg/contract"
-	"github.com/rootfs-trim/rootfs-trim/pkg/owners"
 )
 
 // ApplyDir applies the rules to a directory tree in place, as a Buildroot
@@ -25,23 +25,19 @@ import (
 // the tree can never make apply touch anything outside it. Directories
 // whose contents change keep their mtimes.
 //
-// A run killed at any point is finished by the next: it ends with exactly
-// the tree an uninterrupted run leaves. Before the first change a journal
-// beside the tree (see journal) records what the tree alone could not tell
-// the rerun; then directories and files are created (each file under a
-// temporary name, renamed into place), the index last, and only then
-// anything removed, so that the index a killed run wrote still records
-// what it had removed. A rerun decides again from the tree: a relocation
-// or deferred copy already made is made again, the same; what is left to
-// remove is removed. Every run ends by setting the mtimes the journal
-// records and removing the journal.
+// A run killed at any point is finished by the next, which decides again
+// from the tree and ends with the tree an uninterrupted run leaves: the
+// journal beside it keeps what the tree alone cannot tell (journal), files
+// are renamed into place from temporary names, the index last, and only
+// then is anything removed, so that the index a killed run wrote still
+// records what it had removed.
 //
-// Cancelling ctx stops the run while it is still reading and deciding, when
-// nothing has changed yet; once writing has begun the run finishes, so the
-// tree is never left half-applied by an interrupt.
+// Cancelling ctx stops the run while it is still reading and deciding;
+// once writing has begun the run finishes, so the tree is never left
+// half-applied by an interrupt.
 //
-// It reads (treeApply.read, every entry through the collector), plans
-// (treeApply.plan) and commits (treeApply.commit, in journal.go).
+// It reads (treeApply.read), plans (treeApply.plan) and commits
+// (treeApply.commit, in journal.go).
 func ApplyDir(ctx context.Context, root string, opt Options, dryRun bool) (*Report, error) {
 	t, err := openTreeApply(root)
 	if err != nil {
@@ -168,30 +164,23 @@ func (t *treeApply) read(ctx context.Context, opt Options) error {
 // openListing opens the tree at root for reading while Buildroot's file list
 // is parsed (opt.LoadOwners), and returns opt with its owners.
 func openListing(root string, opt Options, namesOnly bool) (*archive.DirReader, Options, error) {
-	type loaded struct {
-		owners *owners.Table
-		err    error
-	}
-	var ownersDone chan loaded
-	if opt.LoadOwners != nil {
-		ownersDone = make(chan loaded, 1)
-		go func() {
-			o, err := opt.LoadOwners()
-			ownersDone <- loaded{o, err}
-		}()
-	}
-	r, err := archive.NewDirReader(root, archive.DirReaderOptions{NamesOnly: namesOnly})
-	if ownersDone != nil {
-		// Waited for even when the listing failed: a bad file list is the
-		// error to report first, as it was when owners came first.
-		l := <-ownersDone
-		if l.err != nil {
-			if r != nil {
-				r.Close()
-			}
-			return nil, opt, l.err
+	var ownersErr error
+	loaded := make(chan struct{})
+	go func() {
+		if opt.LoadOwners != nil {
+			opt.Owners, ownersErr = opt.LoadOwners()
 		}
-		opt.Owners = l.owners
+		close(loaded)
+	}()
+	r, err := archive.NewDirReader(root, archive.DirReaderOptions{NamesOnly: namesOnly})
+	// Waited for even when the listing failed: a bad file list is the
+	// error to report first, as it was when owners came first.
+	<-loaded
+	if ownersErr != nil {
+		if r != nil {
+			r.Close()
+		}
+		return nil, opt, ownersErr
 	}
 	if err != nil {
 		return nil, opt, err
@@ -266,7 +255,7 @@ func (t *treeApply) plan(dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	if lazyEpoch && !dryRun && writesAny(inj) {
+	if lazyEpoch && !dryRun && slices.ContainsFunc(inj, func(in *injection) bool { return !in.unchanged }) {
 		if t.epoch, err = newestMtime(t.root); err != nil {
 			return err
 		}
@@ -302,15 +291,6 @@ func redoEarlierApply(caps []*captured, out *dirTree, old *contract.Index) {
 }
 
 func noRedo(*captured, *dirTree, *contract.Index) {}
-
-func writesAny(inj []*injection) bool {
-	for _, in := range inj {
-		if !in.unchanged {
-			return true
-		}
-	}
-	return false
-}
 
 // newestMtime is the newest mtime of any entry in the tree at root: what
 // apply gives the files it writes when SOURCE_DATE_EPOCH is unset.
@@ -442,11 +422,4 @@ func (w *treeWriter) write(in *injection) error {
 		return err
 	}
 	return w.fsat().WriteFile(e.Name, tempName(e.Name), fsat.File{Data: data, Mode: e.Mode, UID: e.UID, GID: e.GID, ModTime: e.ModTime})
-}
-
-// remove removes name and everything beneath it, one entry at a time
-// (deepest first), never following a symlink: a rerun finds what a kill
-// left and removes the rest.
-func (w *treeWriter) remove(name string) error {
-	return w.fsat().RemoveAll(name)
 }

@@ -2,6 +2,7 @@ package trim
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -36,14 +37,7 @@ func judged(judge func(*rules.Rule, []byte) (configkey.Result, error), r *rules.
 // and after.
 func editedChange(r *rules.Rule, res configkey.Result) string {
 	after, _ := r.Edit.Check(res.Out)
-	return fmt.Sprintf("%s: %s -> %s", r.Edit.Key, orAbsent(res.Show()), orAbsent(after.Show()))
-}
-
-func orAbsent(v string) string {
-	if v == "" {
-		return "(absent)"
-	}
-	return v
+	return fmt.Sprintf("%s: %s -> %s", r.Edit.Key, cmp.Or(res.Show(), "(absent)"), cmp.Or(after.Show(), "(absent)"))
 }
 
 // placeEdited writes an edited file back at its path with the rule's key

@@ -47,26 +47,17 @@ type tree interface {
 }
 
 // planInjections decides everything apply adds: relocated files at their
-// destination, deferred copies, the rule set's files, templates, the index,
-// kept directories, and the parent directories all of these need. It
-// refuses collisions with what the output already holds.
+// destination, deferred copies, the files of the packages active says are
+// in the image, templates, the index, and the parent directories they
+// need, refusing collisions with what the output already holds.
 //
-// What apply adds comes after everything else, in two groups: first what
-// it moved (relocated files, deferred copies) with the directories that
-// anything added needs, then what it writes itself (added files, templates,
-// the index). A second run finds the first group in place, as ordinary
-// entries, and writes the second group again, identically: so applying to
-// an applied image gives back the same bytes.
-//
-// own holds what the input already had at the paths of the second group
-// (path -> sha256), from an earlier apply; old is that apply's index.
-//
-// The index also records what was removed and relocated, so that the image
-// says what was taken out of it, and a later run knows these rules were
-// applied rather than stale.
-//
-// A package's additions are made only when active(package) says the
-// package is in the image.
+// What apply adds comes last, in two groups: what it moved, with the
+// directories anything added needs, then what it writes itself (added
+// files, templates, the index). A second run finds the first group in
+// place, as ordinary entries, and writes the second again, identically:
+// applying to an applied image gives back the same bytes. The index also
+// records what was removed and relocated: a later run knows those rules
+// were applied rather than stale.
 func planInjections(in planInput) ([]*injection, []manifest.Change, error) {
 	p := &planner{planInput: in, claimed: map[string]string{}, restored: map[string]string{}, ours: map[string]string{}}
 	p.index = &contract.Index{Version: contract.IndexVersion, RulesDigest: in.set.Digest, Policy: indexPolicy(in.set)}
@@ -388,18 +379,7 @@ func changeFor(e *archive.Entry, v *Verdict, owners *owners.Table) manifest.Chan
 	c := manifest.Change{Path: v.Path, Type: e.Type.String(), Package: v.Owner(owners),
 		Size: e.Size, Mode: fmt.Sprintf("%04o", e.Mode)}
 	if v.Rule != nil {
-		c.Rule = v.Rule.Name
-		c.Reason = v.Rule.Reason
-		if v.Inherited {
-			c.Reason = "inside a directory that rule " + v.Rule.Name + " strips"
-		}
-		if len(v.Joint) > 1 {
-			// The owner unknown, the rules of several packages
-			// do alike: Rule names one of them for the index (any
-			// one's name does the same), Reason is true of all.
-			c.Reason = jointReason(v)
-		}
-		c.Unreviewed = v.Unreviewed()
+		c.Rule, c.Reason, c.Unreviewed = v.Rule.Name, ruleReason(v), v.Unreviewed()
 	}
 	if e.Type == archive.TypeSymlink {
 		c.Size = int64(len(e.Linkname))

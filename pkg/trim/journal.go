@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -117,11 +118,7 @@ func openJournal(root string) (*journalFile, error) {
 		dir, jf.name = rootJournalDir(), rootJournalName
 		jf.private = fmt.Sprintf("rootfs-trim.%d", os.Geteuid())
 	}
-	if jf.private != "" {
-		jf.path = filepath.Join(dir, jf.private, jf.name)
-	} else {
-		jf.path = filepath.Join(dir, jf.name)
-	}
+	jf.path = filepath.Join(dir, jf.private, jf.name) // Join drops an empty private
 	jf.parent, err = os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, fs.ErrNotExist) && jf.private != "" {
 		// An image with no /tmp: fine until a journal must be written.
@@ -426,12 +423,7 @@ func untemp(t string) (p string, ok bool) {
 // itself may change.
 func (j *journal) checkPlanned(name string, planned map[string]bool, set *rules.Set) error {
 	anyRule := func(f func(rules.Pattern) bool) bool {
-		for _, r := range set.Rules() {
-			if slices.ContainsFunc(r.Paths, f) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(set.Rules(), func(r *rules.Rule) bool { return slices.ContainsFunc(r.Paths, f) })
 	}
 	ruleMatches := func(p string) bool { return anyRule(func(pat rules.Pattern) bool { return pat.Match(p) }) }
 	above := map[string]bool{".": true}
@@ -505,16 +497,13 @@ func (t *treeApply) commit() error {
 		}
 	}
 	for _, rm := range t.removals {
-		if err := w.remove(rm.path); err != nil {
+		// Deepest first, never following a symlink: a rerun finds what
+		// a kill left and removes the rest.
+		if err := w.fsat().RemoveAll(rm.path); err != nil {
 			return fmt.Errorf("removing %s: %w", names.Quote(rm.path), err)
 		}
 	}
-	dirs := make([]string, 0, len(j.Dirs))
-	for d := range j.Dirs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, d := range dirs {
+	for _, d := range slices.Sorted(maps.Keys(j.Dirs)) {
 		w.step()
 		mt := time.Unix(0, j.Dirs[d])
 		if err := t.fsRoot.Chtimes(d, mt, mt); err != nil && !errors.Is(err, fs.ErrNotExist) {

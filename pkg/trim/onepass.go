@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/pathx"
@@ -20,8 +21,6 @@ import (
 // gathering the owners it records (owners.Later), for an audit whose
 // owners come from the input's own dpkg database; it holds the data of
 // the files a rule of set judges by their content too (judgedPaths).
-// Read errors are named as owners.Load names them, which read the archive
-// first, before the audit, until there was one pass.
 func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Reader) (*Recording, *owners.DB, error) {
 	src, r, err := openWrapped(in.Source, wrap)
 	if err != nil {
@@ -50,7 +49,7 @@ func record(set *rules.Set, in AuditInput, wrap func(archive.Reader) archive.Rea
 // Recording is an input read once by audit, or by a caller that does more
 // with its entries (diff hashes them), for owners from the input's own
 // records: Entry holds each entry's header (owners.Later), Done gives the
-// owners, and Replay judges the entries with them, in their order.
+// owners, and Judge audits the entries with them, in their order.
 type Recording struct {
 	kind  archive.Kind
 	later *owners.Later[heldEntry]
@@ -73,17 +72,7 @@ func judgedPaths(set *rules.Set) func(string) bool {
 	}
 	configs := NewConfigFiles(set)
 	return func(name string) bool {
-		if configs.wanted(name) {
-			return true
-		}
-		for _, r := range judging {
-			for _, p := range r.Paths {
-				if p.Match(name) {
-					return true
-				}
-			}
-		}
-		return false
+		return configs.wanted(name) || slices.ContainsFunc(judging, func(r *rules.Rule) bool { return r.Matches(name) })
 	}
 }
 
@@ -129,30 +118,27 @@ func (r *Recording) Entry(e *archive.Entry, data io.Reader) error {
 	return r.later.Hold(h)
 }
 
-// Kind is the recorded archive's format.
-func (r *Recording) Kind() archive.Kind { return r.kind }
-
 // Done returns the input's owners once its entries are all recorded; nil
 // when it records none.
 func (r *Recording) Done() (*owners.DB, error) { return r.later.Done() }
 
-// Replay judges the recorded entries with a, in their order; each, when
-// set, is told what became of the i-th.
-func (r *Recording) Replay(a *Auditor, each func(i int, e *archive.Entry, dec Decision) error) error {
+// Judge audits the recorded entries of in with its owners (Done's), in
+// their order; each, when set, is told what became of the i-th.
+func (r *Recording) Judge(set *rules.Set, in AuditInput, each func(i int, e *archive.Entry, dec Decision) error) (*Auditor, error) {
+	a := NewAuditor(set, in, r.kind)
+	a.placeOf = r.placeOf
 	held := r.later.Release()
 	for i := range held {
 		h := &held[i]
 		dec, err := a.Entry(&h.entry, bytes.NewReader(h.data))
-		if err != nil {
-			return err
+		if err == nil && each != nil {
+			err = each(i, &h.entry, dec)
 		}
-		if each != nil {
-			if err := each(i, &h.entry, dec); err != nil {
-				return err
-			}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
 	}
-	return nil
+	return a, nil
 }
 
 // ImageData says which files of an image apply, audit and check read the

@@ -179,10 +179,8 @@ func ApplyStream(dst archive.Writer, dest archive.Kind, src archive.Reader, opt 
 	return rep, nil
 }
 
-// ApplyEntries is ApplyStream as the Transform of container.Rewrite: on
-// the entries it opened and the writer it created, in the formats it chose
-// (the input's, for where its consumer puts each entry, as opt.Input; the
-// output's), with its first pass over a tar input made into cpio.
+// ApplyEntries is ApplyStream as the Transform of container.Rewrite, in
+// the formats it chose (the input's, as opt.Input, and the output's).
 func ApplyEntries(e container.Entries, opt Options) (*Report, error) {
 	opt.Input = e.InFormat.Kind
 	return ApplyStream(e.Out, e.OutFormat.Kind, e.In, opt, e.Links)
@@ -356,11 +354,10 @@ func (a *streamApplier) finish() ([]*injection, error) {
 	return inj, nil
 }
 
-// settle, once the input is read with the owners known as each entry
-// came (Options.Dpkg), judges every entry again with the owners of the
-// whole dpkg database, in order, the data of what was taken from its
-// spool: the rules, records and findings are theirs, and where an entry
-// would have gone another way (kept, dropped or taken), errOwnersDecide.
+// settle judges every entry of an Options.Dpkg apply again, in order,
+// with the owners of the whole database (taken data from its spool): the
+// records are theirs, and an entry they would take another way (kept,
+// dropped or taken) is errOwnersDecide.
 func (a *streamApplier) settle() error {
 	if a.tee == nil {
 		return nil
@@ -477,9 +474,7 @@ func (s *applySource) Read(p []byte) (int, error) {
 // they are written, as GNU cpio numbers what it archives (copyout.c, with
 // --reproducible: one counter, in input order). A shared number would be a
 // shared (dev, inode): bsdtar takes any two entries with one and nlink >= 2
-// for hard links, and `cpio --reproducible` gives `.` inode 0, which every
-// directory apply created had (issue 12: bsdtar failed with "Can't create
-// 'usr/share/minikube': Operation not permitted").
+// for hard links, and `cpio --reproducible` gives `.` inode 0.
 //
 // Relocated and deferred files keep the input's number: their entry at
 // the old place is dropped. The index, templates and added files come
