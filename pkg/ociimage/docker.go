@@ -108,8 +108,9 @@ func (img *Image) loadDocker(m *dockerManifest, layout []layoutImage) error {
 		if d := digestOfName(name); d != "" && strings.HasPrefix(name, "blobs/") {
 			l.Digest, l.digestKnown = d, true
 		}
-		if _, size, err := img.store.open(name); err == nil {
+		if rc, size, err := img.store.open(name); err == nil {
 			l.size = size
+			rc.Close()
 		}
 		img.Layers = append(img.Layers, l)
 	}
