@@ -33,6 +33,9 @@ func imageInputs(t *testing.T, dir string) map[string]string {
 	// reads it.
 	in["zstd"] = filepath.Join(dir, "kicz")
 	ocitest.WriteLayout(in["zstd"], ocitest.ZstdImage(steps, "linux/amd64"), "kicbase")
+	// A layer twice, by digest, as an image's empty layers are: one blob.
+	in["repeated"] = filepath.Join(dir, "kicr")
+	ocitest.WriteLayout(in["repeated"], ocitest.Image(append(steps, steps[len(steps)-1]), "linux/amd64"), "kicbase")
 	return in
 }
 
@@ -117,7 +120,7 @@ func TestImageApply(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	inputs := imageInputs(t, dir)
-	for _, inKind := range []string{"layout", "docker-archive", "docker25", "zstd"} {
+	for _, inKind := range []string{"layout", "docker-archive", "docker25", "zstd", "repeated"} {
 		in := readImage(t, inputs[inKind])
 		inFlat := flat(t, in)
 		for _, tc := range []struct {

@@ -60,7 +60,18 @@ func (w *Writer) assemble(l *Layer) error {
 	}
 	manBlob := jsonBlob(man)
 	blobs := []blob{}
+	seen := map[string]bool{}
 	for _, sl := range layers {
+		// Layers of one digest (empty layers, two steps that made the
+		// same change) are one blob: a layout has one file of a name, and
+		// a tarball with a member twice is refused (tarStore).
+		if seen[sl.Digest] {
+			if sl == l {
+				os.Remove(l.blob)
+			}
+			continue
+		}
+		seen[sl.Digest] = true
 		if sl == l {
 			blobs = append(blobs, blob{digest: l.Digest, size: l.size, file: l.blob})
 		} else {
