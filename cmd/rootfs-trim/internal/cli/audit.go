@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -190,6 +191,9 @@ func printFindings(w io.Writer, format string, set *rules.Set, res *trim.AuditRe
 		case trim.CheckOverride, trim.CheckCNIDir:
 			by = "config " + f.Rule + " " + keyNote(f)
 		}
+		if f.Check == trim.CheckRuntimeAllowed && f.Rule == "" {
+			by = noRuntimePolicy
+		}
 		// A stale rule has no path: its cell is left empty.
 		p := names.Quote(f.Path)
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t[%s]\t%s%s\n", inputCell(names.Quote(f.Input)), f.Severity, p, names.Quote(f.Package), names.Text(by), f.Check, oneLine(f.Reason), placeNote(f))
@@ -230,11 +234,23 @@ func findingMessage(f trim.Finding) string {
 	case trim.CheckUnhandled:
 		return fmt.Sprintf("%s (package %s, in %s) violates policy %s and no rule handles it: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Policy, oneLine(f.Reason), placeNote(f))
 	case trim.CheckRuntimeEnabled, trim.CheckRuntimeAllowed:
-		return fmt.Sprintf("%s (package %s, in %s): rule %s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, oneLine(f.Reason), placeNote(f))
+		return fmt.Sprintf("%s (package %s, in %s): %s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), cmp.Or(runtimeRule(f), noRuntimePolicy), oneLine(f.Reason), placeNote(f))
 	case trim.CheckOverride, trim.CheckCNIDir:
 		return fmt.Sprintf("%s (package %s, in %s): config %s%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
 	}
 	return fmt.Sprintf("%s (package %s, in %s): rule %s will %s it%s: %s%s", names.Quote(f.Path), names.Quote(f.Package), names.Quote(f.Input), f.Rule, f.Action, names.Text(parenthesized(keyNote(f))), oneLine(f.Reason), placeNote(f))
+}
+
+// noRuntimePolicy is what handles a runtime note when the rules have no
+// boot_runtime policy: every runtime is allowed, and no rule speaks.
+const noRuntimePolicy = "no boot_runtime policy"
+
+// runtimeRule names the boot_runtime rule of a runtime finding, if any.
+func runtimeRule(f trim.Finding) string {
+	if f.Rule == "" {
+		return ""
+	}
+	return "rule " + f.Rule
 }
 
 // keyNote says, for a file an edit rule changes, its key and the value

@@ -79,3 +79,28 @@ func TestMessageBuilders(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeNoteWithoutPolicy: a runtime note of rules with no
+// boot_runtime policy has no rule to name; audit's text and github lines
+// say so instead of an empty rule, and a policy's note keeps its rule.
+func TestRuntimeNoteWithoutPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		rule, text, github string
+	}{
+		{"", "no boot_runtime policy", "): no boot_runtime policy: crio.service"},
+		{"one-cri-endpoint", "rule one-cri-endpoint (allowed) -> crio.service", "): rule one-cri-endpoint: crio.service"},
+	} {
+		f := trim.Finding{Path: "usr/lib/systemd/system/crio.service", Package: "cri-o", Input: "in", Rule: tc.rule, Policy: tc.rule,
+			Action: "allowed", Target: "crio.service", Check: trim.CheckRuntimeAllowed, Severity: rules.Note, Reason: "crio.service (crio) starts at boot"}
+		var buf bytes.Buffer
+		if err := printFindings(&buf, "text", &rules.Set{}, &trim.AuditResult{Findings: []trim.Finding{f}}, nil, 1); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.text) || strings.Contains(buf.String(), "new offender") {
+			t.Errorf("rule %q: text report lacks %q:\n%s", tc.rule, tc.text, buf.String())
+		}
+		if msg := findingMessage(f); !strings.Contains(msg, tc.github) {
+			t.Errorf("rule %q: message %q lacks %q", tc.rule, msg, tc.github)
+		}
+	}
+}
