@@ -217,20 +217,24 @@ ensure_archive() {
 fmt_us() { printf '%d.%03d' $(($1 / 1000000)) $((($1 % 1000000) / 1000)); }
 
 # run_once NAME CMD...: one timed run of CMD (stdout to /dev/null). Sets
-# T_US (microseconds), T_KIB (peak RSS, KiB, or empty), T_CS (user + system
-# CPU time, centiseconds, or empty) and T_STATUS; on a failure also M_OK=
+# T_US (microseconds), T_KIB (peak RSS, KiB, or empty), T_MS (user + system
+# CPU time, milliseconds, or empty) and T_STATUS; on a failure also M_OK=
 # and M_ERR (tail of stderr), logged.
 run_once() {
 	local name=$1 start end
 	shift
 	T_STATUS=0
 	T_KIB=
-	T_CS=
+	T_MS=
+	# CPU time from bash's own time (getrusage of the children, to the
+	# microsecond): GNU time's %U and %S count centiseconds, a tenth of
+	# a case that takes 0.15 s.
+	local TIMEFORMAT='%3U %3S'
 	start=$EPOCHREALTIME
 	if [[ -n $HAVE_TIME ]]; then
-		"$TIME_BIN" -f '%M %U %S' -o "$WORK/time.out" "$@" >/dev/null 2>"$WORK/stderr" || T_STATUS=$?
+		{ time "$TIME_BIN" -f '%M' -o "$WORK/time.out" "$@" >/dev/null 2>"$WORK/stderr" || T_STATUS=$?; } 2>"$WORK/cpu.out"
 	else
-		"$@" >/dev/null 2>"$WORK/stderr" || T_STATUS=$?
+		{ time "$@" >/dev/null 2>"$WORK/stderr" || T_STATUS=$?; } 2>"$WORK/cpu.out"
 	fi
 	end=$EPOCHREALTIME
 	T_US=$((${end/./} - ${start/./}))
@@ -241,14 +245,16 @@ run_once() {
 		return 0
 	fi
 	if [[ -n $HAVE_TIME ]]; then
-		local -a tf
-		read -r -a tf < <(tail -n 1 "$WORK/time.out")
-		if [[ ${tf[0]:-} =~ ^[0-9]+$ ]]; then
-			T_KIB=${tf[0]}
+		local kib
+		kib=$(tail -n 1 "$WORK/time.out")
+		if [[ $kib =~ ^[0-9]+$ ]]; then
+			T_KIB=$kib
 		fi
-		if [[ ${tf[1]:-}${tf[2]:-} =~ ^[0-9]+\.[0-9]{2}[0-9]+\.[0-9]{2}$ ]]; then
-			T_CS=$((10#${tf[1]/./} + 10#${tf[2]/./}))
-		fi
+	fi
+	local -a tf
+	read -r -a tf < <(tail -n 1 "$WORK/cpu.out")
+	if [[ ${tf[0]:-}${tf[1]:-} =~ ^[0-9]+\.[0-9]{3}[0-9]+\.[0-9]{3}$ ]]; then
+		T_MS=$((10#${tf[0]/./} + 10#${tf[1]/./}))
 	fi
 }
 
@@ -264,18 +270,18 @@ prepare() {
 }
 
 # keep_best PREFIX: fold the run of run_once into the variables PREFIX_US
-# (fastest), PREFIX_KIB (largest peak RSS) and PREFIX_CS (least CPU time),
-# and add its CPU time to the list PREFIX_CSL (for median_cs).
+# (fastest), PREFIX_KIB (largest peak RSS) and PREFIX_MS (least CPU time),
+# and add its CPU time to the list PREFIX_MSL (for median_ms).
 keep_best() {
-	local -n best_us=${1}_US best_kib=${1}_KIB best_cs=${1}_CS all_cs=${1}_CSL
-	if [[ -n $T_CS ]]; then
-		all_cs+=("$T_CS")
+	local -n best_us=${1}_US best_kib=${1}_KIB best_ms=${1}_MS all_ms=${1}_MSL
+	if [[ -n $T_MS ]]; then
+		all_ms+=("$T_MS")
 	fi
 	if [[ -n $T_KIB ]] && { [[ -z $best_kib ]] || ((T_KIB > best_kib)); }; then
 		best_kib=$T_KIB
 	fi
-	if [[ -n $T_CS ]] && { [[ -z $best_cs ]] || ((T_CS < best_cs)); }; then
-		best_cs=$T_CS
+	if [[ -n $T_MS ]] && { [[ -z $best_ms ]] || ((T_MS < best_ms)); }; then
+		best_ms=$T_MS
 	fi
 	if [[ -z $best_us ]] || ((T_US < best_us)); then
 		best_us=$T_US
@@ -300,18 +306,18 @@ first_is_slow() {
 
 # measure NAME CLEAN -- CMD...: run CMD (stdout to /dev/null) RUNS times,
 # each after prepare NAME CLEAN. Sets M_US (fastest run, microseconds),
-# M_KIB (peak RSS over the runs, KiB, or empty), M_CS (least CPU time),
+# M_KIB (peak RSS over the runs, KiB, or empty), M_MS (least CPU time),
 # M_OK (1 or empty), M_ERR (tail of stderr when it failed) and M_RUNS.
 # With BASE_CMD set (set_base), each run is preceded by one of the base
 # binary: base, current, base, current, ..., so that a change in the
-# machine's load falls on both alike; B_US, B_KIB, B_CS and B_OK are its.
-# ALONG_CMD, a peer, is run in turn the same way (A_US, A_KIB, A_CS, A_OK).
+# machine's load falls on both alike; B_US, B_KIB, B_MS and B_OK are its.
+# ALONG_CMD, a peer, is run in turn the same way (A_US, A_KIB, A_MS, A_OK).
 measure() {
 	local name=$1 clean=$2 runs i base_note
 	shift 3
-	M_US='' M_KIB='' M_CS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_CS='' B_OK=1
-	M_CSL=() B_CSL=() A_CSL=()
-	A_US='' A_KIB='' A_CS='' A_OK=1
+	M_US='' M_KIB='' M_MS='' M_OK=1 M_ERR='' B_US='' B_KIB='' B_MS='' B_OK=1
+	M_MSL=() B_MSL=() A_MSL=()
+	A_US='' A_KIB='' A_MS='' A_OK=1
 	runs=$(runs_wanted)
 	M_RUNS=0
 	for ((i = 1; i <= runs; i++)); do
@@ -376,20 +382,20 @@ set_base() {
 	done
 }
 
-# fmt_cs CENTISECONDS: seconds with two decimals, or n/a.
-# median_cs PREFIX: the median of the CPU times in PREFIX_CSL,
-# centiseconds (the lower middle of an even count), or empty.
-median_cs() {
-	local -n list=${1}_CSL
+# fmt_ms MILLISECONDS: seconds with three decimals, or n/a.
+# median_ms PREFIX: the median of the CPU times in PREFIX_MSL,
+# milliseconds (the lower middle of an even count), or empty.
+median_ms() {
+	local -n list=${1}_MSL
 	((${#list[@]} > 0)) || return 0
 	local -a sorted
 	mapfile -t sorted < <(printf '%s\n' "${list[@]}" | sort -n)
 	printf '%s' "${sorted[$(((${#sorted[@]} - 1) / 2))]}"
 }
 
-fmt_cs() {
+fmt_ms() {
 	if [[ -n $1 ]]; then
-		printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
+		printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
 	else
 		printf 'n/a'
 	fi
@@ -570,13 +576,13 @@ base_row() {
 	fi
 	add_row ROWS "$case" "$OURS_CELL" "base rootfs-trim" "$base_cell" "$ratio_cell" "$bytes" "$OURS_RSS_CELL"
 	local bmed mmed cpu_ratio=-
-	bmed=$(median_cs B)
-	mmed=$(median_cs M)
+	bmed=$(median_ms B)
+	mmed=$(median_ms M)
 	if [[ -n $bmed && -n $mmed ]] && ((bmed > 0)); then
 		cpu_ratio=$(ratio "$mmed" "$bmed")
 	fi
 	add_row BASE_ROWS "$case" "$base_cell" "$OURS_CELL" "$ratio_cell" "$M_RUNS" \
-		"$(fmt_cs "$B_CS") / $(fmt_cs "$M_CS")" "$(fmt_cs "$bmed") / $(fmt_cs "$mmed") ($cpu_ratio)" \
+		"$(fmt_ms "$B_MS") / $(fmt_ms "$M_MS")" "$(fmt_ms "$bmed") / $(fmt_ms "$mmed") ($cpu_ratio)" \
 		"$(fmt_mib "$B_KIB") / $OURS_RSS_CELL" "$same"
 	rm -rf -- "$bout"
 }

@@ -11,7 +11,8 @@ import (
 	"sync"
 
 	"github.com/pierrec/lz4/v4"
-	"golang.org/x/sys/unix"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/bigbuf"
 )
 
 // lz4LegacyBound is LZ4_compressBound(8 MiB): the kernel's unlz4 refuses a
@@ -52,7 +53,7 @@ type lz4Chunk struct {
 	comp    []byte // the compressed block: in scratch, or in place
 	scratch []byte // owned room for comp
 	out     []byte
-	mem     []byte // scratch and out, when they come from the block pool
+	mem     []byte // scratch and out, when they come from bigbuf
 	inPlace bool   // comp came from InPlaceReader.Next: hand it back with Done
 	n       int    // decoded bytes in out
 	err     error  // reading or decoding failed at this chunk
@@ -203,12 +204,12 @@ func (r *lz4LegacyReader) readChunks(jobs chan<- *lz4Chunk) {
 	}
 }
 
-// allocateAll gives every chunk full-size buffers from the block pool,
+// allocateAll gives every chunk full-size buffers from bigbuf,
 // before any worker runs. A block taken in place leaves the compressed
 // half of its buffer untouched, and so never faulted in.
 func (r *lz4LegacyReader) allocateAll() {
 	for _, c := range r.chunks {
-		c.mem = lz4Blocks.get()
+		c.mem = bigbuf.Get(lz4BlockMem)
 		c.scratch = c.mem[:0:lz4LegacyBound]
 		if len(c.comp) > 0 && !c.inPlace {
 			// In scratch (or in the read-ahead, which a copy does no harm).
@@ -218,44 +219,12 @@ func (r *lz4LegacyReader) allocateAll() {
 	}
 }
 
-// lz4Blocks holds the buffers of big legacy streams: 16 MiB per block in
-// flight, outside the Go heap and kept for the next reader.
-//
-// On the Go heap, allocating them starts collections while the workers
-// are inside pierrec's assembly decoder, which cannot be preempted: with
-// the faults of 48 MiB of fresh 4 KiB pages that doubled the time of
-// `list` (make bench: list-lz4). Mapped, with huge pages where the kernel
-// offers them, they cost a few dozen faults and no collection.
-var lz4Blocks blockPool
-
-type blockPool struct {
-	mu   sync.Mutex
-	free [][]byte
-}
-
-const lz4BlockMem = 16<<20 + 64<<10 // lz4LegacyBound + lz4LegacyBlock, rounded up
-
-func (p *blockPool) get() []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		b := p.free[n-1]
-		p.free = p.free[:n-1]
-		return b
-	}
-	b, err := unix.Mmap(-1, 0, lz4BlockMem, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return make([]byte, lz4BlockMem)
-	}
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // a hint; refused on some kernels
-	return b
-}
-
-func (p *blockPool) put(b []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.free = append(p.free, b)
-}
+// lz4BlockMem is a block in flight: lz4LegacyBound + lz4LegacyBlock,
+// rounded up. It comes from bigbuf, outside the Go heap, for the reasons
+// its doc gives: the workers run pierrec's assembly decoder, which a
+// collection cannot preempt, and on the heap the faults of 48 MiB of fresh
+// pages doubled the time of `list` (make bench: list-lz4).
+const lz4BlockMem = 16<<20 + 64<<10
 
 // readBlock reads the next block into c. It reports false at the end of
 // the stream. A fault on mapped input is an error.
@@ -382,7 +351,7 @@ func (r *lz4LegacyReader) Close() error {
 		r.wg.Wait()
 		for _, c := range r.chunks {
 			if c.mem != nil {
-				lz4Blocks.put(c.mem)
+				bigbuf.Put(c.mem)
 				c.mem, c.scratch, c.out = nil, nil, nil
 			}
 			c.comp = nil

@@ -336,7 +336,9 @@ type Gzip struct {
 func NewGzip(w io.Writer, in io.ReaderAt, lay *GzipLayout) *Gzip {
 	cw := &countWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	return &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, chain: chain{chainIdx: -1}, cw: cw}
+	s := &Gzip{w: bw, in: in, lay: lay, level: lay.Level, bw: bitWriter{w: bw}, cw: cw}
+	s.chain = newChain(s)
+	return s
 }
 
 func (s *Gzip) start() error {
@@ -583,7 +585,9 @@ func (s *Gzip) Prefix(n int64, get func(from, to int64) ([]byte, bool)) error {
 	s.outOff = at
 	cut := at - max(0, at-deflateWindow)
 	s.remember(tail[:cut])
-	s.pending = append(s.pending[:0], tail[cut:]...)
+	s.pending = s.pending[:0]
+	s.reserve(len(tail) - int(cut))
+	s.pending = append(s.pending, tail[cut:]...)
 	s.chainIdx, s.chainIn, s.chainStart = 0, at, 0
 	s.next = i
 	return nil
@@ -611,6 +615,7 @@ func (s *Gzip) Close(crc uint32, size int64) error {
 	if err := s.settle(false); err != nil {
 		return err
 	}
+	s.release()
 	if s.fw != nil {
 		if err := s.fw.Close(); err != nil {
 			return err

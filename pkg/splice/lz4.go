@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/bigbuf"
 )
 
 // Lz4LegacyBlock is the uncompressed size of a full legacy lz4 block. The
@@ -148,10 +150,22 @@ func lz4DecodedLen(b []byte) (int, error) {
 // chain is what a splicer holds of the output, not yet written: pending,
 // whose bytes from chainIdx on are the input's from chainIn on (chainIdx
 // -1: none), so that an input block they come to cover can be copied.
+// pending can hold two blocks of 8 MiB: its buffer comes from bigbuf, and
+// mem holds it too, for the cleanup that hands it back from a splicer
+// dropped without Close (after an error).
 type chain struct {
 	pending  []byte
 	chainIdx int
 	chainIn  int64
+	mem      *[]byte
+}
+
+// newChain returns an empty chain whose buffer goes back to bigbuf once
+// owner is unreachable, if release has not sent it back before.
+func newChain[T any](owner *T) chain {
+	mem := new([]byte)
+	runtime.AddCleanup(owner, func(mem *[]byte) { bigbuf.Put(*mem) }, mem)
+	return chain{chainIdx: -1, mem: mem}
 }
 
 // end is the input offset just past the chain.
@@ -166,8 +180,28 @@ func (c *chain) add(p []byte, src int64) (started bool) {
 	case c.chainIdx < 0 || c.end() != src:
 		c.chainIdx, c.chainIn, started = len(c.pending), src, true
 	}
+	c.reserve(len(p))
 	c.pending = append(c.pending, p...)
 	return started
+}
+
+// reserve makes room for n more pending bytes: the buffer doubles, where
+// append's growth by a quarter would copy megabytes into fresh memory at
+// every step.
+func (c *chain) reserve(n int) {
+	if len(c.pending)+n <= cap(c.pending) {
+		return
+	}
+	grown := bigbuf.Get(max(len(c.pending)+n, 2*len(c.pending)))[:len(c.pending)]
+	copy(grown, c.pending)
+	bigbuf.Put(c.pending)
+	c.pending, *c.mem = grown, grown
+}
+
+// release hands the buffer back once nothing is pending.
+func (c *chain) release() {
+	bigbuf.Put(c.pending)
+	c.pending, *c.mem = nil, nil
 }
 
 // drop removes the first n pending bytes.
@@ -236,8 +270,9 @@ type blockFormat interface {
 	// compress turns src into one block, framing included, and tells its
 	// unpadded size; it runs on several goroutines at once.
 	compress(src []byte, custom func([]byte) ([]byte, error)) ([]byte, int64, error)
-	// decodeHead returns the first n uncompressed bytes of input block b.
-	decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error)
+	// decodeHead decodes the first n uncompressed bytes of input block b
+	// into dst, whose capacity holds the whole block, and returns them.
+	decodeHead(dst []byte, in io.ReaderAt, b Block, n int64) ([]byte, error)
 	trailer(records []Record) []byte
 }
 
@@ -272,17 +307,17 @@ func (f lz4Format) compress(src []byte, custom func([]byte) ([]byte, error)) ([]
 	return dst[:4+n], int64(4 + n), nil
 }
 
-func (lz4Format) decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error) {
-	comp := make([]byte, b.Size)
+func (lz4Format) decodeHead(dst []byte, in io.ReaderAt, b Block, n int64) ([]byte, error) {
+	comp := bigbuf.Get(int(b.Size))
+	defer bigbuf.Put(comp)
 	if _, err := in.ReadAt(comp, b.Offset); err != nil {
 		return nil, fmt.Errorf("lz4-legacy: rereading block at %d: %w", b.Offset, err)
 	}
-	out := make([]byte, b.Len)
-	k, err := lz4.UncompressBlock(comp[4:], out)
+	k, err := lz4.UncompressBlock(comp[4:], dst[:b.Len])
 	if err != nil || int64(k) != b.Len {
 		return nil, fmt.Errorf("lz4-legacy: block at %d changed since it was read", b.Offset)
 	}
-	return out[:n], nil
+	return dst[:n], nil
 }
 
 func (lz4Format) trailer([]Record) []byte { return nil }
@@ -294,8 +329,10 @@ func NewLz4(w io.Writer, in io.ReaderAt, blocks []Block, level lz4.CompressionLe
 }
 
 func newBlockSplicer(w io.Writer, in io.ReaderAt, blocks []Block, f blockFormat, queue int) *BlockSplicer {
-	return &BlockSplicer{w: w, in: in, blocks: blocks, format: f, chain: chain{chainIdx: -1}, maxQueue: queue,
+	s := &BlockSplicer{w: w, in: in, blocks: blocks, format: f, maxQueue: queue,
 		sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+	s.chain = newChain(s)
+	return s
 }
 
 func (s *BlockSplicer) start() error {
@@ -334,11 +371,13 @@ func (s *BlockSplicer) Prefix(n int64) error {
 	if i == len(s.blocks) || s.blocks[i].Start != at {
 		return fmt.Errorf("prefix of %d bytes is past the input's blocks", n)
 	}
-	data, err := s.format.decodeHead(s.in, s.blocks[i], n-at)
+	s.pending = s.pending[:0]
+	s.reserve(int(s.blocks[i].Len))
+	head, err := s.format.decodeHead(s.pending, s.in, s.blocks[i], n-at)
 	if err != nil {
 		return err
 	}
-	s.pending = append(s.pending[:0], data...)
+	s.pending = head
 	s.chainIdx, s.chainIn = 0, at
 	return nil
 }
@@ -404,7 +443,6 @@ func (s *BlockSplicer) copyBlock(b Block) error {
 // being compressed on another core while the input is read on.
 type lz4Item struct {
 	copy     Block
-	src      []byte // to compress, when not a copy
 	ulen     int64
 	out      []byte
 	unpadded int64
@@ -417,12 +455,14 @@ func (s *BlockSplicer) compress(p []byte) error {
 	size := s.format.newBlockSize()
 	for len(p) > 0 {
 		k := min(len(p), size)
-		it := &lz4Item{src: append([]byte(nil), p[:k]...), ulen: int64(k), done: make(chan struct{})}
+		src := bigbuf.Get(k)
+		copy(src, p)
+		it := &lz4Item{ulen: int64(k), done: make(chan struct{})}
 		s.sem <- struct{}{}
 		go func() {
 			defer func() { <-s.sem; close(it.done) }()
-			it.out, it.unpadded, it.err = s.format.compress(it.src, s.CompressBlock)
-			it.src = nil
+			it.out, it.unpadded, it.err = s.format.compress(src, s.CompressBlock)
+			bigbuf.Put(src)
 		}()
 		s.queue = append(s.queue, it)
 		p = p[k:]
@@ -477,7 +517,7 @@ func (s *BlockSplicer) Close() error {
 		return err
 	}
 	err := s.compress(s.pending)
-	s.pending = s.pending[:0]
+	s.release()
 	s.chainIdx = -1
 	s.closing = true
 	if derr := s.drain(true); err == nil {

@@ -1,6 +1,11 @@
 package splice
 
-import "bytes"
+import (
+	"bytes"
+	"runtime"
+
+	"github.com/rootfs-trim/rootfs-trim/internal/bigbuf"
+)
 
 // DefaultWindow is how much of the input's decompressed stream a Matcher
 // keeps. The output lags the input by what the archive reader buffers
@@ -31,8 +36,9 @@ const maxNeedle = 128
 // so the output never runs ahead of the input it is matched against.
 type Matcher struct {
 	window int
-	off    bool   // Disable was called
-	buf    []byte // input [base, base+len(buf))
+	off    bool    // Disable was called
+	buf    []byte  // input [base, base+len(buf))
+	mem    *[]byte // buf's buffer, from bigbuf, for the cleanup
 	base   int64
 	ended  bool
 
@@ -45,19 +51,24 @@ type Matcher struct {
 // DefaultWindow). Its buffer grows with what it is fed, up to twice the
 // window: an initrd has a Matcher per segment, most of them a microcode
 // cpio of a few KiB, and 16 MiB each up front made an initrd of many
-// segments cost gigabytes before a byte was read.
+// segments cost gigabytes before a byte was read. A buffer of a MiB or
+// more comes from bigbuf and goes back there on Disable, or once the
+// Matcher is dropped.
 func NewMatcher(window int) *Matcher {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Matcher{window: window, identical: true}
+	m := &Matcher{window: window, identical: true, mem: new([]byte)}
+	runtime.AddCleanup(m, func(mem *[]byte) { bigbuf.Put(*mem) }, m.mem)
+	return m
 }
 
 // Disable makes Feed a no-op, for an input whose output turned out not to
-// need matching (another format or codec), or is done with: it lets the
-// buffer go.
+// need matching (another format or codec), or is done with: it hands the
+// buffer back.
 func (m *Matcher) Disable() {
-	m.off, m.buf = true, nil
+	bigbuf.Put(m.buf)
+	m.off, m.buf, *m.mem = true, nil, nil
 }
 
 // Feed records input bytes, in stream order.
@@ -93,8 +104,10 @@ func (m *Matcher) grow(n int) []byte {
 		return m.buf
 	}
 	c := min(max(n, 2*cap(m.buf), 64<<10), 2*m.window)
-	buf := make([]byte, len(m.buf), max(c, n))
+	buf := bigbuf.Get(max(c, n))[:len(m.buf)]
 	copy(buf, m.buf)
+	bigbuf.Put(m.buf)
+	*m.mem = buf
 	return buf
 }
 
@@ -110,7 +123,7 @@ func (m *Matcher) InputLen() int64 { return m.base + int64(len(m.buf)) }
 func (m *Matcher) Identical() bool { return m.identical }
 
 // Bytes returns the input's bytes [from, to) if the window still holds
-// them; the slice is only valid until the next Feed.
+// them; the slice is only valid until the next Feed or Disable.
 func (m *Matcher) Bytes(from, to int64) ([]byte, bool) {
 	if from < m.base || to > m.InputLen() || from > to {
 		return nil, false

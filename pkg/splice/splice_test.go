@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -502,5 +503,44 @@ func TestScanXzBlocks(t *testing.T) {
 		if _, err := ScanXz(bytes.NewReader(two), int64(len(two))); !errors.Is(err, ErrUnhandled) {
 			t.Errorf("two streams: %v, want ErrUnhandled", err)
 		}
+	}
+}
+
+// TestLz4SpliceHeap holds the splicer's big buffers off the Go heap
+// (bigbuf): on it, the pending bytes, the decoded head, the Matcher's
+// window and each new block's copy came to four times the input, and
+// the collections they started waited on memmoves into fresh pages
+// (make bench: apply-lz4). What stays on the heap is the scan's block
+// buffer and each new block's compressed output.
+func TestLz4SpliceHeap(t *testing.T) {
+	const bs = Lz4LegacyBlock
+	in := corpus(5, 3*bs)
+	comp := lz4Legacy(t, in, bs)
+	blocks, err := ScanLz4Legacy(bytes.NewReader(comp), int64(len(comp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := applyEdits(in, []edit{{bs + 1000, 200, ""}})
+	var res bytes.Buffer
+	res.Grow(len(comp) + 1<<20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := NewLz4(&res, bytes.NewReader(comp), blocks, lz4.Fast)
+	if copied := drive(t, in, out, 256<<10, 0, 200, func(n int64, _ *Matcher) error { return s.Prefix(n) }, s.Write); copied {
+		t.Fatal("an edited stream came out as a copy")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if !bytes.Equal(unlz4Legacy(t, res.Bytes()), out) {
+		t.Fatal("decoded splice differs from the edited stream")
+	}
+	heap := after.TotalAlloc - before.TotalAlloc
+	limit := uint64((s.Compressed+1)*lz4.CompressBlockBound(bs) + 2<<20)
+	t.Logf("%d blocks copied, %d compressed: %d MiB on the Go heap", s.Copied, s.Compressed, heap>>20)
+	if heap > limit {
+		t.Errorf("splicing %d MiB put %d MiB on the Go heap, want at most %d MiB", len(in)>>20, heap>>20, limit>>20)
 	}
 }

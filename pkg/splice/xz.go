@@ -108,7 +108,7 @@ func (f *xzFormat) compress(src []byte, _ func([]byte) ([]byte, error)) ([]byte,
 	return st[b.Offset : b.Offset+b.Size], b.Unpadded, nil
 }
 
-func (f *xzFormat) decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error) {
+func (f *xzFormat) decodeHead(dst []byte, in io.ReaderAt, b Block, n int64) ([]byte, error) {
 	// The block alone, framed as a stream of its own.
 	block := io.NewSectionReader(in, b.Offset, b.Size)
 	tail := f.trailer([]Record{{b.Unpadded, b.Len}})
@@ -116,7 +116,7 @@ func (f *xzFormat) decodeHead(in io.ReaderAt, b Block, n int64) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("xz: rereading block at %d: %w", b.Offset, err)
 	}
-	out := make([]byte, n)
+	out := dst[:n]
 	if _, err := io.ReadFull(d, out); err != nil {
 		return nil, fmt.Errorf("xz: rereading block at %d: %w", b.Offset, err)
 	}
