@@ -42,9 +42,22 @@ func mkiso(t *testing.T, files map[string]string, tool string, args ...string) [
 	if tool == "xorriso" {
 		args = append([]string{"-as", "mkisofs"}, args...)
 	}
-	cmd := exec.Command(tool, append(args, "-quiet", "-o", out, root)...)
-	cmd.Env = toolEnv()
-	if b, err := cmd.CombinedOutput(); err != nil {
+	for try := 1; ; try++ {
+		cmd := exec.Command(tool, append(args, "-quiet", "-o", out, root)...)
+		cmd.Env = toolEnv()
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		// xorriso 1.5.4 once crashed building a plain image of two files
+		// (CI, 2026-12-06: "UNIX-SIGNAL: SIGSEGV errno= 0"), and not in
+		// some 800 runs since, under load or not. It builds the input, it
+		// is not what is tested: a crash is tried once more, any other
+		// failure is one.
+		if try == 1 && bytes.Contains(b, []byte("UNIX-SIGNAL:")) {
+			t.Logf("%s crashed, trying once more: %v\n%s", tool, err, b)
+			continue
+		}
 		t.Fatalf("%s: %v\n%s", tool, err, b)
 	}
 	img, err := os.ReadFile(out)
