@@ -77,13 +77,14 @@ func mayBeGoBinary(e *archive.Entry) bool {
 }
 
 // goBinaries gathers, as an input streams past, the Go build information
-// of its executables, by path. An executable is read whole into mem, a
-// buffer from bigbuf reused from one to the next: on the Go heap, each
-// growth faulted in fresh pages and started a collection (make bench:
-// audit-dpkg-gzip).
+// of its executables, by path. An executable is read whole into buf,
+// reused from one to the next and grown as its data comes: from bigbuf
+// once it reaches a MiB, since on the Go heap each growth faulted in
+// fresh pages and started a collection (make bench: audit-dpkg-gzip).
 type goBinaries struct {
 	found map[string]goBuild
-	mem   *[]byte
+	buf   []byte
+	mem   *[]byte // buf, for the cleanup that hands it back to bigbuf
 }
 
 // entry reads e (clean, its path) when it may be a Go binary and returns
@@ -93,15 +94,22 @@ func (g *goBinaries) entry(clean string, e *archive.Entry, data io.Reader) (read
 	if !mayBeGoBinary(e) {
 		return nil, false, nil
 	}
-	buf := g.room(int(e.Size))
+	size := int(e.Size)
+	buf := g.room(0, min(size, 64<<10))
 	// Data shorter than its header says is no error here: the caller's
 	// reader says so (found by FuzzGoBinaries).
 	n, err := io.ReadFull(data, buf[:len(elfMagic)])
 	if err == nil && bytes.Equal(buf[:n], elfMagic) {
-		var m int
-		m, err = io.ReadFull(data, buf[n:])
-		n += m
-		if err == nil || err == io.ErrUnexpectedEOF {
+		// Grown by what arrives, not by the size the header claims.
+		for err == nil && n < size {
+			if n == len(buf) {
+				buf = g.room(n, min(2*n, size))
+			}
+			var m int
+			m, err = io.ReadFull(data, buf[n:])
+			n += m
+		}
+		if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
 			if b, ok := readGoBuild(bytes.NewReader(buf[:n])); ok {
 				g.add(clean, b)
 			}
@@ -113,18 +121,22 @@ func (g *goBinaries) entry(clean string, e *archive.Entry, data io.Reader) (read
 	return buf[:n], true, err
 }
 
-// room returns mem with n bytes, a MiB at least, so that the
-// executables of a few hundred KiB share one buffer.
-func (g *goBinaries) room(n int) []byte {
-	if g.mem == nil {
-		g.mem = new([]byte)
-		runtime.AddCleanup(g, func(mem *[]byte) { bigbuf.Put(*mem) }, g.mem)
+// room returns buf with room for n bytes, its first keep bytes kept.
+func (g *goBinaries) room(keep, n int) []byte {
+	if cap(g.buf) < n {
+		grown := bigbuf.Get(n)
+		copy(grown, g.buf[:keep])
+		bigbuf.Put(g.buf)
+		g.buf = grown
+		if g.mem == nil && n >= bigbuf.Min {
+			g.mem = new([]byte)
+			runtime.AddCleanup(g, func(mem *[]byte) { bigbuf.Put(*mem) }, g.mem)
+		}
+		if g.mem != nil {
+			*g.mem = grown
+		}
 	}
-	if cap(*g.mem) < n {
-		bigbuf.Put(*g.mem)
-		*g.mem = bigbuf.Get(max(n, bigbuf.Min))
-	}
-	return (*g.mem)[:n]
+	return g.buf[:n]
 }
 
 // Contradiction is a binary whose owners list (ListsDir) names a
