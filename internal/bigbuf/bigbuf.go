@@ -2,6 +2,7 @@ package bigbuf
 
 import (
 	"math/bits"
+	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -54,4 +55,39 @@ func Put(b []byte) {
 		pool.free = map[int][][]byte{}
 	}
 	pool.free[size] = append(pool.free[size], b[:size])
+}
+
+// Held is one buffer that grows for its holder: a splicer's pending
+// bytes, a Matcher's window. Release hands it back; so does the cleanup
+// once the holder is unreachable, after an error that skipped Release.
+type Held struct {
+	b []byte
+}
+
+// Hold returns an empty Held, whose buffer goes back to the pool once
+// owner is unreachable. The buffer is only owner's: a slice of it must
+// not outlive owner.
+func Hold[T any](owner *T) *Held {
+	h := new(Held)
+	runtime.AddCleanup(owner, func(h *Held) { Put(h.b) }, h)
+	return h
+}
+
+// Grow returns the buffer with length n, its first keep bytes kept: the
+// same buffer if it has the room, else one from Get, the old one handed
+// back.
+func (h *Held) Grow(keep, n int) []byte {
+	if n > cap(h.b) {
+		grown := Get(n)
+		copy(grown, h.b[:keep])
+		Put(h.b)
+		h.b = grown
+	}
+	return h.b[:n]
+}
+
+// Release hands the buffer back; a Grow after it starts a new one.
+func (h *Held) Release() {
+	Put(h.b)
+	h.b = nil
 }

@@ -1,6 +1,7 @@
 package bigbuf
 
 import (
+	"runtime"
 	"testing"
 )
 
@@ -60,4 +61,50 @@ func TestPutForeign(t *testing.T) {
 		t.Errorf("Get(3 MiB) after Put of a 3 MiB slice: cap %d, want 4 MiB", cap(b))
 	}
 	Put(b)
+}
+
+func TestHeld(t *testing.T) {
+	type owner struct{ h *Held }
+	o := &owner{}
+	o.h = Hold(o)
+	b := o.h.Grow(0, 100)
+	copy(b, "kept")
+	b = o.h.Grow(4, 3<<20)
+	if len(b) != 3<<20 || cap(b) != 4<<20 || string(b[:4]) != "kept" {
+		t.Fatalf("Grow to 3 MiB: len %d cap %d, first bytes %q; want 3 MiB, 4 MiB, \"kept\"", len(b), cap(b), b[:4])
+	}
+	if again := o.h.Grow(4, 1<<20); &again[0] != &b[0] {
+		t.Error("a Grow within the capacity changed the buffer")
+	}
+	o.h.Release()
+	if got := Get(3 << 20); &got[0] != &b[0] {
+		t.Error("Release did not hand the buffer back")
+	} else {
+		Put(got)
+	}
+}
+
+// A holder dropped without Release hands its buffer back once the
+// collector finds it unreachable.
+func TestHeldDropped(t *testing.T) {
+	type owner struct{ h *Held }
+	o := &owner{}
+	o.h = Hold(o)
+	first := &o.h.Grow(0, 8<<20)[0]
+	o = nil
+	for range 100 {
+		runtime.GC()
+		runtime.Gosched()
+		pool.mu.Lock()
+		n := len(pool.free[8<<20])
+		var back bool
+		if n > 0 {
+			back = &pool.free[8<<20][n-1][0] == first
+		}
+		pool.mu.Unlock()
+		if back {
+			return
+		}
+	}
+	t.Error("the buffer of a dropped holder never came back to the pool")
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -77,14 +76,13 @@ func mayBeGoBinary(e *archive.Entry) bool {
 }
 
 // goBinaries gathers, as an input streams past, the Go build information
-// of its executables, by path. An executable is read whole into buf,
-// reused from one to the next and grown as its data comes: from bigbuf
-// once it reaches a MiB, since on the Go heap each growth faulted in
-// fresh pages and started a collection (make bench: audit-dpkg-gzip).
+// of its executables, by path. An executable is read whole into held's
+// buffer, reused from one to the next and grown as its data comes: from
+// bigbuf once it reaches a MiB, since on the Go heap each growth faulted
+// in fresh pages and started a collection (make bench: audit-dpkg-gzip).
 type goBinaries struct {
 	found map[string]goBuild
-	buf   []byte
-	mem   *[]byte // buf, for the cleanup that hands it back to bigbuf
+	held  *bigbuf.Held
 }
 
 // entry reads e (clean, its path) when it may be a Go binary and returns
@@ -121,22 +119,13 @@ func (g *goBinaries) entry(clean string, e *archive.Entry, data io.Reader) (read
 	return buf[:n], true, err
 }
 
-// room returns buf with room for n bytes, its first keep bytes kept.
+// room returns the buffer with room for n bytes, its first keep bytes
+// kept.
 func (g *goBinaries) room(keep, n int) []byte {
-	if cap(g.buf) < n {
-		grown := bigbuf.Get(n)
-		copy(grown, g.buf[:keep])
-		bigbuf.Put(g.buf)
-		g.buf = grown
-		if g.mem == nil && n >= bigbuf.Min {
-			g.mem = new([]byte)
-			runtime.AddCleanup(g, func(mem *[]byte) { bigbuf.Put(*mem) }, g.mem)
-		}
-		if g.mem != nil {
-			*g.mem = grown
-		}
+	if g.held == nil {
+		g.held = bigbuf.Hold(g)
 	}
-	return g.buf[:n]
+	return g.held.Grow(keep, n)
 }
 
 // Contradiction is a binary whose owners list (ListsDir) names a

@@ -150,22 +150,18 @@ func lz4DecodedLen(b []byte) (int, error) {
 // chain is what a splicer holds of the output, not yet written: pending,
 // whose bytes from chainIdx on are the input's from chainIn on (chainIdx
 // -1: none), so that an input block they come to cover can be copied.
-// pending can hold two blocks of 8 MiB: its buffer comes from bigbuf, and
-// mem holds it too, for the cleanup that hands it back from a splicer
-// dropped without Close (after an error).
+// pending can hold two blocks of 8 MiB: it is held's buffer, from bigbuf.
 type chain struct {
 	pending  []byte
 	chainIdx int
 	chainIn  int64
-	mem      *[]byte
+	held     *bigbuf.Held
 }
 
 // newChain returns an empty chain whose buffer goes back to bigbuf once
 // owner is unreachable, if release has not sent it back before.
 func newChain[T any](owner *T) chain {
-	mem := new([]byte)
-	runtime.AddCleanup(owner, func(mem *[]byte) { bigbuf.Put(*mem) }, mem)
-	return chain{chainIdx: -1, mem: mem}
+	return chain{chainIdx: -1, held: bigbuf.Hold(owner)}
 }
 
 // end is the input offset just past the chain.
@@ -189,19 +185,15 @@ func (c *chain) add(p []byte, src int64) (started bool) {
 // append's growth by a quarter would copy megabytes into fresh memory at
 // every step.
 func (c *chain) reserve(n int) {
-	if len(c.pending)+n <= cap(c.pending) {
-		return
+	if k := len(c.pending); k+n > cap(c.pending) {
+		c.pending = c.held.Grow(k, max(k+n, 2*k))[:k]
 	}
-	grown := bigbuf.Get(max(len(c.pending)+n, 2*len(c.pending)))[:len(c.pending)]
-	copy(grown, c.pending)
-	bigbuf.Put(c.pending)
-	c.pending, *c.mem = grown, grown
 }
 
 // release hands the buffer back once nothing is pending.
 func (c *chain) release() {
-	bigbuf.Put(c.pending)
-	c.pending, *c.mem = nil, nil
+	c.held.Release()
+	c.pending = nil
 }
 
 // drop removes the first n pending bytes.

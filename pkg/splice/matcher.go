@@ -2,7 +2,6 @@ package splice
 
 import (
 	"bytes"
-	"runtime"
 
 	"github.com/rootfs-trim/rootfs-trim/internal/bigbuf"
 )
@@ -36,9 +35,9 @@ const maxNeedle = 128
 // so the output never runs ahead of the input it is matched against.
 type Matcher struct {
 	window int
-	off    bool    // Disable was called
-	buf    []byte  // input [base, base+len(buf))
-	mem    *[]byte // buf's buffer, from bigbuf, for the cleanup
+	off    bool         // Disable was called
+	buf    []byte       // input [base, base+len(buf))
+	held   *bigbuf.Held // buf's buffer
 	base   int64
 	ended  bool
 
@@ -58,8 +57,8 @@ func NewMatcher(window int) *Matcher {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	m := &Matcher{window: window, identical: true, mem: new([]byte)}
-	runtime.AddCleanup(m, func(mem *[]byte) { bigbuf.Put(*mem) }, m.mem)
+	m := &Matcher{window: window, identical: true}
+	m.held = bigbuf.Hold(m)
 	return m
 }
 
@@ -67,8 +66,8 @@ func NewMatcher(window int) *Matcher {
 // need matching (another format or codec), or is done with: it hands the
 // buffer back.
 func (m *Matcher) Disable() {
-	bigbuf.Put(m.buf)
-	m.off, m.buf, *m.mem = true, nil, nil
+	m.held.Release()
+	m.off, m.buf = true, nil
 }
 
 // Feed records input bytes, in stream order.
@@ -104,11 +103,7 @@ func (m *Matcher) grow(n int) []byte {
 		return m.buf
 	}
 	c := min(max(n, 2*cap(m.buf), 64<<10), 2*m.window)
-	buf := bigbuf.Get(max(c, n))[:len(m.buf)]
-	copy(buf, m.buf)
-	bigbuf.Put(m.buf)
-	*m.mem = buf
-	return buf
+	return m.held.Grow(len(m.buf), max(c, n))[:len(m.buf)]
 }
 
 // End records that the input stream ended.
